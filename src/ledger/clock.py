@@ -1,0 +1,31 @@
+"""The clock. Pure code takes ``now`` (epoch ms) as an argument; the service owns a
+clock so tests can move time. Stdlib only (L0)."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+Clock = Callable[[], int]
+
+DAY_MS = 86_400_000
+
+
+def system_clock() -> int:
+    """Current time in epoch milliseconds (UTC)."""
+    return time.time_ns() // 1_000_000
+
+
+class FixedClock:
+    """A settable clock for tests and replays: ``clock()`` returns ``now``;
+    ``advance(days=…, ms=…)`` moves it forward."""
+
+    def __init__(self, now: int):
+        self.now = int(now)
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, *, days: float = 0, ms: int = 0) -> int:
+        self.now += int(days * DAY_MS) + int(ms)
+        return self.now

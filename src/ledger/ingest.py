@@ -1,0 +1,337 @@
+"""Reading text sources and cutting them into chunks (reference §1.12).
+
+Pure and stdlib only: nothing here touches the store. The service reads a source with
+:func:`read_source_file`, :func:`read_source_stream` (``ingest -``) or
+:func:`source_from_text` (``--text``), then stores one memory per :func:`chunk_text`
+chunk.
+
+Why ledger reads so few formats: a chunk is only as good as its text, and ledger bundles
+no PDF/Office parsers. Anything else is refused with a message telling the agent which
+tool extracts the text and how to pipe it into ``ledger ingest -``.
+
+Chunking invariants (tested, including a Hypothesis property):
+
+* No content is lost: the non-whitespace characters of the input, in order, equal those
+  of the chunks joined. Only whitespace between blocks and sentences is rewritten.
+* No chunk is empty, and no chunk is longer than ``max_chars`` unless it is one sentence
+  that is longer than ``max_chars`` by itself.
+* A markdown heading starts a chunk and stays attached to the text that follows it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from .errors import InvalidInput, UnreadableSource
+
+READABLE_EXTENSIONS: tuple[str, ...] = (
+    "md", "markdown", "txt", "text", "csv", "tsv", "json", "jsonl", "log", "yaml", "yml",
+)
+TARGET_CHARS = 900
+MAX_CHARS = 1600
+
+#: How far into a file we look for a NUL byte before calling it binary.
+BINARY_SNIFF_BYTES = 8192
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_PIPE_HINT = "ledger ingest - --cluster <id>"
+
+# A blank line: a newline, optional whitespace (which may hold more newlines), a newline.
+_BLANK_LINE = re.compile(r"\n\s*\n")
+_HEADING = re.compile(r"#{1,6}\s")
+# The whitespace after a sentence end ('.', '!' or '?'). Splitting there, instead of
+# matching sentences, means text that is not a sentence (a trailing remainder, "3.14")
+# can never fall between matches and be dropped.
+_SENTENCE_GAP = re.compile(r"(?<=[.!?])\s+")
+
+
+# ---------------------------------------------------------------------------- names
+
+
+def extension(filename: str) -> str:
+    """The text after the last ``.`` of the last path segment, lowercased; ``''`` when
+    the segment has no dot. ``.bashrc`` gives ``bashrc`` (reference rule, applied
+    literally); ``v1.2/README`` gives ``''``."""
+    name = os.fspath(filename)
+    segment = name.replace("\\", "/").rsplit("/", 1)[-1]
+    dot = segment.rfind(".")
+    return segment[dot + 1 :].lower() if dot >= 0 else ""
+
+
+# ---------------------------------------------------------------------------- chunking
+
+
+def chunk_text(text: str, target: int = TARGET_CHARS, max_chars: int = MAX_CHARS) -> list[str]:
+    """Cut ``text`` into chunks of about ``target`` characters, at most ``max_chars``.
+
+    1. Split on blank lines; trim blocks and drop empty ones.
+    2. A heading block starts a new chunk (unless the current chunk holds only
+       headings, so ``# Title`` + ``## Section`` + body stay together).
+    3. A block longer than ``max_chars`` is split at sentence ends and the sentences are
+       packed greedily up to ``max_chars``; one over-long sentence stays whole.
+    4. Otherwise the block joins the current chunk (separated by a blank line) unless
+       that would pass ``target``, in which case the current chunk is flushed first.
+       Exception: a chunk holding only headings is never flushed for the target, so a
+       heading stays attached to its body.
+
+    Whitespace-only text gives ``[]`` (callers reject empty sources before this).
+    """
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+
+    chunks: list[str] = []
+    parts: list[str] = []  # blocks of the current chunk
+    size = 0  # len("\n\n".join(parts))
+    headings_only = False  # every block in ``parts`` is a heading
+
+    def flush() -> None:
+        nonlocal size, headings_only
+        if parts:
+            chunks.append("\n\n".join(parts))
+            parts.clear()
+        size = 0
+        headings_only = False
+
+    for raw in _BLANK_LINE.split(text):
+        block = raw.strip()
+        if not block:
+            continue
+        is_heading = _HEADING.match(block) is not None
+
+        if is_heading and parts and not headings_only:
+            flush()
+
+        if len(block) > max_chars:
+            # Trigger: a block too long to be a chunk. Why: keep chunks searchable and
+            # bounded. Outcome: sentence packing; a pending heading prefixes the first
+            # pack when it fits, so it stays attached.
+            prefix = "\n\n".join(parts) if headings_only else ""
+            if parts and not headings_only:
+                flush()
+            parts.clear()
+            size = 0
+            headings_only = False
+            _pack_sentences(block, max_chars, prefix, chunks)
+            continue
+
+        if parts:
+            if headings_only:
+                # Attach the body to its heading(s) as long as the chunk stays in max.
+                if size + 2 + len(block) > max_chars:
+                    flush()
+            elif size + len(block) + 2 > target:
+                flush()
+
+        if parts:
+            size += 2 + len(block)
+            headings_only = headings_only and is_heading
+        else:
+            size = len(block)
+            headings_only = is_heading
+        parts.append(block)
+
+    flush()
+    return chunks
+
+
+def _pack_sentences(block: str, max_chars: int, prefix: str, out: list[str]) -> None:
+    """Append to ``out`` the sentences of ``block`` packed greedily up to ``max_chars``.
+
+    Chunks are slices of ``block``, so whitespace inside a pack (line breaks of a list,
+    say) is kept as written. ``prefix`` (pending headings) leads the first pack if the
+    heading plus the first sentence fit; otherwise it becomes a chunk of its own.
+    """
+    # Sentence spans as (start, end) offsets into ``block``; ``block`` is trimmed, so
+    # every span is non-empty.
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for gap in _SENTENCE_GAP.finditer(block):
+        spans.append((start, gap.start()))
+        start = gap.end()
+    spans.append((start, len(block)))
+
+    lead = ""
+    first_start, first_end = spans[0]
+    if prefix:
+        if len(prefix) + 2 + (first_end - first_start) <= max_chars:
+            lead = prefix + "\n\n"
+        else:
+            out.append(prefix)
+
+    pack_start, pack_end = first_start, first_end
+    for s_start, s_end in spans[1:]:
+        if len(lead) + (s_end - pack_start) > max_chars:
+            out.append(lead + block[pack_start:pack_end])
+            lead = ""
+            pack_start = s_start
+        pack_end = s_end
+    out.append(lead + block[pack_start:pack_end])
+
+
+# ---------------------------------------------------------------------------- sources
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """Decoded text of one source. ``filename`` is the path as the caller gave it (or
+    ``stdin``); ``bytes`` is the size of the file, stream or UTF-8 encoded text."""
+
+    filename: str
+    ext: str
+    text: str
+    bytes: int
+
+
+def read_source_file(path: str | os.PathLike[str]) -> SourceText:
+    """Read a text file in one of :data:`READABLE_EXTENSIONS`.
+
+    Raises :class:`UnreadableSource` with a message that says what to do instead: for a
+    missing file, a directory, an unsupported extension, no permission, an empty file,
+    binary content or bytes that are not UTF-8. A UTF-8 BOM is stripped.
+    """
+    shown = os.fspath(path)
+    if not os.path.lexists(shown):
+        raise UnreadableSource(
+            f"Cannot read {shown}: no such file (relative paths start from {os.getcwd()}). "
+            "Check the path, or pass the text itself with --text."
+        )
+    if os.path.isdir(shown):
+        raise UnreadableSource(
+            f"Cannot read {shown}: it is a directory. Ingest its files one at a time: "
+            f"for f in {shlex.quote(shown.rstrip('/') or '/')}/*.md; do ledger ingest \"$f\" --cluster <id>; done"
+        )
+    ext = extension(shown)
+    if ext not in READABLE_EXTENSIONS:
+        raise UnreadableSource(
+            f"Cannot read {shown}: .{ext or 'unknown'} needs a parser ledger does not bundle. "
+            f"Extract the text yourself and pipe it in: {_extract_command(ext, shown)} | {_PIPE_HINT}"
+        )
+    try:
+        with open(shown, "rb") as fh:
+            data = fh.read()
+    except PermissionError:
+        raise UnreadableSource(
+            f"Cannot read {shown}: permission denied. Make it readable "
+            f"(chmod u+r {shlex.quote(shown)}) or ask the user to, then retry."
+        ) from None
+    except FileNotFoundError:  # removed between the check and the open
+        raise UnreadableSource(f"Cannot read {shown}: no such file. Check the path and retry.") from None
+    except IsADirectoryError:
+        raise UnreadableSource(f"Cannot read {shown}: it is a directory. Ingest its files one at a time.") from None
+    except OSError as exc:
+        raise UnreadableSource(
+            f"Cannot read {shown}: {exc.strerror or exc}. Extract the text yourself and pipe it in: "
+            f"cat {shlex.quote(shown)} | {_PIPE_HINT}"
+        ) from None
+
+    if not data:
+        raise UnreadableSource(f"Cannot read {shown}: file is empty. There is nothing to ingest.")
+    text = _decode(data, shown, shlex.quote(shown))
+    if not text.strip():
+        raise UnreadableSource(f"Cannot read {shown}: file is empty (it holds only whitespace). There is nothing to ingest.")
+    return SourceText(filename=shown, ext=ext, text=text, bytes=len(data))
+
+
+def read_source_stream(stream: BinaryIO, filename: str = "stdin") -> SourceText:
+    """Read all of ``stream`` (``ingest -``). The extension is taken from ``filename``
+    (``''`` for ``stdin``) and is not checked: piped text is text by definition.
+
+    Raises :class:`InvalidInput` when nothing (or only whitespace) arrives and
+    :class:`UnreadableSource` for binary or non-UTF-8 content.
+    """
+    data = stream.read()
+    if isinstance(data, str):  # a text stream handed over by mistake: still text
+        return source_from_text(data, filename)
+    data = bytes(data or b"")
+    if not data:
+        raise InvalidInput(_empty_message(filename))
+    text = _decode(data, filename, None)
+    if not text.strip():
+        raise InvalidInput(_empty_message(filename))
+    return SourceText(filename=filename, ext=extension(filename), text=text, bytes=len(data))
+
+
+def source_from_text(text: str, filename: str = "stdin") -> SourceText:
+    """Wrap inline text (``--text``). A leading BOM is dropped; ``bytes`` is the UTF-8
+    size. Raises :class:`InvalidInput` for blank text or text that cannot be encoded
+    (lone surrogates, e.g. from undecodable command-line bytes)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise InvalidInput(_empty_message(filename))
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"source text is not valid Unicode (an undecodable character at position {exc.start}). "
+            f"Convert it to UTF-8 and pipe it in: iconv -f <encoding> -t utf-8 <file> | {_PIPE_HINT}"
+        ) from None
+    return SourceText(filename=filename, ext=extension(filename), text=text, bytes=size)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _empty_message(filename: str) -> str:
+    where = "nothing arrived on stdin" if filename == "stdin" else f"nothing to ingest for {filename}"
+    return (
+        f"source text is empty: {where}. Pipe the text in (e.g. pdftotext doc.pdf - | {_PIPE_HINT}) "
+        "or pass it with --text."
+    )
+
+
+def _decode(data: bytes, shown: str, quoted: str | None) -> str:
+    """UTF-8 decode with a BOM stripped; binary or invalid bytes raise
+    :class:`UnreadableSource` naming the offset of the first bad byte in ``data``."""
+    src = quoted or "<file>"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise UnreadableSource(
+            f"Cannot read {shown}: it is UTF-16 text (byte-order mark at offset 0); ledger reads UTF-8. "
+            f"Convert it and pipe it in: iconv -f utf-16 -t utf-8 {src} | {_PIPE_HINT}"
+        )
+    nul = data.find(b"\x00", 0, BINARY_SNIFF_BYTES)
+    if nul >= 0:
+        kind, tool = _sniff_binary(data, src)
+        raise UnreadableSource(
+            f"Cannot read {shown}: binary content ({kind}NUL byte at offset {nul}). "
+            f"Extract the text yourself and pipe it in: {tool} | {_PIPE_HINT}"
+        )
+    skip = len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0
+    try:
+        return data[skip:].decode("utf-8") if skip else data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + skip
+        raise UnreadableSource(
+            f"Cannot read {shown}: not UTF-8 text (byte 0x{data[offset]:02X} at offset {offset}). "
+            f"Convert it to UTF-8 and pipe it in, e.g. for Latin-1: iconv -f latin1 -t utf-8 {src} | {_PIPE_HINT}"
+        ) from None
+
+
+def _sniff_binary(data: bytes, src: str) -> tuple[str, str]:
+    """A guess at what a binary payload is, for a better hint: (label, command)."""
+    if data.startswith(b"%PDF-"):
+        return "a PDF: ", f"pdftotext {src} -"
+    if data.startswith(b"PK\x03\x04"):
+        return "a zip or Office document: ", f"pandoc -t plain {src}"
+    return "", f"pandoc -t plain {src}"
+
+
+# Which tool to suggest for an extension ledger will not read.
+_PDF = {"pdf"}
+_CAT = {  # plain text under a name ledger does not list: cat is enough
+    "", "py", "js", "ts", "tsx", "jsx", "go", "rs", "java", "c", "h", "cpp", "hpp", "rb", "sh",
+    "toml", "ini", "cfg", "conf", "env", "xml", "sql", "css", "scss", "diff", "patch",
+}
+
+
+def _extract_command(ext: str, path: str) -> str:
+    quoted = shlex.quote(path)
+    if ext in _PDF:
+        return f"pdftotext {quoted} -"
+    if ext in _CAT:
+        return f"cat {quoted}"
+    return f"pandoc -t plain {quoted}"

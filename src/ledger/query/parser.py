@@ -1,0 +1,245 @@
+"""The search query language: free text plus ``key:value`` filters.
+
+Pure and stdlib only (layer L0): no SQL, no clock of its own (callers pass ``now_ms``).
+
+Grammar, in short:
+
+* The text is split on whitespace; there is no quoting.
+* A token is a filter only if it has a colon at index > 0 and the text before the
+  first colon, lowercased, is one of :data:`KEYS`. Every other token (``colour:blue``,
+  ``:nope``) is a lowercased free-text term.
+* ``key:`` with an empty value is ignored, so half-typed queries are not errors.
+* ``agent:``, ``cluster:``, ``type:`` and ``kind:`` values are lowercased and not
+  validated; repeating one of these keys widens it (OR within a key, AND across keys).
+* ``strength:<N`` / ``strength:>N`` with N in 0..100, stored as N/100.
+* ``asof:``, ``after:``, ``before:`` take a span (``30d``, ``2w``, ``6mo``, ``1y``,
+  measured back from now) or an ISO date/datetime. A date alone is UTC midnight; a
+  datetime without an offset is taken as UTC.
+* For ``strength``, ``asof``, ``after`` and ``before`` the last occurrence wins.
+
+All instants are integer milliseconds since the Unix epoch, UTC.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ledger.errors import InvalidQuery
+
+__all__ = [
+    "KEYS",
+    "KEY_HINTS",
+    "MAX_MS",
+    "MIN_MS",
+    "Query",
+    "format_query",
+    "parse",
+    "parse_when",
+]
+
+#: Every filter key, in the order surfaces should list them.
+KEYS: tuple[str, ...] = ("agent", "cluster", "type", "kind", "strength", "asof", "after", "before")
+
+#: One-line hint per key, for autocomplete and help text.
+KEY_HINTS: dict[str, str] = {
+    "agent": "written or read by that agent, e.g. agent:claude",
+    "cluster": "in that topic cluster, e.g. cluster:billing",
+    "type": "origin: chat or doc, e.g. type:doc",
+    "kind": "claim or chunk, e.g. kind:claim",
+    "strength": "trust on a 0-100 scale, e.g. strength:<40 or strength:>70",
+    "asof": "what the store knew then, e.g. asof:2026-01-01 or asof:30d",
+    "after": "created after, e.g. after:2w or after:2026-01-01",
+    "before": "created before, e.g. before:6mo or before:2026-01-01",
+}
+
+STRENGTH_REASON = "expected strength:<N or strength:>N, N between 0 and 100"
+WHEN_REASON = "expected a date like 2026-01-01 or a span like 30d, 2w, 6mo, 1y"
+
+_DAY_MS = 86_400_000
+# Span units in whole milliseconds (30.4 days = 2_626_560_000 ms exactly), so span
+# arithmetic stays in integers.
+_SPAN_MS = {"d": _DAY_MS, "w": 7 * _DAY_MS, "mo": 304 * _DAY_MS // 10, "y": 365 * _DAY_MS}
+_SPAN_RE = re.compile(r"([0-9]+)(d|w|mo|y)")
+_STRENGTH_RE = re.compile(r"([<>])\s*([0-9]{1,3})")
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_ONE_MS = timedelta(milliseconds=1)
+#: Earliest / latest instant a query can name (0001-01-01 .. 9999-12-31T23:59:59.999Z),
+#: the range :mod:`datetime` can represent, so every parsed instant can be formatted.
+MIN_MS: int = (datetime(1, 1, 1, tzinfo=timezone.utc) - _EPOCH) // _ONE_MS
+MAX_MS: int = (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc) - _EPOCH) // _ONE_MS
+
+_MULTI_FIELDS = {"agent": "agents", "cluster": "clusters", "type": "types", "kind": "kinds"}
+_WHEN_FIELDS = {"asof": "asof_ms", "after": "after_ms", "before": "before_ms"}
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query.
+
+    ``terms`` are the lowercased free-text tokens in input order (duplicates kept).
+    ``agents``/``clusters``/``types``/``kinds`` are lowercased, de-duplicated values in
+    first-seen order; an empty tuple means "no filter". ``strength`` is on a 0-1 scale
+    and is compared strictly with ``strength_op`` (``'<'`` or ``'>'``); both are None
+    when absent. ``asof_ms``/``after_ms``/``before_ms`` are epoch milliseconds, UTC.
+    """
+
+    terms: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    clusters: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    strength_op: str | None = None
+    strength: float | None = None
+    asof_ms: int | None = None
+    after_ms: int | None = None
+    before_ms: int | None = None
+
+    @property
+    def text(self) -> str:
+        """The free-text part: ``terms`` joined by single spaces ('' if none)."""
+        return " ".join(self.terms)
+
+    @property
+    def has_filters(self) -> bool:
+        """True if any ``key:value`` filter is set (free text does not count)."""
+        return bool(
+            self.agents
+            or self.clusters
+            or self.types
+            or self.kinds
+            or self.strength is not None
+            or self.asof_ms is not None
+            or self.after_ms is not None
+            or self.before_ms is not None
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly dict: every field (tuples as lists, strength 0-1, instants as
+        epoch ms UTC or None) plus ``text``."""
+        return {
+            "text": self.text,
+            "terms": list(self.terms),
+            "agents": list(self.agents),
+            "clusters": list(self.clusters),
+            "types": list(self.types),
+            "kinds": list(self.kinds),
+            "strength_op": self.strength_op,
+            "strength": self.strength,
+            "asof_ms": self.asof_ms,
+            "after_ms": self.after_ms,
+            "before_ms": self.before_ms,
+        }
+
+
+def _split_filter(token: str) -> tuple[str, str] | None:
+    """``(key, value)`` if ``token`` is filter-shaped (value may be ''), else None."""
+    i = token.find(":")
+    if i <= 0:
+        return None
+    key = token[:i].lower()
+    if key not in KEYS:
+        return None
+    return key, token[i + 1 :]
+
+
+def parse_when(value: str, now_ms: int) -> int | None:
+    """Resolve an ``asof:``/``after:``/``before:`` value to epoch milliseconds, UTC.
+
+    ``value`` is either a span ``<N>d|w|mo|y`` (1, 7, 30.4 or 365 days per unit,
+    case-insensitive) counted back from ``now_ms`` (epoch ms UTC), clamped to
+    :data:`MIN_MS`; or anything :meth:`datetime.fromisoformat` accepts, optionally with
+    a trailing ``Z``. A date alone is UTC midnight; a datetime without an offset is
+    taken as UTC; sub-millisecond digits are floored. Returns None if the value is
+    neither, or names an instant outside :data:`MIN_MS`..:data:`MAX_MS`.
+    """
+    m = _SPAN_RE.fullmatch(value.lower())
+    if m:
+        back = int(m.group(1)) * _SPAN_MS[m.group(2)]
+        return max(MIN_MS, now_ms - back)
+    if not value or not value.isascii():
+        return None
+    iso = value.upper()
+    if iso.endswith("Z"):
+        iso = iso[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(iso)
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        ms = (dt - _EPOCH) // _ONE_MS
+    except (ValueError, OverflowError):
+        return None
+    return ms if MIN_MS <= ms <= MAX_MS else None
+
+
+def parse(text: str, now_ms: int) -> Query:
+    """Parse query ``text`` into a :class:`Query`.
+
+    ``now_ms`` (epoch milliseconds, UTC) anchors spans such as ``30d``. Raises
+    :class:`~ledger.errors.InvalidQuery` naming the first bad token for a malformed
+    ``strength:``, ``asof:``, ``after:`` or ``before:`` value; nothing else is an error.
+    """
+    terms: list[str] = []
+    multi: dict[str, list[str]] = {field: [] for field in _MULTI_FIELDS.values()}
+    single: dict[str, Any] = {}
+    for token in text.split():
+        split = _split_filter(token)
+        if split is None:
+            terms.append(token.lower())
+            continue
+        key, value = split
+        if not value:
+            continue
+        if key in _MULTI_FIELDS:
+            values = multi[_MULTI_FIELDS[key]]
+            value = value.lower()
+            if value not in values:
+                values.append(value)
+        elif key == "strength":
+            m = _STRENGTH_RE.fullmatch(value)
+            if m is None or int(m.group(2)) > 100:
+                raise InvalidQuery(token, STRENGTH_REASON)
+            single["strength_op"] = m.group(1)
+            single["strength"] = int(m.group(2)) / 100
+        else:
+            ms = parse_when(value, now_ms)
+            if ms is None:
+                raise InvalidQuery(token, WHEN_REASON)
+            single[_WHEN_FIELDS[key]] = ms
+    return Query(
+        terms=tuple(terms),
+        **{field: tuple(values) for field, values in multi.items()},
+        **single,
+    )
+
+
+def _format_ms(ms: int) -> str:
+    """Epoch ms UTC -> ``2026-01-01`` at UTC midnight, else ``2026-01-01T10:00:00Z``
+    (with ``.mmm`` when there are milliseconds)."""
+    dt = _EPOCH + timedelta(milliseconds=ms)
+    if ms % _DAY_MS == 0:
+        return dt.date().isoformat()
+    spec = "milliseconds" if ms % 1000 else "seconds"
+    return dt.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+
+
+def format_query(q: Query) -> str:
+    """Canonical query text for ``q``: terms first, then filters in :data:`KEYS` order.
+
+    Instants are written as absolute UTC dates/instants (never spans) and strength as
+    ``strength:<N`` with N = round(strength*100), so ``parse(format_query(q), now)``
+    == ``q`` for any ``q`` that :func:`parse` can produce.
+    """
+    parts = list(q.terms)
+    for key, field in _MULTI_FIELDS.items():
+        parts.extend(f"{key}:{v}" for v in getattr(q, field))
+    if q.strength_op is not None and q.strength is not None:
+        parts.append(f"strength:{q.strength_op}{round(q.strength * 100)}")
+    for key, field in _WHEN_FIELDS.items():
+        ms = getattr(q, field)
+        if ms is not None:
+            parts.append(f"{key}:{_format_ms(ms)}")
+    return " ".join(parts)

@@ -1,0 +1,515 @@
+"""The one facade every surface calls (DESIGN.md layer L3).
+
+``Ledger`` owns the store, the clock and the acting agent. The CLI, the web server, the
+TUI and the harness hooks never touch SQL or strength directly; they call these methods
+and render the frozen dataclasses they get back.
+
+Example::
+
+    with Ledger.open("/tmp/demo.db") as led:
+        m = led.remember("CI runs on Python 3.11", cluster="code", agent="claude").memory
+        hits = led.recall("python version", agent="claude").hits
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from . import ingest as ingest_mod
+from .clock import Clock, system_clock
+from .conflicts.signals import query_terms, suspect
+from .errors import InvalidInput, NotAClaim, UnknownMemory
+from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
+from .paths import db_path
+from .query import parse
+from .store import Store
+from .store import conflicts as cq
+
+MODES = ("hybrid", "keyword", "fuzzy")
+CONFLICT_KINDS = ("direct contradiction", "value drift", "stale schedule", "stale terms", "date conflict", "stale fact")
+RESOLUTIONS = ("a", "b", "both", "merge", "dismiss")
+REVIEW_ACTIONS = ("keep", "pin", "drop", "edit")
+BULK_OPS = ("pin", "unpin", "archive", "unarchive", "merge", "drop")
+HUMAN = "human"
+MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What ``remember`` did: the new claim, candidates it proposed, the conflict opened
+    by ``supersedes`` (if any), and the store-wide count of unjudged candidates."""
+
+    memory: Memory
+    proposed: tuple[str, ...]
+    conflict_id: str | None
+    pending_candidates: int
+
+    def to_dict(self) -> dict:
+        d = self.memory.to_dict()
+        d.update({"proposed": list(self.proposed), "conflictId": self.conflict_id, "pendingCandidates": self.pending_candidates})
+        return d
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    source_id: str
+    chunks: int
+    filename: str
+
+    def to_dict(self) -> dict:
+        return {"sourceId": self.source_id, "chunks": self.chunks, "filename": self.filename}
+
+
+class Ledger:
+    """Facade over one store file. ``clock`` returns epoch ms (tests pass a FixedClock)."""
+
+    def __init__(self, store: Store, *, clock: Clock = system_clock):
+        self.store = store
+        self.clock = clock
+        self.started_at = clock()
+
+    @classmethod
+    def open(cls, path: str | os.PathLike | None = None, *, clock: Clock = system_clock, readonly: bool = False) -> "Ledger":
+        """Open (creating if needed) the store at ``path`` or the default location."""
+        p = db_path(path)
+        return cls(Store(p, readonly=readonly, now=clock()), clock=clock)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def path(self) -> Path:
+        return self.store.path
+
+    # ------------------------------------------------------------------ memories
+    def remember(
+        self,
+        text: str,
+        *,
+        cluster: str,
+        agent: str,
+        note: str = "",
+        supersedes: str | None = None,
+        source_id: str | None = None,
+        files: Sequence[FileKey] = (),
+        topic: str | None = None,
+    ) -> WriteResult:
+        """Write a claim and run the contradiction proposer on it.
+
+        Raises InvalidInput (empty or oversized text), UnknownCluster, UnknownMemory (a
+        ``supersedes`` id that does not exist). With ``supersedes`` a conflict is opened
+        at once (detector 1, seed's "supersede, never overwrite") instead of proposing.
+        """
+        text = (text or "").strip()
+        if not text:
+            raise InvalidInput('Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
+        if len(text) > MAX_TEXT_CHARS:
+            raise InvalidInput(f"A claim is one self-contained fact; this text has {len(text)} characters (max {MAX_TEXT_CHARS}). Use `ledger ingest` for documents.")
+        now = self.clock()
+        self.store.require_cluster(cluster)
+        if supersedes and not self.store.exists(supersedes):
+            raise UnknownMemory(f"No memory {supersedes} to supersede. Check the id with `ledger recall`.")
+        conflict_id = None
+        proposed: tuple[str, ...] = ()
+        with self.store.atomic():
+            mid = self.store.insert_claim(text, cluster, agent, now, note=note, source_id=source_id, topic=topic, files=files)
+            if supersedes:
+                old = self.store.row(supersedes)
+                conflict_id = cq.insert_conflict(self.store, supersedes, mid, "direct contradiction", old["cluster_id"], 1.0,
+                                                 f"declared by {agent} on write", now)
+            else:
+                proposed = self._propose(mid, text, cluster, [f.path for f in files], now)
+        memory = self.store.get(mid, now)
+        return WriteResult(memory, proposed, conflict_id, self.store.counts(0)["candidates"])
+
+    def _propose(self, memory_id: str, text: str, cluster: str, files: Sequence[str], now: int) -> tuple[str, ...]:
+        terms = query_terms(text)
+        peers = cq.find_peers(self.store, memory_id, cluster, terms, files)
+        settled = cq.settled_pairs(self.store, memory_id)
+        out = []
+        for peer_id, peer_text in peers:
+            if peer_id in settled:
+                continue
+            s = suspect(text, peer_text)
+            if s is None:
+                continue
+            cid = cq.insert_candidate(self.store, memory_id, peer_id, s.score, s.signals, now)
+            if cid:
+                out.append(cid)
+        return tuple(out)
+
+    def get(self, memory_id: str) -> Memory:
+        """One memory by id (dropped ones too). Never counts as a retrieval."""
+        return self.store.get(memory_id, self.clock())
+
+    def _search(self, query: str, *, limit: int, offset: int = 0, mode: str = "hybrid", **kw) -> SearchResult:
+        if mode not in MODES:
+            raise InvalidInput(f'Unknown mode "{mode}". Use one of: {", ".join(MODES)}.')
+        if limit < 0 or offset < 0:
+            raise InvalidInput("--limit and offset must be zero or more.")
+        t0 = time.perf_counter()
+        now = self.clock()
+        q = parse(query or "", now)
+        hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
+        return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "")
+
+    def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = "hybrid") -> SearchResult:
+        """Counted search for agents: the returned page gets hits+1, last read = now and
+        ``agent`` as a reader; the search is logged with its timing. Shares one code path
+        with :meth:`search`, which never counts."""
+        res = self._search(query, limit=limit, mode=mode)
+        now = self.clock()
+        with self.store.atomic():
+            self.store.count_read([m.id for m in res.hits], agent, now)
+            self.store.touch_agent(agent, now)
+            self.store.log(now, agent, "memory.search", None, f'{res.total} for "{query}"', res.took_ms)
+        # Return the memories as they are after the read (hits and strength updated).
+        fresh = {m.id: m for m in self.store.get_many([m.id for m in res.hits], now)}
+        hits = tuple(_with_score(fresh.get(m.id, m), m.score) for m in res.hits)
+        return SearchResult(hits, res.total, res.took_ms, res.query)
+
+    def search(self, query: str = "", *, limit: int = 25, offset: int = 0, mode: str = "hybrid", kind: str = "all",
+               sort: str | None = None, direction: str = "desc", include_archived: bool = False, pending_only: bool = False,
+               pinned_only: bool = False, conflicted_only: bool = False) -> SearchResult:
+        """Uncounted search for people and the UI. Raises InvalidQuery on a bad token."""
+        return self._search(query, limit=limit, offset=offset, mode=mode, kind=kind, sort=sort, direction=direction,
+                            include_archived=include_archived, pending_only=pending_only, pinned_only=pinned_only,
+                            conflicted_only=conflicted_only)
+
+    def export(self, query: str = "", *, batch: int = 1000, **kw) -> Iterator[Memory]:
+        """Every match of ``query`` (no cap), in ranked order, streamed in batches."""
+        offset = 0
+        while True:
+            res = self.search(query, limit=batch, offset=offset, **kw)
+            yield from res.hits
+            offset += len(res.hits)
+            if not res.hits or offset >= res.total:
+                return
+
+    def forget(self, ids: Sequence[str], *, agent: str) -> int:
+        """Soft-delete memories; returns how many were live and are now dropped. Unknown
+        ids raise UnknownMemory before anything changes."""
+        if not ids:
+            raise InvalidInput("Which memories? Try: ledger forget m_abc123")
+        for mid in ids:
+            if not self.store.exists(mid):
+                raise UnknownMemory(f"No memory {mid}. Nothing was forgotten; check the ids with `ledger recall`.")
+        now = self.clock()
+        with self.store.atomic():
+            self.store.touch_agent(agent, now)
+            return sum(self.store.soft_delete(mid, f"forgotten by {agent}", agent, now) for mid in ids)
+
+    def link(self, a: str, b: str, *, agent: str) -> None:
+        now = self.clock()
+        with self.store.atomic():
+            self.store.touch_agent(agent, now)
+            self.store.link(a, b, agent, now)
+
+    def related(self, memory_id: str, limit: int = 5) -> list[Memory]:
+        self.store.row(memory_id)
+        return self.store.related(memory_id, self.clock(), limit)
+
+    def update(self, memory_id: str, *, text: str | None = None, cluster: str | None = None, by: str = HUMAN) -> Memory:
+        """Edit a claim's text (re-indexed, proposer re-run) and/or move it to a cluster."""
+        now = self.clock()
+        row = self.store.row(memory_id)
+        if text is not None:
+            self.store.require_claim(memory_id)
+            text = text.strip()
+            if not text:
+                raise InvalidInput("The new text is empty. To remove a memory, drop it instead.")
+        with self.store.atomic():
+            if cluster is not None and cluster != row["cluster_id"]:
+                self.store.update_cluster(memory_id, cluster, by, now)
+            if text is not None and text != row["text"]:
+                self.store.update_text(memory_id, text, by, now)
+                self._propose(memory_id, text, cluster or row["cluster_id"], [f.path for f in self.store.get(memory_id, now).files], now)
+        return self.store.get(memory_id, now)
+
+    def bulk(self, op: str, ids: Sequence[str], *, by: str = HUMAN) -> dict:
+        """Apply ``op`` (pin, unpin, archive, unarchive, merge, drop) to ``ids``.
+        Returns ``{"affected": n}``, or ``{"merged": memory}`` for merge (the first id is
+        kept; the others' hits, sources and readers fold into it)."""
+        if op not in BULK_OPS:
+            raise InvalidInput(f'Unknown bulk operation "{op}". Use one of: {", ".join(BULK_OPS)}.')
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            raise InvalidInput("no memories selected")
+        for mid in ids:
+            self.store.row(mid)
+        now = self.clock()
+        with self.store.atomic():
+            self.store.touch_agent(by, now)
+            if op == "merge":
+                if len(ids) < 2:
+                    raise InvalidInput("merge needs at least two memories")
+                for other in ids[1:]:
+                    self.store.merge_into(ids[0], other, by, now, take_text=False)
+                self.store.log(now, by, "memory.merge", ids[0], f"merged {len(ids) - 1} into {ids[0]}")
+                return {"merged": self.store.get(ids[0], now)}
+            affected = 0
+            for mid in ids:
+                row = self.store.row(mid)
+                if op in ("pin", "unpin"):
+                    if row["kind"] != "claim":
+                        continue
+                    self.store.set_flags(mid, now, pinned=op == "pin", reviewed=True if op == "pin" else None)
+                elif op in ("archive", "unarchive"):
+                    self.store.set_flags(mid, now, archived=op == "archive")
+                elif op == "drop":
+                    if not self.store.soft_delete(mid, "dropped in bulk", by, now):
+                        continue
+                    affected += 1
+                    continue
+                self.store.log(now, by, f"memory.{op}", mid)
+                affected += 1
+        return {"affected": affected}
+
+    # ------------------------------------------------------------------ clusters
+    def clusters(self) -> list[Cluster]:
+        return self.store.clusters()
+
+    def add_cluster(self, label: str, *, cluster_id: str | None = None, color: str | None = None) -> Cluster:
+        return self.store.add_cluster(label, self.clock(), cluster_id=cluster_id, color=color)
+
+    # ------------------------------------------------------------------ sources
+    def ingest(self, source: ingest_mod.SourceText, *, cluster: str, agent: str, trust: float = 0.75) -> IngestResult:
+        """Chunk a document and store every chunk (one transaction). ``trust`` 0–1."""
+        return self.ingest_chunks(source.filename, ingest_mod.chunk_text(source.text), cluster=cluster, agent=agent,
+                                  trust=trust, ext=source.ext, nbytes=source.bytes)
+
+    def ingest_chunks(self, filename: str, chunks: Sequence[str], *, cluster: str, agent: str, trust: float = 0.75,
+                      ext: str | None = None, nbytes: int | None = None, neighbours: int = 2) -> IngestResult:
+        """Store pre-split chunks as one source (used by ``ingest`` and benchmarks)."""
+        chunks = [c.strip() for c in chunks if c and c.strip()]
+        if not chunks:
+            raise InvalidInput("source text is empty: nothing to ingest.")
+        try:
+            t = float(trust)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"--trust must be a number from 0 to 1, got {trust!r}.") from None
+        if not 0 <= t <= 1:
+            raise InvalidInput(f"--trust must be from 0 to 1, got {t}.")
+        self.store.require_cluster(cluster)
+        now = self.clock()
+        sid, ids = self.store.insert_source(
+            filename, ingest_mod.extension(filename) if ext is None else ext, cluster, agent,
+            sum(len(c.encode()) for c in chunks) if nbytes is None else nbytes, t, chunks, now, neighbours=neighbours,
+        )
+        return IngestResult(sid, len(ids), filename)
+
+    def sources(self) -> list[Source]:
+        return self.store.sources()
+
+    def source_detail(self, source_id: str, preview: int = 4) -> dict:
+        """A source with its first ``preview`` chunks and its distilled claims."""
+        src = self.store.source(source_id)
+        now = self.clock()
+        return {
+            "source": src,
+            "chunks": self.store.get_many(self.store.source_memory_ids(source_id, "chunk", preview), now),
+            "claims": self.store.get_many(self.store.source_memory_ids(source_id, "claim"), now),
+        }
+
+    def set_trust(self, source_id: str, trust: float, *, by: str = HUMAN) -> float:
+        try:
+            t = float(trust)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"trust must be a number from 0 to 1, got {trust!r}.") from None
+        if t != t:  # NaN
+            raise InvalidInput("trust must be a number from 0 to 1.")
+        return self.store.set_trust(source_id, t, by, self.clock())
+
+    def drop_source(self, source_id: str, *, by: str = HUMAN) -> dict:
+        chunks, flagged = self.store.drop_source(source_id, by, self.clock())
+        return {"chunks": chunks, "flagged": flagged}
+
+    # ------------------------------------------------------------------ conflicts (agents judge)
+    def candidates(self, limit: int = 5) -> list[Candidate]:
+        return cq.pending_candidates(self.store, self.clock(), limit)
+
+    def judge(self, candidate_id: str, verdict: str, *, agent: str, kind: str | None = None,
+              detector: float | None = None, note: str = "") -> str | None:
+        """An agent's verdict on a candidate. ``unrelated`` settles the pair for good
+        (returns None); ``conflict`` opens a conflict for a person and returns its id.
+        Raises InvalidInput for a bad verdict, kind or detector (must be 0–1)."""
+        if verdict not in ("conflict", "unrelated"):
+            raise InvalidInput(f'--verdict must be "conflict" or "unrelated", got "{verdict}".')
+        kind = (kind or "direct contradiction").strip().lower()
+        if kind not in CONFLICT_KINDS:
+            raise InvalidInput(f'Unknown kind "{kind}". Kinds: {", ".join(CONFLICT_KINDS)}.')
+        if detector is None:
+            detector = 0.8
+        try:
+            detector = float(detector)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"--detector must be a number from 0 to 1, got {detector!r}.") from None
+        if not 0 <= detector <= 1:
+            raise InvalidInput(f"--detector must be from 0 to 1 (your confidence), got {detector}.")
+        now = self.clock()
+        with self.store.atomic():
+            cand = cq.get_pending_candidate(self.store, candidate_id, now)
+            self.store.touch_agent(agent, now)
+            cq.mark_judged(self.store, candidate_id, verdict, agent, now)
+            if verdict == "unrelated":
+                self.store.log(now, agent, "conflicts.judge", cand.a.id, f"not a conflict with {cand.b.id}")
+                return None
+            cf = cq.insert_conflict(self.store, cand.a.id, cand.b.id, kind, cand.a.cluster_id, detector, note, now)
+            self.store.log(now, agent, "conflicts.judge", cand.a.id, f"conflicts with {cand.b.id}")
+            return cf
+
+    def conflicts(self, *, status: str = "open", limit: int = 50) -> list[Conflict]:
+        return cq.list_conflicts(self.store, self.clock(), status=status, limit=limit)
+
+    def conflict(self, conflict_id: str) -> Conflict:
+        return cq.get_conflict(self.store, conflict_id, self.clock())
+
+    # ------------------------------------------------------------------ conflicts (people resolve)
+    def resolve(self, conflict_id: str, outcome: str, *, by: str = HUMAN) -> Conflict:
+        """Resolve an open conflict: ``a``/``b`` keep one side (the other is retired),
+        ``both`` keeps both and links them, ``merge`` puts B's text on A with the
+        evidence of both (hits and sources summed, readers unioned, latest read kept),
+        ``dismiss`` marks the detector wrong. Unknown outcomes raise InvalidInput."""
+        if outcome not in RESOLUTIONS:
+            raise InvalidInput(f'Unknown outcome "{outcome}". Try: ledger resolve {conflict_id} a|b|both|merge|dismiss')
+        now = self.clock()
+        with self.store.atomic():
+            c = cq.get_conflict(self.store, conflict_id, now, open_only=True)
+            self.store.touch_agent(by, now)
+            a, b = c.a.id, c.b.id
+            if outcome in ("a", "b"):
+                win, lose = (a, b) if outcome == "a" else (b, a)
+                cq.set_conflict_status(self.store, conflict_id, "resolved", outcome, by, now)
+                self.store.set_flags(win, now, reviewed=True)
+                self.store.soft_delete(lose, f"retired resolving conflict {conflict_id}", by, now)
+            elif outcome == "merge":
+                cq.set_conflict_status(self.store, conflict_id, "resolved", outcome, by, now)
+                self.store.merge_into(a, b, by, now, take_text=True)
+                self.store.set_flags(a, now, reviewed=True)
+            elif outcome == "both":
+                cq.set_conflict_status(self.store, conflict_id, "resolved", outcome, by, now)
+                self.store.link(a, b, by, now)
+                self.store.set_flags(a, now, reviewed=True)
+                self.store.set_flags(b, now, reviewed=True)
+            else:
+                cq.set_conflict_status(self.store, conflict_id, "dismissed", outcome, by, now)
+                self.store.set_flags(a, now, reviewed=True)
+                self.store.set_flags(b, now, reviewed=True)
+            self.store.log(now, by, "conflicts.resolve", a, f"{outcome} on {conflict_id}")
+        return cq.get_conflict(self.store, conflict_id, now)
+
+    # ------------------------------------------------------------------ review (people)
+    def review_queue(self, limit: int = 200) -> dict:
+        """``{"claims": [Memory], "conflicts": [Conflict], "claimCount": n, "conflictCount": m}``:
+        pending claims not in an open conflict (newest first) and open conflicts."""
+        now = self.clock()
+        claims = self.store.get_many(cq.pending_review_ids(self.store, limit), now)
+        conflicts = cq.list_conflicts(self.store, now, status="open", limit=limit)
+        return {
+            "claims": claims,
+            "conflicts": conflicts,
+            "claimCount": cq.pending_review_count(self.store),
+            "conflictCount": self.store.counts(0)["conflicts"],
+        }
+
+    def review(self, memory_id: str, action: str, *, text: str | None = None, by: str = HUMAN) -> Memory:
+        """A person's review action on a claim: keep, pin (keeps and holds 0.99), drop,
+        edit (new text, re-indexed and re-proposed, then kept). Chunks are refused with
+        NotAClaim pointing at their source."""
+        if action not in REVIEW_ACTIONS:
+            raise InvalidInput(f'Unknown review action "{action}". Use one of: {", ".join(REVIEW_ACTIONS)}.')
+        self.store.require_claim(memory_id)
+        now = self.clock()
+        if action == "edit":
+            if text is None or not text.strip():
+                raise InvalidInput("edit needs the new text.")
+            self.update(memory_id, text=text, by=by)
+        with self.store.atomic():
+            self.store.touch_agent(by, now)
+            if action == "keep" or action == "edit":
+                self.store.set_flags(memory_id, now, reviewed=True)
+                if action == "keep":
+                    self.store.log(now, by, "review.keep", memory_id)
+            elif action == "pin":
+                self.store.set_flags(memory_id, now, reviewed=True, pinned=True)
+                self.store.log(now, by, "review.pin", memory_id)
+            elif action == "drop":
+                if not self.store.soft_delete(memory_id, "dropped in review", by, now):
+                    raise UnknownMemory(f"{memory_id} was already dropped (perhaps by another process).")
+        return self.store.get(memory_id, now)
+
+    # ------------------------------------------------------------------ overview
+    def stats(self) -> dict:
+        """Store counts (seed §1.13) plus disk size (bytes, main file), the median search
+        time today (ms), and the store path."""
+        now = self.clock()
+        midnight = _local_midnight_ms(now)
+        c = self.store.counts(midnight)
+        ms = c.pop("searchMs")
+        c.update({
+            "diskBytes": self.store.disk_bytes(),
+            "startedAt": self.started_at,
+            "p50SearchMs": round(statistics.median(ms), 2) if ms else None,
+            "reviewQueue": cq.pending_review_count(self.store),
+            "db": str(self.path),
+        })
+        return c
+
+    def events(self, limit: int = 20) -> list:
+        return self.store.events(limit)
+
+    def facets(self) -> dict:
+        return self.store.facets()
+
+    def timeline(self, buckets: int = 60) -> dict:
+        return self.store.timeline(buckets)
+
+    def agents(self) -> dict:
+        since = self.clock() - 86_400_000
+        agents = []
+        for a in self.store.agents():
+            d = a.to_dict()
+            d.update(self.store.agent_activity(a.id, since))
+            agents.append(d)
+        return {"agents": agents, "overlap": self.store.agent_overlap()}
+
+
+def file_key(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> FileKey:
+    """A :class:`FileKey` for ``path`` resolved against ``cwd``: absolute real path with
+    the file's size (bytes), mtime (epoch ms) and sha256 now. A missing file gets a key
+    with no state, so a fact can be keyed to a file that does not exist yet."""
+    p = Path(cwd or os.getcwd(), os.path.expanduser(str(path)))
+    p = Path(os.path.realpath(p))
+    try:
+        st = p.stat()
+        h = hashlib.sha256()
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return FileKey(str(p), st.st_size, st.st_mtime_ns // 1_000_000, h.hexdigest())
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return FileKey(str(p))
+
+
+def _with_score(m: Memory, score: float | None) -> Memory:
+    from dataclasses import replace
+
+    return replace(m, score=score)
+
+
+def _local_midnight_ms(now_ms: int) -> int:
+    d = datetime.fromtimestamp(now_ms / 1000)
+    return int(d.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)

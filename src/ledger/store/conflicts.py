@@ -1,0 +1,162 @@
+"""SQL for the contradiction pipeline: finding peers, candidates, conflicts, review.
+
+The pure lexical test lives in :mod:`ledger.conflicts.signals`; this module only reads
+and writes rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Sequence
+
+from ..errors import UnknownCandidate, UnknownConflict
+from ..ids import new_id
+from ..models import Candidate, Conflict, Memory
+from .store import Store
+
+PEER_LIMIT = 200  # best full-text peers compared per write; ranked by BM25, not recency
+
+
+def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[str], files: Sequence[str], limit: int = PEER_LIMIT) -> list[tuple[str, str]]:
+    """Live, unarchived claims that share words with the new claim, found through the
+    word index across the whole cluster (any age, any read history), plus claims in
+    any cluster keyed to one of ``files``. Returns ``[(id, text)]``, best BM25 first."""
+    out: dict[str, str] = {}
+    if terms:
+        expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        rows = store.conn.execute(
+            """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid
+               WHERE memories_fts MATCH ? AND m.kind = 'claim' AND m.deleted_at IS NULL AND m.archived = 0
+                 AND m.cluster_id = ? AND m.id != ?
+               ORDER BY bm25(memories_fts) LIMIT ?""",
+            (expr, cluster_id, memory_id, limit),
+        ).fetchall()
+        out.update((r[0], r[1]) for r in rows)
+    if files:
+        marks = ",".join("?" * len(files))
+        rows = store.conn.execute(
+            f"""SELECT DISTINCT m.id, m.text FROM memory_files f JOIN memories m ON m.id = f.memory_id
+                WHERE f.path IN ({marks}) AND m.kind = 'claim' AND m.deleted_at IS NULL AND m.archived = 0 AND m.id != ?
+                LIMIT ?""",
+            (*files, memory_id, limit),
+        ).fetchall()
+        for r in rows:
+            out.setdefault(r[0], r[1])
+    return list(out.items())
+
+
+def settled_pairs(store: Store, memory_id: str) -> set[str]:
+    """Ids already paired with ``memory_id`` as a candidate or a conflict, any status."""
+    rows = store.conn.execute(
+        """SELECT CASE WHEN a = :id THEN b ELSE a END FROM conflict_candidates WHERE a = :id OR b = :id
+           UNION SELECT CASE WHEN a = :id THEN b ELSE a END FROM conflicts WHERE a = :id OR b = :id""",
+        {"id": memory_id},
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def insert_candidate(store: Store, a: str, b: str, score: float, signals: Sequence[str], now: int) -> str | None:
+    """Record a suspected pair (``a < b``) once; returns its id, or None if the pair
+    already exists as a candidate or conflict in either order."""
+    lo, hi = sorted((a, b))
+    if store.conn.execute("SELECT 1 FROM conflicts WHERE (a = ? AND b = ?) OR (a = ? AND b = ?)", (lo, hi, hi, lo)).fetchone():
+        return None
+    cid = new_id("cc", now)
+    cur = store.conn.execute(
+        "INSERT OR IGNORE INTO conflict_candidates (id, a, b, score, signals, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (cid, lo, hi, score, ", ".join(signals), now),
+    )
+    return cid if cur.rowcount else None
+
+
+def pending_candidates(store: Store, now: int, limit: int = 5) -> list[Candidate]:
+    """Unjudged candidates whose two memories are both live, best score first."""
+    rows = store.conn.execute(
+        """SELECT cc.* FROM conflict_candidates cc JOIN memories a ON a.id = cc.a JOIN memories b ON b.id = cc.b
+           WHERE cc.judged_at IS NULL AND a.deleted_at IS NULL AND b.deleted_at IS NULL
+           ORDER BY cc.score DESC, cc.created_at DESC LIMIT ?""",
+        (limit,),
+    ).fetchall()
+    return _candidates(store, rows, now)
+
+
+def get_pending_candidate(store: Store, candidate_id: str, now: int) -> Candidate:
+    r = store.conn.execute("SELECT * FROM conflict_candidates WHERE id = ? AND judged_at IS NULL", (candidate_id,)).fetchone()
+    if r is None:
+        judged = store.conn.execute("SELECT verdict FROM conflict_candidates WHERE id = ?", (candidate_id,)).fetchone()
+        if judged:
+            raise UnknownCandidate(f"Candidate {candidate_id} was already judged ({judged[0]}). `ledger conflicts` lists the ones waiting.")
+        raise UnknownCandidate(f"No pending conflict candidate {candidate_id}. `ledger conflicts` lists the ones waiting.")
+    return _candidates(store, [r], now)[0]
+
+
+def mark_judged(store: Store, candidate_id: str, verdict: str, agent: str, now: int) -> None:
+    store.conn.execute(
+        "UPDATE conflict_candidates SET judged_at = ?, verdict = ?, judged_by = ? WHERE id = ?", (now, verdict, agent, candidate_id)
+    )
+
+
+def _candidates(store: Store, rows: list[sqlite3.Row], now: int) -> list[Candidate]:
+    mems = {m.id: m for m in store.get_many(list({r["a"] for r in rows} | {r["b"] for r in rows}), now)}
+    return [
+        Candidate(r["id"], mems[r["a"]], mems[r["b"]], r["score"], tuple(s for s in r["signals"].split(", ") if s), r["created_at"], r["judged_at"])
+        for r in rows
+        if r["a"] in mems and r["b"] in mems
+    ]
+
+
+def insert_conflict(store: Store, a: str, b: str, kind: str, cluster_id: str, detector: float, note: str, now: int) -> str:
+    cid = new_id("cf", now)
+    store.conn.execute(
+        "INSERT INTO conflicts (id, kind, cluster_id, a, b, detector, note, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?)",
+        (cid, kind, cluster_id, a, b, detector, note, now),
+    )
+    return cid
+
+
+def get_conflict(store: Store, conflict_id: str, now: int, *, open_only: bool = False) -> Conflict:
+    r = store.conn.execute("SELECT * FROM conflicts WHERE id = ?", (conflict_id,)).fetchone()
+    if r is None or (open_only and r["status"] != "open"):
+        if r is not None:
+            raise UnknownConflict(f"Conflict {conflict_id} is already {r['status']}. `ledger review` shows the open ones.")
+        raise UnknownConflict(f"No open conflict {conflict_id}. `ledger review` shows the open ones.")
+    return _conflicts(store, [r], now)[0]
+
+
+def list_conflicts(store: Store, now: int, *, status: str = "open", limit: int = 50) -> list[Conflict]:
+    rows = store.conn.execute("SELECT * FROM conflicts WHERE status = ? ORDER BY created_at DESC LIMIT ?", (status, limit)).fetchall()
+    return _conflicts(store, rows, now)
+
+
+def set_conflict_status(store: Store, conflict_id: str, status: str, resolution: str, agent: str, now: int) -> None:
+    store.conn.execute(
+        "UPDATE conflicts SET status = ?, resolved_at = ?, resolution = ?, resolved_by = ? WHERE id = ?",
+        (status, now, resolution, agent, conflict_id),
+    )
+
+
+def _conflicts(store: Store, rows: list[sqlite3.Row], now: int) -> list[Conflict]:
+    mems: dict[str, Memory] = {m.id: m for m in store.get_many(list({r["a"] for r in rows} | {r["b"] for r in rows}), now)}
+    return [
+        Conflict(r["id"], r["kind"], r["cluster_id"], mems[r["a"]], mems[r["b"]], r["detector"], r["note"], r["status"],
+                 r["created_at"], r["resolved_at"], r["resolution"])
+        for r in rows
+        if r["a"] in mems and r["b"] in mems
+    ]
+
+
+def pending_review_ids(store: Store, limit: int = 200) -> list[str]:
+    """Live claims not yet reviewed and not in an open conflict, newest first."""
+    return [r[0] for r in store.conn.execute(
+        """SELECT m.id FROM memories m WHERE m.kind = 'claim' AND m.deleted_at IS NULL AND m.reviewed_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM conflicts c WHERE c.status = 'open' AND (c.a = m.id OR c.b = m.id))
+           ORDER BY m.created_at DESC, m.seq DESC LIMIT ?""",
+        (limit,),
+    )]
+
+
+def pending_review_count(store: Store) -> int:
+    return store.conn.execute(
+        """SELECT count(*) FROM memories m WHERE m.kind = 'claim' AND m.deleted_at IS NULL AND m.reviewed_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM conflicts c WHERE c.status = 'open' AND (c.a = m.id OR c.b = m.id))"""
+    ).fetchone()[0]

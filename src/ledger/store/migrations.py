@@ -1,0 +1,146 @@
+"""Append-only, named schema migrations, applied on every open (style lesson 3).
+
+Each migration runs in one transaction together with its row in ``_migrations``. Never
+edit, rename or reorder a migration that has shipped: add a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable
+
+from .connection import atomic
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+@migration
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """The seed's v2 schema (reference §1.2) with our additions: an integer ``seq`` key
+    shared with the FTS tables, a denormalised ``reader_count`` (so strength can be
+    computed inside SQLite for exact ranking), file keys and topics for watcher claims,
+    resolution bookkeeping, and a trigram index for fuzzy matching."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE clusters (
+            id TEXT PRIMARY KEY, label TEXT NOT NULL, color TEXT NOT NULL, created_at INTEGER NOT NULL);
+        CREATE TABLE agents (
+            id TEXT PRIMARY KEY, label TEXT NOT NULL, role TEXT NOT NULL DEFAULT '', color TEXT NOT NULL,
+            endpoint TEXT NOT NULL DEFAULT '', read_scope TEXT NOT NULL DEFAULT 'all clusters',
+            write_scope TEXT NOT NULL DEFAULT 'all clusters',
+            first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL);
+        CREATE TABLE sources (
+            id TEXT PRIMARY KEY, filename TEXT NOT NULL, ext TEXT NOT NULL DEFAULT '',
+            cluster_id TEXT NOT NULL REFERENCES clusters(id), ingested_by TEXT NOT NULL,
+            bytes INTEGER NOT NULL DEFAULT 0, trust REAL NOT NULL DEFAULT 0.75,
+            ingested_at INTEGER NOT NULL, dropped_at INTEGER);
+        CREATE TABLE memories (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            text TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('claim', 'chunk')),
+            origin TEXT NOT NULL CHECK (origin IN ('chat', 'doc')),
+            cluster_id TEXT NOT NULL REFERENCES clusters(id),
+            writer TEXT NOT NULL,
+            source_id TEXT REFERENCES sources(id),
+            chunk_index INTEGER,
+            provenance TEXT NOT NULL DEFAULT '',
+            topic TEXT,
+            created_at INTEGER NOT NULL,
+            last_read_at INTEGER NOT NULL,
+            hits INTEGER NOT NULL DEFAULT 0,
+            source_count INTEGER NOT NULL DEFAULT 1,
+            reader_count INTEGER NOT NULL DEFAULT 1,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            archived INTEGER NOT NULL DEFAULT 0,
+            reviewed_at INTEGER,
+            deleted_at INTEGER);
+        CREATE TABLE memory_readers (
+            memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            agent_id TEXT NOT NULL,
+            PRIMARY KEY (memory_id, agent_id)) WITHOUT ROWID;
+        CREATE TABLE memory_files (
+            memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            path TEXT NOT NULL, size INTEGER, mtime_ms INTEGER, sha256 TEXT,
+            PRIMARY KEY (memory_id, path)) WITHOUT ROWID;
+        CREATE TABLE links (
+            a TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            b TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            PRIMARY KEY (a, b)) WITHOUT ROWID;
+        CREATE TABLE conflicts (
+            id TEXT PRIMARY KEY, kind TEXT NOT NULL, cluster_id TEXT NOT NULL,
+            a TEXT NOT NULL REFERENCES memories(id), b TEXT NOT NULL REFERENCES memories(id),
+            detector REAL NOT NULL, note TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL CHECK (status IN ('open', 'resolved', 'dismissed')),
+            created_at INTEGER NOT NULL, resolved_at INTEGER, resolution TEXT, resolved_by TEXT);
+        CREATE TABLE conflict_candidates (
+            id TEXT PRIMARY KEY,
+            a TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            b TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            score REAL NOT NULL, signals TEXT NOT NULL DEFAULT '',
+            created_at INTEGER NOT NULL, judged_at INTEGER, verdict TEXT, judged_by TEXT,
+            UNIQUE (a, b));
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, agent TEXT NOT NULL,
+            op TEXT NOT NULL, memory_id TEXT, detail TEXT NOT NULL DEFAULT '', ms REAL);
+
+        CREATE INDEX memories_live ON memories (deleted_at, kind, cluster_id);
+        CREATE INDEX memories_created ON memories (created_at);
+        CREATE INDEX memories_pending ON memories (reviewed_at) WHERE kind = 'claim';
+        CREATE INDEX memories_source ON memories (source_id);
+        CREATE INDEX memory_readers_agent ON memory_readers (agent_id);
+        CREATE INDEX memory_files_path ON memory_files (path);
+        CREATE INDEX links_b ON links (b);
+        CREATE INDEX conflicts_status ON conflicts (status);
+        CREATE INDEX conflicts_a ON conflicts (a);
+        CREATE INDEX conflicts_b ON conflicts (b);
+        CREATE INDEX candidates_pending ON conflict_candidates (judged_at, score);
+        CREATE INDEX candidates_b ON conflict_candidates (b);
+        CREATE INDEX events_at ON events (at DESC);
+        CREATE INDEX events_op_at ON events (op, at);
+
+        -- Word index: BM25 over the text, plus a second column of neighbour context
+        -- (a chunk's neighbours in its source) weighted 0.3 at query time. Rows are
+        -- kept when a memory is dropped so asof: text search still reaches it.
+        CREATE VIRTUAL TABLE memories_fts USING fts5 (text, context, tokenize = 'porter unicode61');
+        -- Trigram index over the normalised text (lowercased, whitespace collapsed,
+        -- one space of padding each side) for fuzzy containment: detail=none keeps it
+        -- small since we only ever look up single trigrams.
+        CREATE VIRTUAL TABLE memories_tri USING fts5 (norm, tokenize = 'trigram case_sensitive 1', detail = none);
+        CREATE VIRTUAL TABLE memories_tri_vocab USING fts5vocab (memories_tri, row);
+        """
+    )
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run ``;``-separated DDL statement by statement. (``executescript`` would COMMIT the
+    surrounding transaction first, breaking the one-transaction-per-migration rule.)"""
+    for stmt in script.split(";"):
+        if stmt.strip():
+            conn.execute(stmt)
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
+    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for name, fn in MIGRATIONS:
+        if name in done:
+            continue
+        with atomic(conn):
+            # Re-check inside the write lock: another process may have just migrated.
+            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                continue
+            fn(conn)
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, strftime('%s','now') * 1000)", (name,))
+        applied.append(name)
+    return applied

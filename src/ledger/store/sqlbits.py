@@ -1,0 +1,112 @@
+"""SQL fragments built from pure definitions, so the formulas live in one place.
+
+* :func:`strength_sql` renders :mod:`ledger.strength` as a SQLite expression, letting the
+  ranking run entirely inside SQLite (exact top-k over every match, no Python loop).
+* :func:`fts_expression` turns free-text terms into an FTS5 MATCH expression.
+* :func:`filter_sql` compiles a parsed :class:`~ledger.query.Query` into a WHERE clause
+  with named parameters.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import strength as S
+from ..clock import DAY_MS
+from ..query import Query
+from ..text import QUERY_STOPWORDS
+
+LIVE = "m.deleted_at IS NULL"
+
+
+def strength_sql(m: str = "m", s: str = "s", now: str = ":now") -> str:
+    """SQLite expression for strength (0–1) of memory alias ``m`` joined to its source
+    alias ``s`` (LEFT JOIN), at the bound parameter ``now`` (epoch ms). Mirrors
+    :func:`ledger.strength.strength` exactly; ``tests/test_strength.py`` checks both agree."""
+    used = f"min(1.0, ln(1 + max(0, {m}.hits)) / {math.log(1 + S.USE_CEILING)!r})"
+    fresh = f"exp(-max(0, {now} - {m}.last_read_at) / {S.FRESHNESS_TAU_DAYS * DAY_MS!r})"
+    corr = f"min(1.0, max(0.0, (max(1, {m}.source_count) + max(1, {m}.reader_count) - 2) / {float(S.CORROBORATION_CEILING)!r}))"
+    claim = f"min({S.MAX_STRENGTH!r}, max({S.MIN_STRENGTH!r}, {S.BASE!r} + {S.W_USED!r} * {used} + {S.W_FRESH!r} * {fresh} + {S.W_CORROBORATED!r} * {corr}))"
+    chunk = f"min({S.CHUNK_MAX!r}, max({S.CHUNK_MIN!r}, coalesce({s}.trust, {S.DEFAULT_TRUST!r})))"
+    return f"(CASE WHEN {m}.kind = 'chunk' THEN {chunk} WHEN {m}.pinned THEN {S.PINNED_STRENGTH!r} ELSE {claim} END)"
+
+
+def searchable_terms(terms: tuple[str, ...] | list[str]) -> list[str]:
+    """Terms worth sending to the word index: those with a letter or digit, with
+    question stopwords dropped unless nothing else is left."""
+    usable = [t for t in terms if any(ch.isalnum() for ch in t)]
+    content = [t for t in usable if t.strip("?!.,;:'\"()[]") not in QUERY_STOPWORDS]
+    return content or usable
+
+
+def fts_expression(terms: tuple[str, ...] | list[str], *, prefix: bool) -> str | None:
+    """An FTS5 MATCH expression ORing the quoted terms (seed §1.6), each a prefix query
+    when ``prefix``. ``None`` when no term is searchable. Quotes inside terms are doubled,
+    so user text can never inject FTS syntax."""
+    parts = []
+    seen = set()
+    for t in searchable_terms(terms):
+        if t in seen:
+            continue
+        seen.add(t)
+        q = '"' + t.replace('"', '""') + '"'
+        parts.append(q + "*" if prefix else q)
+    return " OR ".join(parts) if parts else None
+
+
+def filter_sql(
+    q: Query,
+    params: dict,
+    *,
+    kind: str = "all",
+    include_archived: bool = False,
+    include_dropped: bool = False,
+    pending_only: bool = False,
+    pinned_only: bool = False,
+    conflicted_only: bool = False,
+) -> list[str]:
+    """WHERE conditions (to be AND-ed) for alias ``m``; fills ``params``.
+
+    ``asof:T`` shows what the store held at T: created by then and not dropped by then.
+    """
+    where: list[str] = []
+    if q.asof_ms is not None:
+        params["asof"] = q.asof_ms
+        where.append("m.created_at <= :asof AND (m.deleted_at IS NULL OR m.deleted_at > :asof)")
+    elif not include_dropped:
+        where.append(LIVE)
+    if kind in ("claim", "chunk"):
+        params["kind_in"] = kind
+        where.append("m.kind = :kind_in")
+    if q.kinds:
+        where.append("m.kind IN (" + _bind(params, "qk", q.kinds) + ")")
+    if not include_archived:
+        where.append("m.archived = 0")
+    if pending_only:
+        where.append("m.reviewed_at IS NULL AND m.kind = 'claim'")
+    if pinned_only:
+        where.append("m.pinned = 1")
+    if conflicted_only:
+        where.append("EXISTS (SELECT 1 FROM conflicts c WHERE c.status = 'open' AND (c.a = m.id OR c.b = m.id))")
+    if q.clusters:
+        where.append("m.cluster_id IN (" + _bind(params, "qc", q.clusters) + ")")
+    if q.types:
+        where.append("m.origin IN (" + _bind(params, "qt", q.types) + ")")
+    if q.agents:
+        where.append("EXISTS (SELECT 1 FROM memory_readers r WHERE r.memory_id = m.id AND r.agent_id IN (" + _bind(params, "qa", q.agents) + "))")
+    if q.before_ms is not None:
+        params["before"] = q.before_ms
+        where.append("m.created_at < :before")
+    if q.after_ms is not None:
+        params["after"] = q.after_ms
+        where.append("m.created_at > :after")
+    return where
+
+
+def _bind(params: dict, prefix: str, values: tuple[str, ...]) -> str:
+    names = []
+    for i, v in enumerate(values):
+        name = f"{prefix}{i}"
+        params[name] = v
+        names.append(":" + name)
+    return ", ".join(names)

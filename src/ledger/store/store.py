@@ -1,0 +1,673 @@
+"""The store: every SQL statement of ledger lives in this package.
+
+:class:`Store` wraps one connection. Methods take ``now`` (epoch ms) explicitly so the
+service owns the clock. Reads return frozen dataclasses from :mod:`ledger.models`;
+strength is computed at read time (never stored), in SQL for ranking and in Python for
+hydration, from the same constants.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from .. import strength as S
+from ..errors import InvalidInput, NotAClaim, UnknownCluster, UnknownMemory, UnknownSource
+from ..ids import new_id
+from ..models import Agent, Cluster, Event, FileKey, Memory, Source
+from ..query import Query
+from ..text import fuzzy_norm, slugify, trigrams
+from .connection import atomic, connect
+from .migrations import migrate
+from .sqlbits import filter_sql, fts_expression, strength_sql
+
+PALETTE = ("#b7c14a", "#4a9fd4", "#cf6fb8", "#4fb8a8", "#6fbf73", "#d9a03c", "#6f86e0", "#9a76dd", "#e0793f", "#d6606a")
+
+# The seed's ten clusters (reference §1.3): id, label, colour.
+SEED_CLUSTERS = (
+    ("prefs", "preferences", "#b7c14a"),
+    ("people", "people & orgs", "#4a9fd4"),
+    ("code", "codebases", "#cf6fb8"),
+    ("travel", "travel & places", "#4fb8a8"),
+    ("health", "health", "#6fbf73"),
+    ("money", "finances", "#d9a03c"),
+    ("home", "home & devices", "#6f86e0"),
+    ("reading", "reading & notes", "#9a76dd"),
+    ("proc", "procedures", "#e0793f"),
+    ("projects", "projects", "#d6606a"),
+)
+
+FUZZY_FLOOR = 0.42  # seed: minimum trigram containment for a fuzzy hit
+FUZZY_WEIGHT = 0.6  # seed: fuzzy relevance = containment * 0.6, below good BM25 hits
+CONTEXT_WEIGHT = 0.3  # DESIGN.md retrieval notes: neighbour context column weight
+SORTS = ("relevance", "strength", "hits", "created", "last")
+
+_MEMORY_COLS = """m.seq, m.id, m.text, m.kind, m.origin, m.cluster_id, m.writer, m.source_id, m.chunk_index,
+    m.provenance, m.topic, m.created_at, m.last_read_at, m.hits, m.source_count, m.reader_count, m.pinned,
+    m.archived, m.reviewed_at, m.deleted_at, s.trust AS trust, cl.label AS cluster_label, cl.color AS cluster_color"""
+_MEMORY_FROM = "memories m LEFT JOIN sources s ON s.id = m.source_id LEFT JOIN clusters cl ON cl.id = m.cluster_id"
+
+
+class Store:
+    """One open store file. Not thread-safe by itself; the web server gives each worker
+    thread its own ``Store``. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, path: str | os.PathLike, *, readonly: bool = False, seed: bool = True, now: int = 0):
+        self.path = Path(path)
+        self.conn = connect(self.path, readonly=readonly)
+        if not readonly:
+            migrate(self.conn)
+            if seed:
+                self._seed_clusters(now)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def atomic(self):
+        """A write transaction (``BEGIN IMMEDIATE``), nestable."""
+        return atomic(self.conn)
+
+    # ------------------------------------------------------------------ clusters
+    def _seed_clusters(self, now: int) -> None:
+        if self.conn.execute("SELECT count(*) FROM clusters").fetchone()[0] >= len(SEED_CLUSTERS):
+            return
+        with self.atomic():
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO clusters (id, label, color, created_at) VALUES (?, ?, ?, ?)",
+                [(i, label, color, now) for i, label, color in SEED_CLUSTERS],
+            )
+
+    def clusters(self) -> list[Cluster]:
+        """All clusters ordered by label, each with its live-memory count."""
+        rows = self.conn.execute(
+            """SELECT c.id, c.label, c.color, c.created_at,
+                      (SELECT count(*) FROM memories m WHERE m.cluster_id = c.id AND m.deleted_at IS NULL) AS n
+               FROM clusters c ORDER BY c.label"""
+        ).fetchall()
+        return [Cluster(r["id"], r["label"], r["color"], r["created_at"], r["n"]) for r in rows]
+
+    def require_cluster(self, cluster_id: str) -> None:
+        if not self.conn.execute("SELECT 1 FROM clusters WHERE id = ?", (cluster_id,)).fetchone():
+            known = ", ".join(r[0] for r in self.conn.execute("SELECT id FROM clusters ORDER BY id"))
+            raise UnknownCluster(
+                f'No cluster "{cluster_id}". Known clusters: {known}. Create it with `ledger clusters add <label>`, or write to an existing one.'
+            )
+
+    def add_cluster(self, label: str, now: int, *, cluster_id: str | None = None, color: str | None = None) -> Cluster:
+        """Create a cluster (id = slug of the label unless given). An existing id returns
+        the existing cluster unchanged, as in the seed."""
+        label = (label or "").strip()
+        if not label:
+            raise InvalidInput("label is required: ledger clusters add <label>")
+        cid = slugify(cluster_id or label)
+        if not cid:
+            raise InvalidInput(f'"{label}" has no letters or digits to make a cluster id from.')
+        with self.atomic():
+            n = self.conn.execute("SELECT count(*) FROM clusters").fetchone()[0]
+            self.conn.execute(
+                "INSERT OR IGNORE INTO clusters (id, label, color, created_at) VALUES (?, ?, ?, ?)",
+                (cid, label, color or PALETTE[n % len(PALETTE)], now),
+            )
+        return next(c for c in self.clusters() if c.id == cid)
+
+    # ------------------------------------------------------------------ agents
+    def touch_agent(self, agent: str, now: int) -> None:
+        """Register an agent on first sight; bump ``last_seen`` after that."""
+        cur = self.conn.execute("UPDATE agents SET last_seen = ? WHERE id = ?", (now, agent))
+        if cur.rowcount == 0:
+            n = self.conn.execute("SELECT count(*) FROM agents").fetchone()[0]
+            self.conn.execute(
+                "INSERT OR IGNORE INTO agents (id, label, color, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)",
+                (agent, agent, PALETTE[n % len(PALETTE)], now, now),
+            )
+
+    def agents(self) -> list[Agent]:
+        rows = self.conn.execute("SELECT * FROM agents ORDER BY last_seen DESC").fetchall()
+        return [Agent(r["id"], r["label"], r["role"], r["color"], r["first_seen"], r["last_seen"],
+                      {"endpoint": r["endpoint"], "readScope": r["read_scope"], "writeScope": r["write_scope"]}) for r in rows]
+
+    # ------------------------------------------------------------------ events
+    def log(self, now: int, agent: str, op: str, memory_id: str | None = None, detail: str = "", ms: float | None = None) -> None:
+        """Append one row to the operation log."""
+        self.conn.execute(
+            "INSERT INTO events (at, agent, op, memory_id, detail, ms) VALUES (?, ?, ?, ?, ?, ?)",
+            (now, agent, op, memory_id, detail, ms),
+        )
+
+    def events(self, limit: int = 20, *, op_prefix: str | None = None) -> list[Event]:
+        """Newest first."""
+        if op_prefix:
+            rows = self.conn.execute("SELECT * FROM events WHERE op LIKE ? ORDER BY id DESC LIMIT ?", (op_prefix + "%", limit))
+        else:
+            rows = self.conn.execute("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
+        return [Event(r["id"], r["at"], r["agent"], r["op"], r["memory_id"], r["detail"], r["ms"]) for r in rows]
+
+    # ------------------------------------------------------------------ writing memories
+    def _index(self, seq: int, text: str, context: str = "") -> None:
+        self.conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, text, context))
+        self.conn.execute("INSERT INTO memories_tri (rowid, norm) VALUES (?, ?)", (seq, fuzzy_norm(text)))
+
+    def _reindex(self, seq: int, text: str) -> None:
+        ctx = self.conn.execute("SELECT context FROM memories_fts WHERE rowid = ?", (seq,)).fetchone()
+        self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+        self.conn.execute("DELETE FROM memories_tri WHERE rowid = ?", (seq,))
+        self._index(seq, text, ctx[0] if ctx else "")
+
+    def _add_reader(self, memory_id: str, agent: str) -> None:
+        cur = self.conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (memory_id, agent))
+        if cur.rowcount:
+            self.conn.execute(
+                "UPDATE memories SET reader_count = (SELECT count(*) FROM memory_readers WHERE memory_id = ?) WHERE id = ?",
+                (memory_id, memory_id),
+            )
+
+    def insert_claim(
+        self,
+        text: str,
+        cluster_id: str,
+        writer: str,
+        now: int,
+        *,
+        note: str = "",
+        source_id: str | None = None,
+        topic: str | None = None,
+        files: Sequence[FileKey] = (),
+    ) -> str:
+        """Insert a claim (pending review) with its writer as first reader, index it and
+        log ``memory.write``. Runs inside the caller's transaction if there is one."""
+        mid = new_id("m", now)
+        with self.atomic():
+            self.touch_agent(writer, now)
+            cur = self.conn.execute(
+                """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, provenance, topic,
+                                         created_at, last_read_at)
+                   VALUES (?, ?, 'claim', ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (mid, text, "doc" if source_id else "chat", cluster_id, writer, source_id, note, topic, now, now),
+            )
+            self.conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, writer))
+            for f in files:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO memory_files (memory_id, path, size, mtime_ms, sha256) VALUES (?, ?, ?, ?, ?)",
+                    (mid, f.path, f.size, f.mtime_ms, f.sha256),
+                )
+            self._index(cur.lastrowid, text)
+            self.log(now, writer, "memory.write", mid, text)
+        return mid
+
+    def insert_source(
+        self, filename: str, ext: str, cluster_id: str, agent: str, nbytes: int, trust: float,
+        chunks: Sequence[str], now: int, *, neighbours: int = 2,
+    ) -> tuple[str, list[str]]:
+        """Insert a source and its chunks in one transaction. Each chunk is indexed with
+        up to ``neighbours`` chunks on each side as low-weight context (DESIGN.md
+        retrieval notes). Returns ``(source_id, chunk_ids)``."""
+        sid = new_id("s", now)
+        n = len(chunks)
+        ids = []
+        with self.atomic():
+            self.touch_agent(agent, now)
+            self.conn.execute(
+                "INSERT INTO sources (id, filename, ext, cluster_id, ingested_by, bytes, trust, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (sid, filename, ext, cluster_id, agent, nbytes, trust, now),
+            )
+            for i, chunk in enumerate(chunks):
+                cid = new_id("c", now)
+                ids.append(cid)
+                cur = self.conn.execute(
+                    """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, chunk_index, provenance,
+                                             created_at, last_read_at, reviewed_at)
+                       VALUES (?, ?, 'chunk', 'doc', ?, ?, ?, ?, ?, ?, ?, ?)""",
+                    (cid, chunk, cluster_id, agent, sid, i + 1, f"chunk {i + 1} of {n} · {filename}", now, now, now),
+                )
+                self.conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (cid, agent))
+                ctx = " ".join(chunks[max(0, i - neighbours) : i] + list(chunks[i + 1 : i + 1 + neighbours])) if neighbours else ""
+                self._index(cur.lastrowid, chunk, ctx)
+            self.log(now, agent, "sources.ingest", None, f"{filename} · {n} chunks")
+        return sid, ids
+
+    # ------------------------------------------------------------------ reading memories
+    def _hydrate(self, rows: list[sqlite3.Row], now: int, scores: dict[str, float] | None = None) -> list[Memory]:
+        if not rows:
+            return []
+        ids = [r["id"] for r in rows]
+        readers: dict[str, list[str]] = {i: [] for i in ids}
+        files: dict[str, list[FileKey]] = {}
+        conflict_with: dict[str, str] = {}
+        for chunk_ids in _batches(ids, 500):
+            marks = ",".join("?" * len(chunk_ids))
+            for r in self.conn.execute(f"SELECT memory_id, agent_id FROM memory_readers WHERE memory_id IN ({marks}) ORDER BY agent_id", chunk_ids):
+                readers[r[0]].append(r[1])
+            for r in self.conn.execute(f"SELECT * FROM memory_files WHERE memory_id IN ({marks}) ORDER BY path", chunk_ids):
+                files.setdefault(r["memory_id"], []).append(FileKey(r["path"], r["size"], r["mtime_ms"], r["sha256"]))
+            for r in self.conn.execute(
+                f"SELECT a, b FROM conflicts WHERE status = 'open' AND (a IN ({marks}) OR b IN ({marks})) ORDER BY created_at",
+                chunk_ids + chunk_ids,
+            ):
+                conflict_with.setdefault(r[0], r[1])
+                conflict_with.setdefault(r[1], r[0])
+        out = []
+        for r in rows:
+            st, f = S.strength(
+                kind=r["kind"], pinned=bool(r["pinned"]), hits=r["hits"], last_read_at=r["last_read_at"],
+                source_count=r["source_count"], reader_count=r["reader_count"], trust=r["trust"], now=now,
+            )
+            rid = r["id"]
+            out.append(Memory(
+                id=rid, text=r["text"], kind=r["kind"], origin=r["origin"], cluster_id=r["cluster_id"],
+                cluster_label=r["cluster_label"] or r["cluster_id"], cluster_color=r["cluster_color"] or "#888888",
+                writer=r["writer"], readers=_writer_first(r["writer"], readers.get(rid, ())), source_id=r["source_id"],
+                chunk_index=r["chunk_index"], provenance=r["provenance"], created_at=r["created_at"],
+                last_read_at=r["last_read_at"], hits=r["hits"], source_count=r["source_count"],
+                pinned=bool(r["pinned"]), archived=bool(r["archived"]), reviewed_at=r["reviewed_at"],
+                deleted_at=r["deleted_at"], strength=st, factors=f, conflict_with=conflict_with.get(rid),
+                topic=r["topic"], files=tuple(files.get(rid, ())), score=(scores or {}).get(rid),
+            ))
+        return out
+
+    def get_many(self, ids: Sequence[str], now: int) -> list[Memory]:
+        """Memories by id (dropped ones included), in the order asked; unknown ids are skipped."""
+        rows = []
+        for chunk_ids in _batches(list(ids), 500):
+            marks = ",".join("?" * len(chunk_ids))
+            rows += self.conn.execute(f"SELECT {_MEMORY_COLS} FROM {_MEMORY_FROM} WHERE m.id IN ({marks})", chunk_ids).fetchall()
+        by_id = {m.id: m for m in self._hydrate(rows, now)}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def get(self, memory_id: str, now: int) -> Memory:
+        """One memory (dropped or not); raises :class:`UnknownMemory`."""
+        found = self.get_many([memory_id], now)
+        if not found:
+            raise UnknownMemory(f"No memory {memory_id}. It may have been mistyped; `ledger search` lists ids.")
+        return found[0]
+
+    def exists(self, memory_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+
+    # ------------------------------------------------------------------ search
+    def search(
+        self,
+        q: Query,
+        now: int,
+        *,
+        mode: str = "hybrid",
+        limit: int = 50,
+        offset: int = 0,
+        kind: str = "all",
+        sort: str | None = None,
+        direction: str = "desc",
+        include_archived: bool = False,
+        pending_only: bool = False,
+        pinned_only: bool = False,
+        conflicted_only: bool = False,
+    ) -> tuple[list[Memory], int]:
+        """Exact ranked search over every match; returns ``(page, total)``.
+
+        Relevance (0–1) comes from BM25 over the word index (``p/(p+1)`` with
+        ``p = -bm25``; terms OR-ed, prefix-matched outside ``keyword`` mode) widened by
+        trigram containment ≥ 0.42 (×0.6) outside ``keyword`` mode; ``fuzzy`` mode uses
+        the trigrams alone. Score = 0.75·relevance + 0.25·strength (seed §1.6), computed
+        inside SQLite for every matching row, so the page and ``total`` are exact at any
+        store size. With no free text, relevance is 1 and the default sort is strength.
+        """
+        params: dict = {"now": now}
+        where = filter_sql(q, params, kind=kind, include_archived=include_archived, pending_only=pending_only,
+                           pinned_only=pinned_only, conflicted_only=conflicted_only)
+        st = strength_sql()
+        has_text = bool(q.terms)
+        if has_text:
+            if not self._fill_relevance(q.terms, mode):
+                return [], 0
+            rel_join = "JOIN temp.ledger_rel rel ON rel.seq = m.seq"
+            rel = "rel.r"
+        else:
+            rel_join, rel = "", "1.0"
+        if q.strength is not None:
+            params["smin"] = q.strength
+            where.append(f"{st} {'<' if q.strength_op == '<' else '>'} :smin")
+        sort = sort or ("relevance" if has_text else "strength")
+        if sort not in SORTS:
+            raise InvalidInput(f'Unknown sort "{sort}". Use one of: {", ".join(SORTS)}.')
+        order_col = {"relevance": "score", "strength": "st", "hits": "m.hits", "created": "m.created_at", "last": "m.last_read_at"}[sort]
+        d = "ASC" if direction == "asc" else "DESC"
+        params["limit"], params["offset"] = max(0, int(limit)), max(0, int(offset))
+        sql = f"""
+            SELECT {_MEMORY_COLS}, {st} AS st, 0.75 * {rel} + 0.25 * {st} AS score, count(*) OVER () AS total
+            FROM {_MEMORY_FROM} {rel_join}
+            WHERE {' AND '.join(where) or '1'}
+            ORDER BY {order_col} {d}, m.seq {d}
+            LIMIT :limit OFFSET :offset"""
+        rows = self.conn.execute(sql, params).fetchall()
+        if not rows:
+            if params["offset"]:
+                total = self.conn.execute(
+                    f"SELECT count(*) FROM {_MEMORY_FROM} {rel_join} WHERE {' AND '.join(where) or '1'}", params
+                ).fetchone()[0]
+                return [], total
+            return [], 0
+        scores = {r["id"]: r["score"] for r in rows}
+        return self._hydrate(rows, now, scores), rows[0]["total"]
+
+    def _fill_relevance(self, terms: Sequence[str], mode: str) -> bool:
+        """Fill ``temp.ledger_rel(seq, r)`` with every match's relevance; False if none."""
+        c = self.conn
+        c.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_rel (seq INTEGER PRIMARY KEY, r REAL NOT NULL)")
+        c.execute("DELETE FROM temp.ledger_rel")
+        if mode != "fuzzy":
+            expr = fts_expression(terms, prefix=mode != "keyword")
+            if expr:
+                c.execute(
+                    f"""INSERT INTO temp.ledger_rel (seq, r)
+                        SELECT rowid, p / (p + 1.0) FROM (
+                          SELECT rowid, max(0.0, -bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})) AS p
+                          FROM memories_fts WHERE memories_fts MATCH ?)""",
+                    (expr,),
+                )
+        if mode != "keyword":
+            self._fill_fuzzy(" ".join(terms))
+        return c.execute("SELECT 1 FROM temp.ledger_rel LIMIT 1").fetchone() is not None
+
+    def _fill_fuzzy(self, phrase: str) -> None:
+        """Add rows whose trigram containment of ``phrase`` is ≥ 0.42 (not already scored
+        by BM25). Exact, from the trigram index: a text reaching m of the phrase's n
+        trigrams must contain at least one of the n−m+1 rarest (pigeonhole), so only
+        those postings are read; each candidate is then verified inside SQLite."""
+        grams = sorted(trigrams(phrase))
+        n = len(grams)
+        if n == 0:
+            return
+        need = math.ceil(FUZZY_FLOOR * n - 1e-9)
+        marks = ",".join("?" * n)
+        df = dict(self.conn.execute(f"SELECT term, doc FROM memories_tri_vocab WHERE term IN ({marks})", grams).fetchall())
+        by_rarity = sorted(grams, key=lambda g: (df.get(g, 0), g))
+        probe = [g for g in by_rarity[: n - need + 1] if df.get(g, 0) > 0]
+        if not probe:
+            return
+        match = " OR ".join('"' + g.replace('"', '""') + '"' for g in probe)
+        present = " + ".join("(instr(norm, ?) > 0)" for _ in grams)
+        self.conn.execute(
+            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r)
+                SELECT rowid, {FUZZY_WEIGHT} * hits / {float(n)!r} FROM (
+                  SELECT rowid, ({present}) AS hits FROM memories_tri WHERE memories_tri MATCH ?)
+                WHERE hits >= ?""",
+            (*grams, match, need),
+        )
+
+    def count_read(self, ids: Sequence[str], agent: str, now: int) -> None:
+        """A counted read (recall, injection): hits+1, last read = now, agent added as reader."""
+        if not ids:
+            return
+        with self.atomic():
+            self.touch_agent(agent, now)
+            for mid in ids:
+                self.conn.execute("UPDATE memories SET hits = hits + 1, last_read_at = ? WHERE id = ?", (now, mid))
+                self._add_reader(mid, agent)
+
+    # ------------------------------------------------------------------ changing memories
+    def soft_delete(self, memory_id: str, reason: str, agent: str, now: int) -> bool:
+        """Stamp ``deleted_at`` (FTS rows stay, for ``asof:``) and close every open
+        conflict touching the memory. Returns whether it was live before."""
+        with self.atomic():
+            cur = self.conn.execute("UPDATE memories SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL", (now, memory_id))
+            if not cur.rowcount:
+                return False
+            self.conn.execute(
+                "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = coalesce(resolution, 'retired') WHERE status = 'open' AND (a = ? OR b = ?)",
+                (now, memory_id, memory_id),
+            )
+            self.log(now, agent, "memory.drop", memory_id, reason)
+            return True
+
+    def update_text(self, memory_id: str, text: str, agent: str, now: int) -> None:
+        with self.atomic():
+            row = self.conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if row is None:
+                raise UnknownMemory(f"No memory {memory_id}.")
+            self.conn.execute("UPDATE memories SET text = ? WHERE id = ?", (text, memory_id))
+            self._reindex(row[0], text)
+            self.log(now, agent, "memory.update", memory_id, text)
+
+    def update_cluster(self, memory_id: str, cluster_id: str, agent: str, now: int) -> None:
+        self.require_cluster(cluster_id)
+        with self.atomic():
+            self.conn.execute("UPDATE memories SET cluster_id = ? WHERE id = ?", (cluster_id, memory_id))
+            self.log(now, agent, "memory.update", memory_id, f"cluster → {cluster_id}")
+
+    def row(self, memory_id: str) -> sqlite3.Row:
+        r = self.conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if r is None:
+            raise UnknownMemory(f"No memory {memory_id}. It may have been mistyped; `ledger search` lists ids.")
+        return r
+
+    def require_claim(self, memory_id: str) -> sqlite3.Row:
+        r = self.row(memory_id)
+        if r["kind"] != "claim":
+            raise NotAClaim(
+                f"{memory_id} is a chunk of source {r['source_id']}: chunks are reviewed with their document. "
+                f"Use `ledger sources trust {r['source_id']} <0-1>` or `ledger sources drop {r['source_id']}`."
+            )
+        return r
+
+    def set_flags(self, memory_id: str, now: int, *, reviewed: bool | None = None, pinned: bool | None = None,
+                  archived: bool | None = None) -> None:
+        sets, params = [], []
+        if reviewed is not None:
+            sets.append("reviewed_at = ?")
+            params.append(now if reviewed else None)
+        if pinned is not None:
+            sets.append("pinned = ?")
+            params.append(int(pinned))
+        if archived is not None:
+            sets.append("archived = ?")
+            params.append(int(archived))
+        if sets:
+            self.conn.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id))
+
+    def link(self, a: str, b: str, agent: str, now: int) -> None:
+        for mid in (a, b):
+            if not self.exists(mid):
+                raise UnknownMemory(f"No memory {mid}. It may have been dropped or mistyped.")
+        if a == b:
+            raise InvalidInput("A memory cannot be linked to itself.")
+        lo, hi = sorted((a, b))
+        with self.atomic():
+            self.conn.execute("INSERT OR IGNORE INTO links (a, b) VALUES (?, ?)", (lo, hi))
+            self.log(now, agent, "memory.link", a, f"linked to {b}")
+
+    def links(self, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        if ids is None:
+            return [tuple(r) for r in self.conn.execute("SELECT a, b FROM links")]
+        out = []
+        for chunk_ids in _batches(list(ids), 400):
+            marks = ",".join("?" * len(chunk_ids))
+            out += [tuple(r) for r in self.conn.execute(f"SELECT a, b FROM links WHERE a IN ({marks}) OR b IN ({marks})", chunk_ids + chunk_ids)]
+        return sorted(set(out))
+
+    def related(self, memory_id: str, now: int, limit: int = 5) -> list[Memory]:
+        """Linked live memories; if none, live claims of the same cluster by hits."""
+        ids = [r[0] for r in self.conn.execute(
+            """SELECT CASE WHEN l.a = :id THEN l.b ELSE l.a END FROM links l
+               JOIN memories m ON m.id = (CASE WHEN l.a = :id THEN l.b ELSE l.a END)
+               WHERE (l.a = :id OR l.b = :id) AND m.deleted_at IS NULL LIMIT :n""",
+            {"id": memory_id, "n": limit},
+        )]
+        if not ids:
+            ids = [r[0] for r in self.conn.execute(
+                """SELECT id FROM memories WHERE cluster_id = (SELECT cluster_id FROM memories WHERE id = :id)
+                   AND kind = 'claim' AND deleted_at IS NULL AND id != :id ORDER BY hits DESC, seq DESC LIMIT :n""",
+                {"id": memory_id, "n": limit},
+            )]
+        return self.get_many(ids, now)
+
+    def merge_into(self, keep: str, other: str, agent: str, now: int, *, take_text: bool) -> None:
+        """Fold ``other`` into ``keep``: hits and source counts summed, readers unioned,
+        the later last read kept; ``take_text`` puts ``other``'s text on ``keep``. The
+        other memory is soft-deleted with reason ``merged into <keep>``."""
+        with self.atomic():
+            o = self.row(other)
+            k = self.row(keep)
+            self.conn.execute(
+                "UPDATE memories SET hits = hits + ?, source_count = source_count + ?, last_read_at = max(last_read_at, ?) WHERE id = ?",
+                (o["hits"], o["source_count"], o["last_read_at"], keep),
+            )
+            for (reader,) in self.conn.execute("SELECT agent_id FROM memory_readers WHERE memory_id = ?", (other,)).fetchall():
+                self._add_reader(keep, reader)
+            if take_text:
+                self.conn.execute("UPDATE memories SET text = ? WHERE id = ?", (o["text"], keep))
+                self._reindex(k["seq"], o["text"])
+            self.soft_delete(other, f"merged into {keep}", agent, now)
+
+    # ------------------------------------------------------------------ sources
+    def sources(self, *, include_dropped: bool = False) -> list[Source]:
+        """Sources newest first with live chunk and claim counts and summed hits."""
+        rows = self.conn.execute(
+            f"""SELECT s.*,
+                  (SELECT count(*) FROM memories m WHERE m.source_id = s.id AND m.kind = 'chunk' AND m.deleted_at IS NULL) AS chunks,
+                  (SELECT count(*) FROM memories m WHERE m.source_id = s.id AND m.kind = 'claim' AND m.deleted_at IS NULL) AS claims,
+                  (SELECT coalesce(sum(hits), 0) FROM memories m WHERE m.source_id = s.id AND m.deleted_at IS NULL) AS hits
+                FROM sources s {'' if include_dropped else 'WHERE s.dropped_at IS NULL'}
+                ORDER BY s.ingested_at DESC, s.rowid DESC"""
+        ).fetchall()
+        return [Source(r["id"], r["filename"], r["ext"], r["cluster_id"], r["ingested_by"], r["bytes"], r["trust"],
+                       r["ingested_at"], r["dropped_at"], r["chunks"], r["claims"], r["hits"]) for r in rows]
+
+    def source(self, source_id: str) -> Source:
+        for s in self.sources(include_dropped=True):
+            if s.id == source_id:
+                return s
+        raise UnknownSource(f"No source {source_id}. `ledger sources` lists them.")
+
+    def source_memory_ids(self, source_id: str, kind: str, limit: int | None = None) -> list[str]:
+        sql = "SELECT id FROM memories WHERE source_id = ? AND kind = ? AND deleted_at IS NULL ORDER BY coalesce(chunk_index, 0), seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [r[0] for r in self.conn.execute(sql, (source_id, kind))]
+
+    def set_trust(self, source_id: str, trust: float, agent: str, now: int) -> float:
+        self.source(source_id)
+        t = min(1.0, max(0.0, float(trust)))
+        with self.atomic():
+            self.conn.execute("UPDATE sources SET trust = ? WHERE id = ?", (t, source_id))
+            self.log(now, agent, "sources.trust", None, f"{source_id} → {round(t * 100)}")
+        return t
+
+    def drop_source(self, source_id: str, agent: str, now: int) -> tuple[int, int]:
+        """Soft-delete the source's live chunks and send its distilled claims back to
+        review. Returns ``(chunks dropped, claims flagged)``."""
+        src = self.source(source_id)
+        if src.dropped_at is not None:
+            raise UnknownSource(f"Source {source_id} was already dropped.")
+        with self.atomic():
+            chunk_ids = self.source_memory_ids(source_id, "chunk")
+            for cid in chunk_ids:
+                self.soft_delete(cid, f"source {source_id} dropped", agent, now)
+            flagged = self.conn.execute(
+                "UPDATE memories SET reviewed_at = NULL WHERE source_id = ? AND kind = 'claim' AND deleted_at IS NULL", (source_id,)
+            ).rowcount
+            self.conn.execute("UPDATE sources SET dropped_at = ? WHERE id = ?", (now, source_id))
+            self.log(now, agent, "sources.drop", None, f"{source_id} · {len(chunk_ids)} chunks, {flagged} claims flagged")
+        return len(chunk_ids), flagged
+
+    # ------------------------------------------------------------------ stats
+    def scalar(self, sql: str, params: Sequence | dict = ()) -> int | float | None:
+        return self.conn.execute(sql, params).fetchone()[0]
+
+    def counts(self, since_ms: int) -> dict:
+        """Raw counts for ``stats`` (seed §1.13)."""
+        q = self.scalar
+        return {
+            "memories": q("SELECT count(*) FROM memories WHERE deleted_at IS NULL"),
+            "claims": q("SELECT count(*) FROM memories WHERE deleted_at IS NULL AND kind = 'claim'"),
+            "chunks": q("SELECT count(*) FROM memories WHERE deleted_at IS NULL AND kind = 'chunk'"),
+            "pending": q("SELECT count(*) FROM memories WHERE deleted_at IS NULL AND kind = 'claim' AND reviewed_at IS NULL"),
+            "conflicts": q("SELECT count(*) FROM conflicts WHERE status = 'open'"),
+            "candidates": q(
+                """SELECT count(*) FROM conflict_candidates cc JOIN memories a ON a.id = cc.a JOIN memories b ON b.id = cc.b
+                   WHERE cc.judged_at IS NULL AND a.deleted_at IS NULL AND b.deleted_at IS NULL"""
+            ),
+            "sources": q("SELECT count(*) FROM sources WHERE dropped_at IS NULL"),
+            "agents": q("SELECT count(*) FROM agents"),
+            "requestsToday": q("SELECT count(*) FROM events WHERE at >= ?", (since_ms,)),
+            "lastWriteAt": q("SELECT max(at) FROM events WHERE op IN ('memory.write', 'sources.ingest')"),
+            "searchMs": [r[0] for r in self.conn.execute("SELECT ms FROM events WHERE op = 'memory.search' AND at >= ? AND ms IS NOT NULL", (since_ms,))],
+        }
+
+    def facets(self) -> dict:
+        """Counts over live memories: by origin, cluster, reader agent, and flags."""
+        live = "deleted_at IS NULL"
+        return {
+            "origin": dict(self.conn.execute(f"SELECT origin, count(*) FROM memories WHERE {live} GROUP BY origin").fetchall()),
+            "kind": dict(self.conn.execute(f"SELECT kind, count(*) FROM memories WHERE {live} GROUP BY kind").fetchall()),
+            "cluster": dict(self.conn.execute(f"SELECT cluster_id, count(*) FROM memories WHERE {live} GROUP BY cluster_id").fetchall()),
+            "agent": dict(self.conn.execute(
+                f"SELECT r.agent_id, count(*) FROM memory_readers r JOIN memories m ON m.id = r.memory_id WHERE m.{live} GROUP BY r.agent_id ORDER BY 2 DESC"
+            ).fetchall()),
+            "flags": {
+                "pinned": self.scalar(f"SELECT count(*) FROM memories WHERE {live} AND pinned = 1"),
+                "archived": self.scalar(f"SELECT count(*) FROM memories WHERE {live} AND archived = 1"),
+                "conflicted": self.scalar(
+                    f"SELECT count(*) FROM memories m WHERE m.{live} AND EXISTS (SELECT 1 FROM conflicts c WHERE c.status = 'open' AND (c.a = m.id OR c.b = m.id))"
+                ),
+                "pending": self.scalar(f"SELECT count(*) FROM memories WHERE {live} AND kind = 'claim' AND reviewed_at IS NULL"),
+            },
+        }
+
+    def timeline(self, buckets: int = 60) -> dict:
+        """Histogram of live memories by creation time over the span of all rows."""
+        lo, hi = self.conn.execute("SELECT min(created_at), max(created_at) FROM memories").fetchone()
+        if lo is None:
+            return {"start": None, "end": None, "width": 0, "counts": []}
+        width = max(1, math.ceil((hi - lo + 1) / buckets))
+        counts = [0] * buckets
+        for b, n in self.conn.execute(
+            "SELECT min(?, (created_at - ?) / ?), count(*) FROM memories WHERE deleted_at IS NULL GROUP BY 1", (buckets - 1, lo, width)
+        ):
+            counts[int(b)] += n
+        return {"start": lo, "end": hi, "width": width, "counts": counts}
+
+    def agent_activity(self, agent: str, since_ms: int) -> dict:
+        wrote = self.scalar("SELECT count(*) FROM memories WHERE writer = ? AND deleted_at IS NULL", (agent,))
+        calls = self.scalar("SELECT count(*) FROM events WHERE agent = ? AND at >= ?", (agent, since_ms))
+        searches = self.conn.execute("SELECT detail FROM events WHERE agent = ? AND op = 'memory.search' AND at >= ?", (agent, since_ms)).fetchall()
+        hit_rate = (sum(1 for (d,) in searches if not d.startswith("0 ")) / len(searches)) if searches else None
+        top = self.conn.execute(
+            """SELECT m.cluster_id, count(*) FROM memory_readers r JOIN memories m ON m.id = r.memory_id
+               WHERE r.agent_id = ? AND m.deleted_at IS NULL GROUP BY m.cluster_id ORDER BY 2 DESC LIMIT 4""", (agent,)
+        ).fetchall()
+        return {"wrote": wrote, "calls": calls, "hitRate": hit_rate, "top": [{"cluster": c, "count": n} for c, n in top]}
+
+    def agent_overlap(self) -> list[dict]:
+        rows = self.conn.execute(
+            """SELECT r1.agent_id, r2.agent_id, count(*) FROM memory_readers r1
+               JOIN memory_readers r2 ON r1.memory_id = r2.memory_id AND r1.agent_id < r2.agent_id
+               JOIN memories m ON m.id = r1.memory_id WHERE m.deleted_at IS NULL
+               GROUP BY 1, 2 ORDER BY 3 DESC"""
+        ).fetchall()
+        return [{"a": a, "b": b, "shared": n} for a, b, n in rows]
+
+    def disk_bytes(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except OSError:
+            return 0
+
+    def iter_ids(self, where: str = "deleted_at IS NULL", params: Sequence = ()) -> Iterator[str]:
+        for (mid,) in self.conn.execute(f"SELECT id FROM memories WHERE {where} ORDER BY seq", params):
+            yield mid
+
+
+def _writer_first(writer: str, readers: list[str]) -> tuple[str, ...]:
+    return tuple(([writer] if writer in readers else []) + [a for a in readers if a != writer])
+
+
+def _batches(items: list, size: int) -> Iterable[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

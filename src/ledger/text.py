@@ -1,0 +1,61 @@
+"""Small pure text helpers shared by the store and retrieval. Stdlib only (L0)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WS = re.compile(r"\s+")
+_NON_SLUG = re.compile(r"[^\w]+|_+", re.UNICODE)
+
+# Words that carry no topic in a question or a claim. Dropping them from the BM25
+# expression measurably helps (DESIGN.md retrieval notes: +5 R@5 on LoCoMo) and keeps an
+# OR of prefix terms from matching most of the store.
+QUERY_STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours ourselves out
+    over own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours yourself yourselves
+    """.split()
+)
+
+
+def collapse(text: str) -> str:
+    """Collapse every whitespace run to one space and trim."""
+    return _WS.sub(" ", text).strip()
+
+
+def fuzzy_norm(text: str) -> str:
+    """Normalised form used for trigram containment (seed §1.6): lowercased, whitespace
+    collapsed, trimmed, padded with one space each side."""
+    return f" {collapse(text.lower())} "
+
+
+def trigrams(text: str) -> set[str]:
+    """Character 3-grams of ``fuzzy_norm(text)``; empty for blank text."""
+    n = fuzzy_norm(text)
+    if not n.strip():
+        return set()
+    return {n[i : i + 3] for i in range(len(n) - 2)}
+
+
+def containment(phrase: str, text: str) -> float:
+    """|trigrams(phrase) ∩ trigrams(text)| / |trigrams(phrase)|, 0–1 (0 for an empty
+    phrase). Containment, not Jaccard: a short query in a long text can score 1."""
+    p = trigrams(phrase)
+    if not p:
+        return 0.0
+    return len(p & trigrams(text)) / len(p)
+
+
+def slugify(label: str, max_len: int = 40) -> str:
+    """Cluster id from a label (seed §1.2): lowercase, NFKD, runs of non-alphanumerics
+    become ``-``, dashes trimmed, at most 40 characters. ``"Client work"`` → ``client-work``."""
+    s = unicodedata.normalize("NFKD", label.lower())
+    s = "".join(ch for ch in s if not unicodedata.combining(ch))
+    s = _NON_SLUG.sub("-", s).strip("-")
+    return s[:max_len].strip("-")

@@ -1,0 +1,310 @@
+"""Tests for the pure query-language parser (ledger.query)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ledger.errors import InvalidQuery
+from ledger.query import (
+    KEY_HINTS,
+    KEYS,
+    MAX_MS,
+    MIN_MS,
+    STRENGTH_REASON,
+    WHEN_REASON,
+    Query,
+    format_query,
+    parse,
+    parse_when,
+)
+
+DAY = 86_400_000
+# 2026-03-15T12:34:56.789Z
+NOW = int(datetime(2026, 3, 15, 12, 34, 56, 789000, tzinfo=timezone.utc).timestamp() * 1000)
+
+
+def utc_ms(*args: int) -> int:
+    return int(datetime(*args, tzinfo=timezone.utc).timestamp()) * 1000
+
+
+# --- free text ---------------------------------------------------------------
+
+
+def test_terms_are_lowercased_in_order():
+    q = parse("  Invoice  NET-45\tPayment invoice ", NOW)
+    assert q.terms == ("invoice", "net-45", "payment", "invoice")
+    assert q.text == "invoice net-45 payment invoice"
+    assert not q.has_filters
+
+
+def test_unicode_text_is_lowercased():
+    q = parse("ÜBER Straße ΣΟΦΙΑ Ærø", NOW)
+    assert q.terms == ("über", "straße", "σοφια", "ærø")
+
+
+def test_unknown_key_and_leading_colon_are_text():
+    q = parse("colour:Blue :nope agent http://x.io", NOW)
+    assert q.terms == ("colour:blue", ":nope", "agent", "http://x.io")
+    assert q == Query(terms=q.terms)
+
+
+def test_empty_query():
+    for text in ("", "   ", "\n\t"):
+        q = parse(text, NOW)
+        assert q == Query()
+        assert q.text == ""
+        assert not q.has_filters
+
+
+# --- filters -----------------------------------------------------------------
+
+
+def test_every_key_is_extracted():
+    q = parse(
+        "deploy agent:Claude cluster:Billing type:DOC kind:Claim strength:>70 "
+        "asof:2026-01-01 after:2025-06-01 before:2025-12-01 friday",
+        NOW,
+    )
+    assert q == Query(
+        terms=("deploy", "friday"),
+        agents=("claude",),
+        clusters=("billing",),
+        types=("doc",),
+        kinds=("claim",),
+        strength_op=">",
+        strength=0.7,
+        asof_ms=utc_ms(2026, 1, 1),
+        after_ms=utc_ms(2025, 6, 1),
+        before_ms=utc_ms(2025, 12, 1),
+    )
+    assert q.has_filters
+
+
+def test_keys_are_case_insensitive_and_value_keeps_later_colons():
+    q = parse("AGENT:codex Cluster:a:b", NOW)
+    assert q.agents == ("codex",)
+    assert q.clusters == ("a:b",)
+    assert q.terms == ()
+
+
+def test_repeats_widen_and_deduplicate():
+    q = parse("agent:a agent:B agent:b type:chat type:doc kind:claim kind:chunk cluster:x cluster:y", NOW)
+    assert q.agents == ("a", "b")
+    assert q.types == ("chat", "doc")
+    assert q.kinds == ("claim", "chunk")
+    assert q.clusters == ("x", "y")
+
+
+def test_values_are_not_validated():
+    q = parse("type:foo kind:bar", NOW)
+    assert q.types == ("foo",)
+    assert q.kinds == ("bar",)
+
+
+def test_bare_key_is_ignored():
+    q = parse("agent: strength: asof: after: before: cluster: type: kind: hello", NOW)
+    assert q == Query(terms=("hello",))
+    assert not q.has_filters
+
+
+def test_keys_and_hints():
+    assert KEYS == ("agent", "cluster", "type", "kind", "strength", "asof", "after", "before")
+    assert set(KEY_HINTS) == set(KEYS)
+    assert all(h and "\n" not in h for h in KEY_HINTS.values())
+
+
+# --- strength ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "op", "value"),
+    [("strength:<40", "<", 0.4), ("strength:>70", ">", 0.7), ("strength:>0", ">", 0.0),
+     ("strength:<100", "<", 1.0), ("strength:<007", "<", 0.07)],
+)
+def test_strength_converts_to_unit_scale(token, op, value):
+    q = parse(token, NOW)
+    assert q.strength_op == op
+    assert q.strength == pytest.approx(value)
+    assert q.has_filters
+
+
+def test_strength_last_occurrence_wins():
+    q = parse("strength:<40 strength:>60", NOW)
+    assert (q.strength_op, q.strength) == (">", 0.6)
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["strength:40", "strength:=40", "strength:>101", "strength:<1000", "strength:>abc",
+     "strength:<", "strength:>4.5", "strength:<-1", "Strength:>٤٠"],
+)
+def test_strength_rejects_bad_values(token):
+    with pytest.raises(InvalidQuery) as exc:
+        parse(f"hello {token} world", NOW)
+    assert exc.value.token == token
+    assert exc.value.reason == STRENGTH_REASON
+    assert str(exc.value) == f'Cannot parse "{token}": {STRENGTH_REASON}'
+    assert STRENGTH_REASON == "expected strength:<N or strength:>N, N between 0 and 100"
+
+
+# --- time filters -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("span", "ms_back"),
+    [("30d", 30 * DAY), ("2w", 14 * DAY), ("1y", 365 * DAY), ("6mo", 6 * 2_626_560_000),
+     ("0d", 0), ("1mo", 2_626_560_000), ("30D", 30 * DAY)],
+)
+def test_spans_are_exact_ms_back_from_now(span, ms_back):
+    assert parse_when(span, NOW) == NOW - ms_back
+    assert parse(f"after:{span}", NOW).after_ms == NOW - ms_back
+
+
+def test_six_months_is_six_times_thirty_point_four_days():
+    assert parse_when("6mo", NOW) == NOW - int(round(6 * 30.4 * DAY))
+
+
+def test_huge_span_clamps_to_earliest_instant():
+    assert parse_when("99999999y", NOW) == MIN_MS
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-01-01", utc_ms(2026, 1, 1)),
+        ("20260101", utc_ms(2026, 1, 1)),
+        ("1969-07-20", utc_ms(1969, 7, 20)),
+        ("2026-01-01T10:30:00", utc_ms(2026, 1, 1, 10, 30)),  # no offset -> UTC
+        ("2026-01-01T10:30:00Z", utc_ms(2026, 1, 1, 10, 30)),
+        ("2026-01-01t10:30:00z", utc_ms(2026, 1, 1, 10, 30)),
+        ("2026-01-01T10:30:00+02:00", utc_ms(2026, 1, 1, 8, 30)),
+        ("2026-01-01T10:30:00.250Z", utc_ms(2026, 1, 1, 10, 30) + 250),
+    ],
+)
+def test_absolute_dates(value, expected):
+    assert parse_when(value, NOW) == expected
+
+
+def test_date_only_is_utc_midnight():
+    ms = parse("asof:2026-01-01", NOW).asof_ms
+    assert ms == 1_767_225_600_000
+    assert ms % DAY == 0
+
+
+@pytest.mark.parametrize(
+    "value", ["", "yesterday", "2026-13-01", "2026-01", "30", "30m", "d", "-3d", "3.5d",
+              "2026-02-30", "٢٠٢٦-01-01", "10000-01-01"],
+)
+def test_parse_when_rejects(value):
+    assert parse_when(value, NOW) is None
+
+
+@pytest.mark.parametrize("key", ["asof", "after", "before"])
+def test_nonsense_date_names_the_token(key):
+    token = f"{key}:tuesdayish"
+    with pytest.raises(InvalidQuery) as exc:
+        parse(f"x {token}", NOW)
+    assert exc.value.token == token
+    assert exc.value.reason == WHEN_REASON
+    assert str(exc.value) == (
+        f'Cannot parse "{token}": expected a date like 2026-01-01 or a span like 30d, 2w, 6mo, 1y'
+    )
+    assert exc.value.kind == "invalid-query"
+
+
+def test_time_keys_fill_separate_fields_and_last_wins():
+    q = parse("asof:2026-01-01 after:30d before:1w asof:2025-01-01", NOW)
+    assert q.asof_ms == utc_ms(2025, 1, 1)
+    assert q.after_ms == NOW - 30 * DAY
+    assert q.before_ms == NOW - 7 * DAY
+
+
+# --- to_dict / format_query -----------------------------------------------------
+
+
+def test_to_dict_is_json_friendly():
+    q = parse("Foo agent:a strength:<40 asof:2026-01-01", NOW)
+    d = q.to_dict()
+    assert json.loads(json.dumps(d)) == d
+    assert d["text"] == "foo"
+    assert d["terms"] == ["foo"]
+    assert d["agents"] == ["a"]
+    assert d["strength_op"] == "<" and d["strength"] == 0.4
+    assert d["asof_ms"] == utc_ms(2026, 1, 1)
+    assert d["after_ms"] is None and d["before_ms"] is None
+
+
+def test_format_query_is_canonical():
+    q = parse("before:2026-01-01T10:00:00.5Z Foo strength:>7 agent:B after:2026-01-01T10:00Z bar", NOW)
+    assert format_query(q) == (
+        "foo bar agent:b strength:>7 after:2026-01-01T10:00:00Z before:2026-01-01T10:00:00.500Z"
+    )
+    assert format_query(Query()) == ""
+
+
+def test_format_query_round_trips_spans_as_absolute_instants():
+    q = parse("asof:6mo after:2w", NOW)
+    assert parse(format_query(q), NOW + 12345) == q
+
+
+# --- properties -----------------------------------------------------------------
+
+
+def _is_filter_shaped(token: str) -> bool:
+    i = token.find(":")
+    return i > 0 and token[:i].lower() in KEYS
+
+
+_word = st.text(min_size=1, max_size=12).map(str.lower).filter(
+    lambda s: s == s.lower() and len(s.split()) == 1 and s.split()[0] == s
+)
+_term = _word.filter(lambda s: not _is_filter_shaped(s))
+_values = st.lists(_word, max_size=3, unique=True).map(tuple)
+_ms = st.one_of(st.none(), st.integers(MIN_MS, MAX_MS))
+
+
+@st.composite
+def queries(draw) -> Query:
+    has_strength = draw(st.booleans())
+    return Query(
+        terms=tuple(draw(st.lists(_term, max_size=5))),
+        agents=draw(_values),
+        clusters=draw(_values),
+        types=draw(_values),
+        kinds=draw(_values),
+        strength_op=draw(st.sampled_from("<>")) if has_strength else None,
+        strength=draw(st.integers(0, 100)) / 100 if has_strength else None,
+        asof_ms=draw(_ms),
+        after_ms=draw(_ms),
+        before_ms=draw(_ms),
+    )
+
+
+@settings(max_examples=300)
+@given(q=queries(), now=st.integers(0, 4_102_444_800_000))
+def test_format_then_parse_round_trips(q, now):
+    assert parse(format_query(q), now) == q
+
+
+_query_alphabet = st.sampled_from(list(" \t:<>-.Z0123456789dwmoyT+") + [f"{k}:" for k in KEYS])
+
+
+@settings(max_examples=300)
+@given(
+    text=st.one_of(st.text(), st.lists(_query_alphabet, max_size=30).map("".join)),
+    now=st.integers(0, 4_102_444_800_000),
+)
+def test_parse_only_ever_raises_invalid_query(text, now):
+    try:
+        q = parse(text, now)
+    except InvalidQuery as exc:
+        assert exc.token in text.split()
+        assert exc.reason in (STRENGTH_REASON, WHEN_REASON)
+    else:
+        assert isinstance(q, Query)
+        assert parse(format_query(q), now) == q
