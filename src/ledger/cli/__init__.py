@@ -1,0 +1,26 @@
+"""The ``ledger`` command.
+
+``main()`` routes ``ledger hook ...`` to the stdlib-only hook runner *before* importing
+click, so a harness hook pays only for Python's start-up. Every other command goes
+through the click app in :mod:`ledger.cli.app`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] == "hook":
+        from ..harness.runner import hook_main
+
+        return hook_main(args[1:])
+    if args and args[0] == "__serve-session":
+        # Internal: the long-lived child process of the OpenCode plugin (JSON lines).
+        from ..harness.runner import session_server_main
+
+        return session_server_main(args[1:])
+    from .app import run
+
+    return run(args)

@@ -1,0 +1,502 @@
+"""Click commands: each parses options, calls one facade method and prints the result.
+
+Errors from the core (:class:`ledger.errors.LedgerError`) and click's own usage errors
+are printed as ``✕ <message>`` on stderr with exit code 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Callable
+
+import click
+
+from ..errors import InvalidInput, LedgerError
+from ..paths import db_path, default_agent
+
+AGENT_COMMANDS = ("recall", "remember", "forget", "link", "clusters", "conflicts", "judge", "ingest")
+HUMAN_COMMANDS = ("search", "review", "resolve", "sources", "stats", "export", "show", "serve")
+SETUP_COMMANDS = ("install", "uninstall", "replay", "checkpoints", "hook")
+
+FILTERS_HELP = """\
+Filters (in any query):
+  agent:<id>  cluster:<id>  type:chat|doc  kind:claim|chunk
+  strength:<40 | strength:>70   (0-100)
+  asof:<date|span>  after:<date|span>  before:<date|span>   e.g. 2026-01-01, 30d, 2w, 6mo, 1y
+  Repeating a key widens it: cluster:code cluster:proc"""
+
+
+class LedgerGroup(click.Group):
+    """Help grouped the seed's way: commands for agents, commands for you."""
+
+    def list_commands(self, ctx):
+        return list(AGENT_COMMANDS + HUMAN_COMMANDS + SETUP_COMMANDS)
+
+    def format_commands(self, ctx, formatter):
+        for title, names in (("For agents", AGENT_COMMANDS), ("For you", HUMAN_COMMANDS), ("Setup", SETUP_COMMANDS)):
+            rows = []
+            for name in names:
+                cmd = self.get_command(ctx, name)
+                if cmd is not None and not cmd.hidden:
+                    rows.append((name, cmd.get_short_help_str(90)))
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+    def format_epilog(self, ctx, formatter):
+        formatter.write_paragraph()
+        for line in FILTERS_HELP.splitlines():
+            formatter.write_text(line) if False else formatter.write(line + "\n")
+        formatter.write(f"\nStore: {db_path()}   (--db, $LEDGER_DB, $LEDGER_HOME)\n")
+
+
+def _color() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _out(text: str) -> None:
+    click.echo(text, color=_color())
+
+
+def _json(data) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def common(*, agent: bool = False) -> Callable:
+    """Options every command takes: --db and --json (and --agent where it matters)."""
+
+    def deco(fn):
+        fn = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")(fn)
+        fn = click.option("--db", type=click.Path(dir_okay=False), envvar=None, help="Store path (default: $LEDGER_DB, $LEDGER_HOME/ledger.db, ~/.ledger/ledger.db).")(fn)
+        if agent:
+            fn = click.option("--agent", help="Acting agent id (default: $LEDGER_AGENT, else 'agent').")(fn)
+        return fn
+
+    return deco
+
+
+def _open(db: str | None):
+    from ..service import Ledger
+
+    return Ledger.open(db)
+
+
+def _words(words: tuple[str, ...], text: str | None) -> str:
+    return (text if text is not None else " ".join(words)).strip()
+
+
+@click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             invoke_without_command=True)
+@click.version_option(package_name="ledger-memory", prog_name="ledger")
+@click.pass_context
+def cli(ctx):
+    """LEDGER: local memory for coding agents. One SQLite store on this machine;
+    agents remember and recall, people review and resolve."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+
+
+# ---------------------------------------------------------------------------- agents
+@cli.command()
+@click.argument("query", nargs=-1)
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "fuzzy"]), default="hybrid", show_default=True)
+@common(agent=True)
+def recall(query, limit, mode, agent, db, as_json):
+    """Recall memories about a topic (counts as a retrieval: strengthens what it returns).
+
+    \b
+    ledger recall invoice terms
+    ledger recall deploy cluster:proc strength:>40 --limit 5
+    """
+    with _open(db) as led:
+        res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
+        if as_json:
+            _json([m.to_dict() for m in res.hits])
+        else:
+            _out(__import__("ledger.cli.render", fromlist=["x"]).recall_lines(res, _color()))
+
+
+@cli.command()
+@click.argument("words", nargs=-1)
+@click.option("--text", help="The claim (alternative to positional words).")
+@click.option("--cluster", help="Topic cluster id (see `ledger clusters`).")
+@click.option("--note", default="", help="Provenance: where this came from.")
+@click.option("--supersedes", help="Id of an older memory this one replaces (opens a conflict for a person).")
+@click.option("--file", "files", multiple=True, help="A file this fact is about (repeatable); re-injected when an agent touches it.")
+@click.option("--topic", help="Topic key, e.g. file-format:model.ckpt.")
+@common(agent=True)
+def remember(words, text, cluster, note, supersedes, files, topic, agent, db, as_json):
+    """Remember one self-contained fact.
+
+    \b
+    ledger remember "Staging deploys need VPN access" --cluster proc
+    ledger remember "model.ckpt is a safetensors file" --cluster code --file model.ckpt
+    """
+    claim = _words(words, text)
+    if not claim:
+        raise InvalidInput('Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
+    if not cluster:
+        raise InvalidInput("--cluster is required. Run `ledger clusters` to see the taxonomy.")
+    from ..service import file_key
+
+    keys = [file_key(f) for f in files]
+    with _open(db) as led:
+        res = led.remember(claim, cluster=cluster, agent=default_agent(agent), note=note, supersedes=supersedes,
+                           files=keys, topic=topic)
+        if as_json:
+            _json(res.to_dict())
+            return
+        lines = [f"remembered {res.memory.id}"]
+        if res.conflict_id:
+            lines.append(f"opened {res.conflict_id} — supersedes {supersedes}, for the human to resolve")
+        if res.pending_candidates:
+            n = res.pending_candidates
+            lines.append(f"{n} conflict candidate{'s' if n != 1 else ''} waiting — run `ledger conflicts` when convenient")
+        _out("\n".join(lines))
+
+
+@cli.command()
+@click.argument("ids", nargs=-1)
+@common(agent=True)
+def forget(ids, agent, db, as_json):
+    """Drop memories that were wrong or are finished (still answerable by asof:).
+
+    \b
+    ledger forget m_abc123 m_def456
+    """
+    with _open(db) as led:
+        n = led.forget(list(ids), agent=default_agent(agent))
+    if as_json:
+        _json({"forgotten": n, "ids": list(ids)})
+    else:
+        _out(f"forgot {n} — still answerable by asof: queries")
+
+
+@cli.command()
+@click.argument("a")
+@click.argument("b")
+@common(agent=True)
+def link(a, b, agent, db, as_json):
+    """Link two related memories (both true, about the same thing).
+
+    \b
+    ledger link m_abc123 m_def456
+    """
+    with _open(db) as led:
+        led.link(a, b, agent=default_agent(agent))
+    _json({"linked": [a, b]}) if as_json else _out(f"linked {a} {b}")
+
+
+@cli.group(invoke_without_command=True)
+@common()
+@click.pass_context
+def clusters(ctx, db, as_json):
+    """List the topic clusters (or `clusters add <label>`).
+
+    \b
+    ledger clusters
+    ledger clusters add Client work
+    """
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"db": db, "json": as_json}
+        return
+    from .render import clusters_table
+
+    with _open(db) as led:
+        cs = led.clusters()
+    _json([c.to_dict() for c in cs]) if as_json else _out(clusters_table(cs, _color()))
+
+
+@clusters.command("add")
+@click.argument("label", nargs=-1, required=True)
+@common()
+@click.pass_context
+def clusters_add(ctx, label, db, as_json):
+    """Create a cluster; its id is the slug of the label."""
+    db = db or (ctx.obj or {}).get("db")
+    as_json = as_json or (ctx.obj or {}).get("json")
+    with _open(db) as led:
+        c = led.add_cluster(" ".join(label))
+    _json(c.to_dict()) if as_json else _out(f"✓ {c.id}")
+
+
+@cli.command()
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 500))
+@common()
+def conflicts(limit, db, as_json):
+    """Pairs the store suspects of contradicting, for you (the agent) to judge.
+
+    \b
+    ledger conflicts --limit 5
+    """
+    from .render import candidates_text
+
+    with _open(db) as led:
+        cands = led.candidates(limit)
+    _json([c.to_dict() for c in cands]) if as_json else _out(candidates_text(cands))
+
+
+@cli.command()
+@click.argument("candidate")
+@click.option("--verdict", required=True, help="conflict | unrelated")
+@click.option("--kind", help="direct contradiction | value drift | stale schedule | stale terms | date conflict | stale fact")
+@click.option("--detector", type=float, help="Your confidence 0-1 (default 0.8).")
+@click.option("--note", default="", help="Why, for the person who resolves it.")
+@common(agent=True)
+def judge(candidate, verdict, kind, detector, note, agent, db, as_json):
+    """Judge a candidate pair: can both be true at once?
+
+    \b
+    ledger judge cc_abc --verdict conflict --kind "value drift" --detector 0.9
+    ledger judge cc_abc --verdict unrelated
+    """
+    with _open(db) as led:
+        cf = led.judge(candidate, verdict, agent=default_agent(agent), kind=kind, detector=detector, note=note)
+        c = led.conflict(cf) if cf else None
+    if as_json:
+        _json({"candidate": candidate, "verdict": verdict, "conflict": c.to_dict() if c else None})
+    elif cf:
+        _out(f"queued {cf} — {c.kind}, for the human to resolve")
+    else:
+        _out("settled — marked unrelated, will not be proposed again")
+
+
+@cli.command()
+@click.argument("path", required=False)
+@click.option("--cluster", help="Topic cluster id (required).")
+@click.option("--trust", type=float, default=0.75, show_default=True, help="How much to trust this document, 0-1.")
+@click.option("--text", help="Inline text instead of a file.")
+@common(agent=True)
+def ingest(path, cluster, trust, text, agent, db, as_json):
+    """Ingest a document as chunks (md txt csv tsv json jsonl log yaml yml; `-` for stdin).
+
+    \b
+    ledger ingest docs/runbook.md --cluster proc --trust 0.9
+    pdftotext spec.pdf - | ledger ingest - --cluster reading
+    """
+    from .. import ingest as ing
+
+    if not cluster:
+        raise InvalidInput("--cluster is required. Run `ledger clusters` to see the taxonomy.")
+    if text is not None:
+        src = ing.source_from_text(text, path or "stdin")
+    elif path == "-":
+        src = ing.read_source_stream(sys.stdin.buffer, "stdin")
+    elif path:
+        src = ing.read_source_file(path)
+    else:
+        raise InvalidInput("What should I ingest? Try: ledger ingest notes.md --cluster reading  (or `-` for stdin, or --text).")
+    with _open(db) as led:
+        res = led.ingest(src, cluster=cluster, agent=default_agent(agent), trust=trust)
+    if as_json:
+        _json(res.to_dict())
+    else:
+        _out(
+            f"ingested {res.source_id}  {res.chunks} chunks\n"
+            "  Chunks inherit the document's trust and are never reviewed one by one.\n"
+            "  Ingesting is not learning: a fact worth keeping on its own deserves\n"
+            '  `ledger remember "<fact>" --cluster <id>` as a claim.'
+        )
+
+
+# ---------------------------------------------------------------------------- people
+@cli.command()
+@click.argument("query", nargs=-1)
+@click.option("--limit", default=25, show_default=True, type=click.IntRange(1, 10000))
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "fuzzy"]), default="hybrid", show_default=True)
+@click.option("--sort", type=click.Choice(["relevance", "strength", "hits", "created", "last"]))
+@common()
+def search(query, limit, mode, sort, db, as_json):
+    """Search the store (never counts as a retrieval).
+
+    \b
+    ledger search deploy cluster:proc
+    ledger search asof:2026-01-01 invoice
+    """
+    from .render import search_table
+
+    with _open(db) as led:
+        res = led.search(" ".join(query), limit=limit, mode=mode, sort=sort)
+        now = led.clock()
+    _json(res.to_dict()) if as_json else _out(search_table(res, now, _color()))
+
+
+@cli.command()
+@click.argument("memory_id")
+@common()
+def show(memory_id, db, as_json):
+    """Show one memory with its strength explained (never counts as a retrieval)."""
+    from .render import memory_text
+
+    with _open(db) as led:
+        m = led.get(memory_id)
+        now = led.clock()
+    _json(m.to_dict()) if as_json else _out(memory_text(m, now))
+
+
+@cli.command()
+@click.argument("conflict")
+@click.argument("outcome", required=False)
+@common()
+def resolve(conflict, outcome, db, as_json):
+    """Resolve a conflict: keep a, keep b, both, merge, or dismiss.
+
+    \b
+    ledger resolve cf_abc123 b
+    """
+    if not outcome:
+        raise InvalidInput(f"Try: ledger resolve {conflict} a|b|both|merge|dismiss")
+    how = {"a": "kept A, retired B", "b": "kept B, retired A", "both": "kept both, linked", "merge": "merged B's text into A",
+           "dismiss": "dismissed, not a conflict"}
+    with _open(db) as led:
+        c = led.resolve(conflict, outcome)
+    _json(c.to_dict()) if as_json else _out(f"resolved {c.id} — {how[outcome]}")
+
+
+@cli.command()
+@click.option("--plain", is_flag=True, help="Print the queue instead of opening the interactive review.")
+@common()
+def review(plain, db, as_json):
+    """Review what your agents learned (interactive on a terminal)."""
+    if not plain and not as_json and sys.stdin.isatty() and sys.stdout.isatty():
+        from ..tui.app import run as run_tui
+
+        sys.exit(run_tui(str(db_path(db))))
+    from ..tui.plain import plain_dump, queue_json
+
+    with _open(db) as led:
+        q = led.review_queue(200)
+        now = led.clock()
+    _json(queue_json(q)) if as_json else _out(plain_dump(q, now))
+
+
+@cli.group(invoke_without_command=True)
+@common()
+@click.pass_context
+def sources(ctx, db, as_json):
+    """Ingested documents (or `sources trust <id> <0-1>`, `sources drop <id>`)."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"db": db, "json": as_json}
+        return
+    from .render import sources_table
+
+    with _open(db) as led:
+        ss = led.sources()
+    _json([s.to_dict() for s in ss]) if as_json else _out(sources_table(ss, _color()))
+
+
+@sources.command("trust")
+@click.argument("source_id")
+@click.argument("value", type=float)
+@common()
+@click.pass_context
+def sources_trust(ctx, source_id, value, db, as_json):
+    """Set a document's trust (0-1); every chunk's strength moves with it."""
+    db = db or (ctx.obj or {}).get("db")
+    with _open(db) as led:
+        t = led.set_trust(source_id, value)
+    _json({"sourceId": source_id, "trust": t}) if as_json or (ctx.obj or {}).get("json") else _out(f"trust {source_id} → {round(t * 100)}")
+
+
+@sources.command("drop")
+@click.argument("source_id")
+@common()
+@click.pass_context
+def sources_drop(ctx, source_id, db, as_json):
+    """Drop a document: its chunks go, claims distilled from it return to review."""
+    db = db or (ctx.obj or {}).get("db")
+    with _open(db) as led:
+        r = led.drop_source(source_id)
+    if as_json or (ctx.obj or {}).get("json"):
+        _json(r)
+    else:
+        _out(f"dropped {source_id} · {r['chunks']} chunks removed, {r['flagged']} claims flagged for review")
+
+
+@cli.command()
+@common()
+def stats(db, as_json):
+    """Store size, review queue, conflicts, agents, disk."""
+    from .render import stats_text
+
+    with _open(db) as led:
+        st = led.stats()
+    _json(st) if as_json else _out(stats_text(st, _color()))
+
+
+@cli.command()
+@click.argument("query", nargs=-1)
+@common()
+def export(query, db, as_json):
+    """Every matching memory as JSON lines (no cap).
+
+    \b
+    ledger export cluster:code > code.jsonl
+    """
+    with _open(db) as led:
+        for m in led.export(" ".join(query)):
+            click.echo(json.dumps(m.to_dict(), ensure_ascii=False))
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=7444, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the UI in a browser.")
+@click.option("--allow-remote", is_flag=True, help="Allow binding to a non-loopback address (everyone who can reach it can read the store).")
+@common()
+def serve(host, port, open_browser, allow_remote, db, as_json):
+    """The supervision web UI on http://127.0.0.1:7444."""
+    from ..web.server import serve as run_server
+
+    sys.exit(run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote))
+
+
+def _register_optional() -> None:
+    """Setup commands live in their own modules; add them when present."""
+    try:
+        from . import setup as _setup  # noqa: F401
+    except ImportError:
+        pass
+
+
+_register_optional()
+
+
+def run(args: list[str]) -> int:
+    """Run the click app; map errors to ``✕ <message>`` and exit 1."""
+    try:
+        cli.main(args=args, prog_name="ledger", standalone_mode=False)
+        return 0
+    except LedgerError as exc:
+        click.echo(f"✕ {exc.message}", err=True)
+        return 1
+    except click.exceptions.NoSuchOption as exc:
+        click.echo(f"✕ {exc.format_message()} Run `ledger {exc.ctx.info_name if exc.ctx else ''} --help`.".replace("ledger ledger", "ledger"), err=True)
+        return 1
+    except click.UsageError as exc:
+        msg = exc.format_message()
+        if "No such command" in msg:
+            name = msg.split("'")[1] if "'" in msg else msg
+            msg = f'Unknown command "{name}". Run `ledger --help`.'
+        click.echo(f"✕ {msg}", err=True)
+        return 1
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("✕ Aborted.", err=True)
+        return 1
+    except click.ClickException as exc:
+        click.echo(f"✕ {exc.format_message()}", err=True)
+        return 1
+    except BrokenPipeError:
+        # `ledger export | head`: the reader went away; that is not an error.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except KeyboardInterrupt:
+        return 130

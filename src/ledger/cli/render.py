@@ -1,0 +1,123 @@
+"""Plain-text renderings of the seed's CLI output formats (reference §1.14).
+
+Each function returns the text to print; colour is applied only when ``color`` is true
+(stdout is a terminal and ``NO_COLOR`` is unset), through click's styling.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ..models import Candidate, Cluster, Memory, SearchResult, Source
+from ..text import collapse
+from ..tui.fmt import ago, bar, truncate
+
+LIME, AMBER, RED = (183, 193, 74), (217, 160, 60), (214, 96, 106)
+
+
+def _tint(fraction: float) -> tuple[int, int, int]:
+    return LIME if fraction > 0.7 else AMBER if fraction > 0.4 else RED
+
+
+def _dim(text: str, color: bool) -> str:
+    return click.style(text, dim=True) if color else text
+
+
+def _bar(fraction: float, width: int, color: bool) -> str:
+    b = bar(fraction, width)
+    if not color:
+        return b
+    filled = b.count("█")
+    return click.style(b[:filled], fg=_tint(fraction)) + click.style(b[filled:], dim=True)
+
+
+def pct(strength: float) -> int:
+    """Strength 0–1 shown as 0–100."""
+    return round(strength * 100)
+
+
+def recall_lines(res: SearchResult, color: bool) -> str:
+    if not res.hits:
+        return "nothing remembered about that"
+    n = res.total
+    lines = [f"{n} {'memory' if n == 1 else 'memories'}" + (f" (showing {len(res.hits)})" if n > len(res.hits) else "")]
+    for m in res.hits:
+        lines.append(f"{m.id}  {pct(m.strength):>3}  {collapse(m.text)}  " + _dim(f"[{m.cluster_id}]", color))
+    return "\n".join(lines)
+
+
+def search_table(res: SearchResult, now: int, color: bool) -> str:
+    head = f"▍ {res.total} {'memory' if res.total == 1 else 'memories'}  {res.took_ms:.0f}ms"
+    lines = [click.style(head, bold=True) if color else head]
+    for m in res.hits:
+        lines.append(
+            "  ".join([
+                m.id[-6:],
+                _bar(m.strength, 6, color),
+                f"{pct(m.strength):>3}",
+                f"{truncate(m.writer, 7):<7}",
+                f"{truncate(m.text, 70):<70}",
+                _dim(f"{truncate(m.cluster_label, 16):<16}", color),
+                ago(now - m.last_read_at),
+            ])
+        )
+    return "\n".join(lines)
+
+
+def clusters_table(clusters: list[Cluster], color: bool) -> str:
+    return "\n".join(f"{c.id:<14}" + _dim(f"{c.label:<20}", color) + f"{c.count}" for c in clusters)
+
+
+def candidates_text(cands: list[Candidate]) -> str:
+    if not cands:
+        return "nothing to judge"
+    out = []
+    for c in cands:
+        out += ["", f"{c.id}  {', '.join(c.signals)}", f"  A  {c.a.id}  {collapse(c.a.text)}", f"  B  {c.b.id}  {collapse(c.b.text)}"]
+    out += [
+        "",
+        "For each pair: can both be true at once?",
+        '  no  → ledger judge <id> --verdict conflict --kind "<kind>" --detector 0.0-1.0 [--note "..."]',
+        "  yes → ledger judge <id> --verdict unrelated   (settles the pair for good)",
+        "Kinds: direct contradiction, value drift, stale schedule, stale terms, date conflict, stale fact.",
+    ]
+    return "\n".join(out)
+
+
+def sources_table(sources: list[Source], color: bool) -> str:
+    head = f"▍ Sources  {len(sources)} {'document' if len(sources) == 1 else 'documents'}"
+    lines = [click.style(head, bold=True) if color else head]
+    for s in sources:
+        lines.append(
+            f"{(s.ext or '—').upper():<5} {truncate(s.filename, 40):<40} {_bar(s.trust, 6, color)} {pct(s.trust):>3}  "
+            f"{s.chunk_count} chunks · {s.claim_count} claims · {s.hits} reads  " + _dim(s.id, color)
+        )
+    return "\n".join(lines)
+
+
+def stats_text(st: dict, color: bool) -> str:
+    head = f"▍ LEDGER  {st['db']}"
+    return "\n".join([
+        click.style(head, bold=True) if color else head,
+        f"{st['memories']:>6}  memories   {st['claims']} claims · {st['chunks']} chunks",
+        f"{st['pending']:>6}  pending review",
+        f"{st['conflicts']:>6}  open conflicts   {st['candidates']} candidates awaiting an agent",
+        f"{st['sources']:>6}  sources",
+        f"{st['agents']:>6}  agents     {st['requestsToday']} calls today",
+        f"{st['diskBytes'] / 1e6:>6.1f}  MB on disk",
+    ])
+
+
+def memory_text(m: Memory, now: int) -> str:
+    f = m.factors
+    lines = [
+        f"{m.id}  {m.kind} · {m.origin} · [{m.cluster_id}] {m.cluster_label}",
+        f"  {collapse(m.text)}",
+        f"  strength {pct(m.strength)}  (used {f.used:.2f} · fresh {f.fresh:.2f} · corroborated {f.corroborated:.2f})",
+        f"  writer {m.writer} · readers {', '.join(m.readers)} · hits {m.hits} · last read {ago(now - m.last_read_at)} ago",
+    ]
+    if m.provenance:
+        lines.append(f"  provenance: {m.provenance}")
+    if m.deleted_at:
+        lines.append(f"  dropped {ago(now - m.deleted_at)} ago")
+    return "\n".join(lines)
