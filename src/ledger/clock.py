@@ -4,9 +4,14 @@ clock so tests can move time. Stdlib only (L0)."""
 from __future__ import annotations
 
 import time
-from typing import Callable
 
-Clock = Callable[[], int]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # keep `typing` off the hook path
+    from typing import Callable
+
+    Clock = Callable[[], int]
+else:
+    Clock = object
 
 DAY_MS = 86_400_000
 

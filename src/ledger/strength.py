@@ -16,9 +16,8 @@ ranking inside SQLite and hydration in Python agree (a test checks they do).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from .clock import DAY_MS
+DAY_MS = 86_400_000
 
 BASE = 0.17
 W_USED = 0.27
@@ -35,13 +34,29 @@ CHUNK_MAX = 0.97
 DEFAULT_TRUST = 0.7  # fallback when a chunk's source trust is unknown (seed)
 
 
-@dataclass(frozen=True)
 class Factors:
-    """The three inputs of the formula, each 0–1."""
+    """The three inputs of the formula, each 0–1. An immutable value (a plain slotted
+    class rather than a dataclass: this module is on the hook path, where importing
+    ``dataclasses`` would cost more than the hook's whole budget)."""
 
-    used: float
-    fresh: float
-    corroborated: float
+    __slots__ = ("used", "fresh", "corroborated")
+
+    def __init__(self, used: float, fresh: float, corroborated: float):
+        object.__setattr__(self, "used", used)
+        object.__setattr__(self, "fresh", fresh)
+        object.__setattr__(self, "corroborated", corroborated)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Factors is immutable")
+
+    def __eq__(self, other):
+        return isinstance(other, Factors) and (self.used, self.fresh, self.corroborated) == (other.used, other.fresh, other.corroborated)
+
+    def __hash__(self):
+        return hash((self.used, self.fresh, self.corroborated))
+
+    def __repr__(self):
+        return f"Factors(used={self.used!r}, fresh={self.fresh!r}, corroborated={self.corroborated!r})"
 
     def to_dict(self) -> dict:
         return {"used": self.used, "fresh": self.fresh, "corroborated": self.corroborated}

@@ -144,3 +144,50 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, strftime('%s','now') * 1000)", (name,))
         applied.append(name)
     return applied
+
+
+@migration
+def m002_watcher(conn: sqlite3.Connection) -> None:
+    """The watcher's state, persisted so it survives hook processes: sessions with their
+    step counter and distillation lease, observations (one per tool call) and the files
+    they touched, per-session per-file escalation counters, injections, LLM calls with
+    token use, and session checkpoints."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE watch_sessions (
+            key TEXT PRIMARY KEY,              -- '<harness>:<session id>'
+            harness TEXT NOT NULL, session_id TEXT NOT NULL, project TEXT NOT NULL, cwd TEXT NOT NULL,
+            agent TEXT NOT NULL, transcript_path TEXT,
+            started_at INTEGER NOT NULL, last_seen INTEGER NOT NULL,
+            steps INTEGER NOT NULL DEFAULT 0, distilled_step INTEGER NOT NULL DEFAULT 0,
+            lease_until INTEGER NOT NULL DEFAULT 0, lease_owner TEXT);
+        CREATE TABLE observations (
+            id INTEGER PRIMARY KEY, session TEXT NOT NULL REFERENCES watch_sessions(key),
+            step INTEGER NOT NULL, at INTEGER NOT NULL, tool TEXT NOT NULL, input TEXT NOT NULL,
+            output TEXT NOT NULL DEFAULT '', ok INTEGER, duration_ms REAL, tool_use_id TEXT);
+        CREATE INDEX observations_session_step ON observations (session, step);
+        CREATE TABLE observation_files (
+            observation_id INTEGER NOT NULL REFERENCES observations(id), path TEXT NOT NULL,
+            PRIMARY KEY (observation_id, path)) WITHOUT ROWID;
+        CREATE INDEX observation_files_path ON observation_files (path);
+        CREATE TABLE watch_escalation (
+            session TEXT NOT NULL, path TEXT NOT NULL,
+            injections INTEGER NOT NULL DEFAULT 0, first_step INTEGER,
+            facts_seen INTEGER NOT NULL DEFAULT 0,   -- highest memory seq keyed to the path when counted
+            PRIMARY KEY (session, path)) WITHOUT ROWID;
+        CREATE TABLE injections (
+            id INTEGER PRIMARY KEY, session TEXT NOT NULL, step INTEGER NOT NULL, at INTEGER NOT NULL,
+            level TEXT NOT NULL, memory_ids TEXT NOT NULL, paths TEXT NOT NULL, chars INTEGER NOT NULL);
+        CREATE INDEX injections_session ON injections (session);
+        CREATE TABLE llm_calls (
+            id INTEGER PRIMARY KEY, at INTEGER NOT NULL, session TEXT, backend TEXT NOT NULL, model TEXT,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+            ms REAL, ok INTEGER NOT NULL, error TEXT);
+        CREATE INDEX llm_calls_at ON llm_calls (at);
+        CREATE TABLE checkpoints (
+            id INTEGER PRIMARY KEY, session TEXT, project TEXT NOT NULL, at INTEGER NOT NULL,
+            event TEXT NOT NULL, branch TEXT, content TEXT NOT NULL);
+        CREATE INDEX checkpoints_project_at ON checkpoints (project, at)
+        """,
+    )

@@ -1,0 +1,115 @@
+"""Setup commands: install / uninstall harness hooks, replay transcripts, checkpoints."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..errors import InvalidInput
+from .app import _json, _out, cli, common
+
+HARNESSES = ("claude-code",)
+
+
+@cli.command()
+@click.argument("harness", type=click.Choice(HARNESSES))
+@click.option("--user", "scope", flag_value="user", help="Install into ~/.claude/settings.json (every project).")
+@click.option("--project", "scope", flag_value="project", default=True, help="Install into ./.claude/settings.json (default).")
+@click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="Project folder (default: current directory).")
+@common()
+def install(harness, scope, project_dir, db, as_json):
+    """Wire ledger's hooks into a harness (idempotent; your own hooks are kept).
+
+    \b
+    ledger install claude-code            # this project
+    ledger install claude-code --user     # every project
+    """
+    from ..harness.install import install_claude_code
+
+    r = install_claude_code(scope, project_dir)
+    if as_json:
+        _json(r)
+    else:
+        _out(f"✓ hooks for {', '.join(r['events'])} in {r['path']}" + (f" (replaced {r['replaced']} old ones)" if r["replaced"] else "")
+             + "\n  Distillation needs an LLM: set [llm] in $LEDGER_HOME/config.toml (see README). Injection and checkpoints work without one.")
+
+
+@cli.command()
+@click.argument("harness", type=click.Choice(HARNESSES))
+@click.option("--user", "scope", flag_value="user")
+@click.option("--project", "scope", flag_value="project", default=True)
+@click.option("--dir", "project_dir", type=click.Path(file_okay=False))
+@common()
+def uninstall(harness, scope, project_dir, db, as_json):
+    """Remove exactly ledger's hooks from a harness's settings."""
+    from ..harness.install import uninstall_claude_code
+
+    r = uninstall_claude_code(scope, project_dir)
+    _json(r) if as_json else _out(f"removed {r['removed']} ledger hook(s) from {r['path']}")
+
+
+@cli.command()
+@click.argument("transcripts", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--distiller", type=click.Choice(["heuristic", "config"]), default="heuristic", show_default=True,
+              help="heuristic: deterministic facts from tool outputs; config: the LLM in config.toml.")
+@click.option("--every", type=click.IntRange(1, 10000), help="Distill every N steps (default from config: 15).")
+@click.option("--escalate-after", type=click.IntRange(1, 1000), help="Injections before escalation (default 4).")
+@common()
+def replay(transcripts, distiller, every, escalate_after, db, as_json):
+    """Replay Claude Code transcripts through the hooks and report what ledger would do.
+
+    \b
+    ledger replay ~/.claude/projects/*/SESSION.jsonl
+    """
+    from ..harness.replay import format_report, replay as run_replay
+
+    reports = [run_replay(t, db=db, distiller=distiller, every=every, escalate_after=escalate_after) for t in transcripts]
+    if as_json:
+        _json(reports)
+    else:
+        _out("\n\n".join(format_report(r) for r in reports))
+
+
+@cli.command()
+@click.option("--session", help="Only this session id.")
+@click.option("--project", "project_dir", help="Only this project folder.")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--full", is_flag=True, help="Print each checkpoint in full.")
+@common()
+def checkpoints(session, project_dir, limit, full, db, as_json):
+    """Checkpoints written at Stop / SessionEnd, newest first."""
+    import os
+
+    from ..paths import db_path
+    from ..store.watch import checkpoints as list_checkpoints, open_store
+
+    conn = open_store(str(db_path(db)))
+    try:
+        rows = list_checkpoints(conn, session=session, project=os.path.abspath(project_dir) if project_dir else None, limit=limit)
+    finally:
+        conn.close()
+    if as_json:
+        _json(rows)
+        return
+    if not rows:
+        _out("no checkpoints yet — they are written when a hooked agent stops (ledger install claude-code)")
+        return
+    import time
+
+    for r in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["at"] / 1000))
+        _out(f"{when}  {r['event']:<10} {r['branch'] or '—':<20} {r['project']}  [{r['session']}]")
+        if full:
+            _out(r["content"])
+
+
+@cli.command(hidden=False, context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1)
+def hook(args):
+    """Harness hook entry (JSON on stdin): ledger hook claude-code <Event>."""
+    # `ledger hook` is normally routed before click is imported (cli/__init__.py); this
+    # command exists for --help and for callers that import the click app directly.
+    from ..harness.runner import hook_main
+
+    raise SystemExit(hook_main(list(args)))

@@ -1,0 +1,1 @@
+"""Session state that survives compaction: checkpoints and the Session State block."""

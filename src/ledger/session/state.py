@@ -1,0 +1,183 @@
+"""Session state (seed lean-session, reference §3), wired to events the harness really
+sends: a checkpoint on Stop (every turn) and SessionEnd, the Session State block before
+compaction (PreCompact), and that block plus the project's strongest facts after it
+(SessionStart with source ``compact`` or ``resume``).
+
+Stdlib only (hook path). Every file read is bounded; a missing or unreadable file is one
+line in the output, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+from ..harness.events import HookEvent, HookResponse
+from ..store import watch as W
+
+READ_CAP = 16_000  # bytes read from any one state file
+BLOCK_CAP = 9_000  # characters of the injected Session State block
+FACTS_CAP = 2_500  # characters of facts appended after compaction
+MAX_FACTS = 12
+GIT_TIMEOUT_S = 3
+
+
+def read_bounded(path: str, cap: int = READ_CAP) -> tuple[str, str | None]:
+    """``(text, note)``: at most ``cap`` bytes of ``path``; ``note`` says what went wrong
+    or what was cut, else None. Missing files give ``("", None)``."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(cap + 1)
+    except FileNotFoundError:
+        return "", None
+    except OSError as exc:
+        return "", f"_{os.path.basename(path)} unreadable: {exc.strerror or exc}_"
+    text = data[:cap].decode("utf-8", "replace").strip()
+    if len(data) > cap:
+        return text, f"_… {os.path.basename(path)} cut at {cap} bytes_"
+    return text, None
+
+
+def _git(cwd: str, *args: str) -> str | None:
+    try:
+        p = subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def loop_state() -> tuple[str, int]:
+    """``(task, iteration)`` from ``$LEDGER_LOOP_STATE`` or ``~/.config/opencode/loop-state.json``."""
+    path = os.environ.get("LEDGER_LOOP_STATE") or os.path.expanduser("~/.config/opencode/loop-state.json")
+    text, _ = read_bounded(path, 64_000)
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError:
+        return "", 0
+    if not isinstance(data, dict):
+        return "", 0
+    task = data.get("task") if isinstance(data.get("task"), str) else ""
+    it = data.get("iter") if isinstance(data.get("iter"), int) else 0
+    return task, it
+
+
+def checkpoint_markdown(project: str, changed: list[str], event_name: str, now_ms: int) -> tuple[str, str | None]:
+    """The checkpoint in the seed's format; returns ``(markdown, branch)``."""
+    ts = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now_ms / 1000))
+    task, it = loop_state()
+    inside = _git(project, "rev-parse", "--is-inside-work-tree") == "true"
+    branch = _git(project, "branch", "--show-current") if inside else None
+    status = _git(project, "status", "--short") if inside else None
+    stat = _git(project, "diff", "--stat", "HEAD") if inside else None
+    tasks, note = read_bounded(os.path.join(project, ".agents", "tasks.md"))
+    rel = [os.path.relpath(p, project) if p.startswith(project.rstrip("/") + "/") else p for p in changed]
+    lines = [f"# Checkpoint — {ts}", "", "## Current Task", task or "_No active task in loop state_"]
+    if it > 0:
+        lines.append(f"Loop iteration: {it}")
+    lines += ["", "## Branch", (branch or "_detached HEAD_") if inside else "_not a git repo_", "",
+              "## Files Changed This Session"]
+    lines += [f"- {p}" for p in rel[:200]] or ["_none recorded by the watcher_"]
+    if len(rel) > 200:
+        lines.append(f"- … and {len(rel) - 200} more")
+    lines += ["", "## Git Status"]
+    lines += (["```", _cap(status, 4000), "```"] if status else ["clean" if inside else "_not a git repo_"])
+    lines += ["", "## Git Diff Summary", _cap(stat, 4000) if stat else "_no uncommitted changes_", "", "## Active Task List"]
+    lines.append(tasks or "_create .agents/tasks.md to track tasks_")
+    if note:
+        lines.append(note)
+    lines += ["", "---", f"_Written by ledger on {event_name} at {ts}_"]
+    return "\n".join(lines) + "\n", branch
+
+
+def _cap(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n] + f"\n… ({len(text) - n} more characters)"
+
+
+def write_checkpoint(conn, key: str, project: str, event_name: str, now_ms: int) -> str | None:
+    """Write ``.agents/checkpoint.md`` and keep it in the store. Idempotent: when nothing
+    but the time changed since the latest checkpoint of this session, nothing is
+    written. Returns the markdown written, or None."""
+    md, branch = checkpoint_markdown(project, W.files_changed(conn, key), event_name, now_ms)
+    prev = W.checkpoints(conn, session=key, limit=1)
+    if prev and _strip_times(prev[0]["content"]) == _strip_times(md):
+        return None
+    W.add_checkpoint(conn, session=key, project=project, event=event_name, branch=branch, content=md, now=now_ms)
+    agents = os.path.join(project, ".agents")
+    try:
+        os.makedirs(agents, exist_ok=True)
+        tmp = os.path.join(agents, f".checkpoint.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(md)
+        os.replace(tmp, os.path.join(agents, "checkpoint.md"))
+    except OSError:
+        pass  # read-only project: the store still has it (`ledger checkpoints`)
+    return md
+
+
+def _strip_times(md: str) -> str:
+    return "\n".join(l for l in md.splitlines() if not l.startswith("# Checkpoint — ") and not l.startswith("_Written by ledger"))
+
+
+def session_block(project: str, cap: int = BLOCK_CAP) -> str:
+    """The Session State block: tasks, latest checkpoint, decisions (each bounded), with
+    a visible truncation note when the whole exceeds ``cap`` characters."""
+    parts = ["## Session State (auto-injected by ledger from .agents/ — read this to resume)"]
+    for title, name, empty in (("Active Tasks", "tasks.md", "_No .agents/tasks.md found_"),
+                               ("Last Checkpoint", "checkpoint.md", "_No checkpoint yet_"),
+                               ("Project Decisions", "decisions.md", "_No decisions recorded_")):
+        text, note = read_bounded(os.path.join(project, ".agents", name))
+        parts += ["", f"### {title}", text or empty]
+        if note:
+            parts.append(note)
+    block = "\n".join(parts)
+    if len(block) > cap:
+        block = block[: cap - 80].rstrip() + f"\n\n_… Session State cut at {cap} characters; read .agents/ for the rest._"
+    return block
+
+
+def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: int = MAX_FACTS) -> str:
+    """The project's strongest live facts (keyed to files in the project), bounded;
+    says how many were left out."""
+    from ..watcher.engine import fact_strength
+
+    facts = W.strongest_facts(conn, project, now_ms, limit)
+    if not facts:
+        return ""
+    facts.sort(key=lambda f: (-int(bool(f["pinned"])), -fact_strength(f, now_ms)))
+    lines = ["## Known facts about this project (from ledger)"]
+    shown = 0
+    for f in facts[:limit]:
+        line = f"- [{f['id']} · {round(fact_strength(f, now_ms) * 100)}] {' '.join(f['text'].split())}"
+        if sum(len(x) + 1 for x in lines) + len(line) > cap:
+            break
+        lines.append(line)
+        shown += 1
+    if len(facts) > shown:
+        lines.append(f"_(+{len(facts) - shown} more left out; `ledger recall` finds them)_")
+    return "\n".join(lines)
+
+
+def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
+    """Session-state side of a hook event (the engine handles tool events)."""
+    from ..watcher.engine import project_root, session_key
+
+    key = session_key(event)
+    project = project_root(event.cwd)
+    if event.kind == "stop":
+        if event.stop_hook_active:
+            return None
+        write_checkpoint(engine.conn, key, project, "Stop", engine.now)
+        return None
+    if event.kind == "session_end":
+        write_checkpoint(engine.conn, key, project, "SessionEnd", engine.now)
+        engine.maybe_distill(key, force=True)
+        return None
+    if event.kind == "pre_compact":
+        return HookResponse(additional_context=session_block(project))
+    if event.kind == "session_start" and (event.source or "") in ("compact", "resume"):
+        text = session_block(project)
+        facts = facts_block(engine.conn, project, engine.now)
+        return HookResponse(additional_context=text + ("\n\n" + facts if facts else ""))
+    return None

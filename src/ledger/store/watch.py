@@ -1,0 +1,227 @@
+"""SQL for the watcher's hook path: sessions, observations, fact lookup by file key,
+escalation counters, injections, leases and LLM accounting.
+
+Imported by every ``ledger hook`` process, so it imports only the standard library and
+the connection/migration modules (no dataclasses, no models): rows come back as tuples
+or plain dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from .connection import atomic, connect
+from .migrations import migrate
+
+LEASE_MS = 10 * 60 * 1000  # a distillation that has not finished in 10 min is presumed dead
+
+
+def open_store(path: str) -> sqlite3.Connection:
+    """Connect and migrate (cheap when up to date). Raises StoreUnavailable."""
+    conn = connect(path)
+    migrate(conn)
+    return conn
+
+
+def touch_session(conn: sqlite3.Connection, key: str, *, harness: str, session_id: str, project: str, cwd: str,
+                  agent: str, transcript_path: str | None, now: int) -> dict:
+    """Create or refresh a session row; returns it as a dict."""
+    with atomic(conn):
+        conn.execute(
+            """INSERT INTO watch_sessions (key, harness, session_id, project, cwd, agent, transcript_path, started_at, last_seen)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (key) DO UPDATE SET last_seen = excluded.last_seen, cwd = excluded.cwd,
+                 transcript_path = coalesce(excluded.transcript_path, transcript_path)""",
+            (key, harness, session_id, project, cwd, agent, transcript_path, now, now),
+        )
+    return session(conn, key)
+
+
+def session(conn: sqlite3.Connection, key: str) -> dict:
+    r = conn.execute("SELECT * FROM watch_sessions WHERE key = ?", (key,)).fetchone()
+    return dict(r) if r else {}
+
+
+def add_observation(conn: sqlite3.Connection, key: str, *, tool: str, input: dict, output: str, ok: bool | None,
+                    duration_ms: float | None, tool_use_id: str | None, files: list[str], now: int) -> int:
+    """Record one tool call as the session's next step; returns the new step number."""
+    with atomic(conn):
+        conn.execute("UPDATE watch_sessions SET steps = steps + 1, last_seen = ? WHERE key = ?", (now, key))
+        step = conn.execute("SELECT steps FROM watch_sessions WHERE key = ?", (key,)).fetchone()[0]
+        cur = conn.execute(
+            "INSERT INTO observations (session, step, at, tool, input, output, ok, duration_ms, tool_use_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (key, step, now, tool, json.dumps(input, ensure_ascii=False, default=str), output,
+             None if ok is None else int(ok), duration_ms, tool_use_id),
+        )
+        conn.executemany("INSERT OR IGNORE INTO observation_files (observation_id, path) VALUES (?, ?)", [(cur.lastrowid, p) for p in files])
+    return step
+
+
+def observations(conn: sqlite3.Connection, key: str, after_step: int = 0, limit: int = 1000) -> list[dict]:
+    rows = conn.execute(
+        "SELECT * FROM observations WHERE session = ? AND step > ? ORDER BY step LIMIT ?", (key, after_step, limit)
+    ).fetchall()
+    out = []
+    for r in rows:
+        d = dict(r)
+        d["files"] = [p for (p,) in conn.execute("SELECT path FROM observation_files WHERE observation_id = ?", (r["id"],))]
+        out.append(d)
+    return out
+
+
+def files_changed(conn: sqlite3.Connection, key: str) -> list[str]:
+    """Files the session's edit tools touched (Edit, Write, MultiEdit, NotebookEdit), in
+    first-touched order: facts from observations, not guesses."""
+    return [p for (p,) in conn.execute(
+        """SELECT f.path FROM observations o JOIN observation_files f ON f.observation_id = o.id
+           WHERE o.session = ? AND o.tool IN ('Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'edit', 'write', 'patch')
+           GROUP BY f.path ORDER BY min(o.step)""",
+        (key,),
+    )]
+
+
+def facts_for_files(conn: sqlite3.Connection, paths: list[str], limit: int = 50) -> list[dict]:
+    """Live claims keyed to any of ``paths`` (exact match), newest first, with the file
+    state recorded when each was written. One dict per (memory, path)."""
+    if not paths:
+        return []
+    marks = ",".join("?" * len(paths))
+    rows = conn.execute(
+        f"""SELECT m.id, m.seq, m.text, m.topic, m.pinned, m.hits, m.last_read_at, m.reader_count, m.source_count,
+                   f.path, f.size, f.mtime_ms, f.sha256
+            FROM memory_files f JOIN memories m ON m.id = f.memory_id
+            WHERE f.path IN ({marks}) AND m.deleted_at IS NULL AND m.archived = 0 AND m.kind = 'claim'
+            ORDER BY m.pinned DESC, m.seq DESC LIMIT ?""",
+        (*paths, limit),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: int, step: int) -> tuple[int, int | None]:
+    """Count one more injection opportunity for ``path`` in session ``key``; returns
+    ``(injections, first_step)`` after counting. Counters reset when facts newer than
+    the last counted ones exist for the path (``facts_seen`` is their highest seq)."""
+    row = conn.execute("SELECT injections, first_step, facts_seen FROM watch_escalation WHERE session = ? AND path = ?", (key, path)).fetchone()
+    if row is None or facts_seen > row[2]:
+        injections, first = 1, step
+    else:
+        injections, first = row[0] + 1, row[1] if row[1] is not None else step
+    conn.execute(
+        "INSERT OR REPLACE INTO watch_escalation (session, path, injections, first_step, facts_seen) VALUES (?, ?, ?, ?, ?)",
+        (key, path, injections, first, max(facts_seen, row[2] if row else 0)),
+    )
+    return injections, first
+
+
+def reset_escalation(conn: sqlite3.Connection, key: str) -> int:
+    """New findings in a session: the agent is learning, not stuck. Returns rows reset."""
+    return conn.execute("DELETE FROM watch_escalation WHERE session = ?", (key,)).rowcount
+
+
+def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, memory_ids: list[str], paths: list[str],
+                     chars: int, agent: str, now: int) -> None:
+    """Log an injection and count it as a retrieval of each fact by ``agent``."""
+    conn.execute(
+        "INSERT INTO injections (session, step, at, level, memory_ids, paths, chars) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (key, step, now, level, json.dumps(memory_ids), json.dumps(paths), chars),
+    )
+    for mid in memory_ids:
+        conn.execute("UPDATE memories SET hits = hits + 1, last_read_at = ? WHERE id = ?", (now, mid))
+        if conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, agent)).rowcount:
+            conn.execute("UPDATE memories SET reader_count = reader_count + 1 WHERE id = ?", (mid,))
+    cur = conn.execute("UPDATE agents SET last_seen = ? WHERE id = ?", (now, agent))
+    if not cur.rowcount:
+        conn.execute("INSERT OR IGNORE INTO agents (id, label, color, first_seen, last_seen) VALUES (?, ?, '#9a76dd', ?, ?)", (agent, agent, now, now))
+    conn.execute(
+        "INSERT INTO events (at, agent, op, memory_id, detail) VALUES (?, ?, 'watcher.inject', ?, ?)",
+        (now, agent, memory_ids[0] if memory_ids else None, f"{level} · {len(memory_ids)} facts · {', '.join(paths)[:200]}"),
+    )
+
+
+def try_lease(conn: sqlite3.Connection, key: str, owner: str, now: int, lease_ms: int = LEASE_MS) -> bool:
+    """Take the session's distillation lease if free or expired. Atomic across processes."""
+    with atomic(conn):
+        cur = conn.execute(
+            "UPDATE watch_sessions SET lease_until = ?, lease_owner = ? WHERE key = ? AND lease_until < ?",
+            (now + lease_ms, owner, key, now),
+        )
+        return cur.rowcount == 1
+
+
+def release_lease(conn: sqlite3.Connection, key: str, owner: str, distilled_step: int | None = None) -> None:
+    with atomic(conn):
+        if distilled_step is not None:
+            conn.execute("UPDATE watch_sessions SET distilled_step = max(distilled_step, ?) WHERE key = ? AND lease_owner = ?",
+                         (distilled_step, key, owner))
+        conn.execute("UPDATE watch_sessions SET lease_until = 0, lease_owner = NULL WHERE key = ? AND lease_owner = ?", (key, owner))
+
+
+def record_llm_call(conn: sqlite3.Connection, *, session: str | None, backend: str, model: str | None, prompt_tokens: int,
+                    completion_tokens: int, ms: float, ok: bool, error: str | None, now: int) -> None:
+    with atomic(conn):
+        conn.execute(
+            "INSERT INTO llm_calls (at, session, backend, model, prompt_tokens, completion_tokens, ms, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (now, session, backend, model, prompt_tokens, completion_tokens, ms, int(ok), error),
+        )
+
+
+def tokens_since(conn: sqlite3.Connection, since_ms: int) -> int:
+    return conn.execute("SELECT coalesce(sum(prompt_tokens + completion_tokens), 0) FROM llm_calls WHERE at >= ?", (since_ms,)).fetchone()[0]
+
+
+def llm_usage(conn: sqlite3.Connection, since_ms: int) -> dict:
+    r = conn.execute(
+        "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), coalesce(sum(1 - ok), 0) FROM llm_calls WHERE at >= ?",
+        (since_ms,),
+    ).fetchone()
+    return {"calls": r[0], "promptTokens": r[1], "completionTokens": r[2], "failed": r[3]}
+
+
+def watcher_counts(conn: sqlite3.Connection) -> dict:
+    return {
+        "sessions": conn.execute("SELECT count(*) FROM watch_sessions").fetchone()[0],
+        "observations": conn.execute("SELECT count(*) FROM observations").fetchone()[0],
+        "injections": conn.execute("SELECT count(*) FROM injections").fetchone()[0],
+        "checkpoints": conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0],
+    }
+
+
+def add_checkpoint(conn: sqlite3.Connection, *, session: str | None, project: str, event: str, branch: str | None,
+                   content: str, now: int) -> int:
+    with atomic(conn):
+        return conn.execute(
+            "INSERT INTO checkpoints (session, project, at, event, branch, content) VALUES (?, ?, ?, ?, ?, ?)",
+            (session, project, now, event, branch, content),
+        ).lastrowid
+
+
+def checkpoints(conn: sqlite3.Connection, *, session: str | None = None, project: str | None = None, limit: int = 20) -> list[dict]:
+    where, params = [], []
+    if session:
+        where.append("(session = ? OR session LIKE ?)")
+        params += [session, f"%:{session}"]
+    if project:
+        where.append("project = ?")
+        params.append(project)
+    sql = "SELECT * FROM checkpoints" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY at DESC, id DESC LIMIT ?"
+    return [dict(r) for r in conn.execute(sql, (*params, limit))]
+
+
+def strongest_facts(conn: sqlite3.Connection, project: str, now: int, limit: int = 12) -> list[dict]:
+    """Live claims keyed to files under ``project`` or written in one of its sessions'
+    provenance, strongest (by hits, pins, recency) first. Plain dicts; no strength math
+    here: the caller ranks."""
+    rows = conn.execute(
+        """SELECT DISTINCT m.id, m.seq, m.text, m.topic, m.pinned, m.hits, m.last_read_at, m.reader_count, m.source_count
+           FROM memories m JOIN memory_files f ON f.memory_id = m.id
+           WHERE m.deleted_at IS NULL AND m.archived = 0 AND m.kind = 'claim' AND (f.path = ? OR f.path LIKE ? ESCAPE '\\')
+           ORDER BY m.pinned DESC, m.last_read_at DESC LIMIT ?""",
+        (project, _like_prefix(project) + "%", limit * 4),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def _like_prefix(path: str) -> str:
+    p = path.rstrip("/") + "/"
+    return p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

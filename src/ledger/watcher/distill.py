@@ -1,0 +1,166 @@
+"""Distillation: turn a session's new observations into findings stored as claims.
+
+Run detached by the hook (``python -m ledger.watcher.distill --db … --session … --owner …``)
+once the session's lease was taken, or inline by ``ledger replay``. Not on the hook's
+latency path, so it may use the full service.
+
+Each finding becomes a claim written by the watcher agent, with provenance naming the
+session and steps, its topic, and file keys (size, mtime, sha256 at the time). A finding
+that repeats a live claim keyed to the same files corroborates that claim (its source
+count rises) instead of adding a copy; anything else goes through the store's
+contradiction proposer like every claim.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from ..conflicts.signals import content_tokens
+from ..store import watch as W
+from . import config as config_mod
+from .llm import LLMError, complete
+from .trajectory import Observation, build_prompt, parse_findings
+
+NEAR_DUPLICATE = 0.8  # Jaccard of content tokens at or above which a finding repeats a claim
+DISTILL_CLUSTER = "code"
+
+
+def _jaccard(a: str, b: str) -> float:
+    x, y = set(content_tokens(a)), set(content_tokens(b))
+    return len(x & y) / len(x | y) if x and y else float(a.strip().lower() == b.strip().lower())
+
+
+def _midnight(now_ms: int) -> int:
+    lt = time.localtime(now_ms / 1000)
+    return int(time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday, 0, 0, 0, 0, 0, -1)) * 1000)
+
+
+def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log=print) -> dict:
+    """Distill the observations of session ``key`` after its last distilled step.
+
+    ``led`` is an open :class:`ledger.service.Ledger`; ``answer_fn(prompt) -> (text,
+    prompt_tokens, completion_tokens)`` replaces the LLM (replays and tests). Always
+    releases the lease. Returns counts: ``{"observations", "findings", "added",
+    "corroborated", "rejected", "skipped"}``.
+    """
+    conn = led.store.conn
+    result = {"observations": 0, "findings": 0, "added": 0, "corroborated": 0, "rejected": 0, "skipped": None}
+    sess = W.session(conn, key)
+    last_step = sess.get("distilled_step", 0)
+    try:
+        now = led.clock()
+        budget = int(cfg["llm"].get("daily_token_budget") or 0)
+        if answer_fn is None and budget and W.tokens_since(conn, _midnight(now)) >= budget:
+            result["skipped"] = f"daily token budget of {budget} spent"
+            log(f"distill {key}: skipped, {result['skipped']}")
+            return result
+        rows = W.observations(conn, key, after_step=last_step, limit=500)
+        if not rows:
+            result["skipped"] = "no new observations"
+            return result
+        obs = [Observation(r["step"], r["tool"], _summary(r), r["output"], tuple(r["files"]), None if r["ok"] is None else bool(r["ok"])) for r in rows]
+        result["observations"] = len(obs)
+        files = sorted({p for o in obs for p in o.files})
+        known = [f["text"] for f in W.facts_for_files(conn, files, limit=40)]
+        prompt = build_prompt(obs, known, per_output_cap=int(cfg["watcher"]["max_output_chars"]),
+                              total_cap=int(cfg["watcher"]["max_trajectory_chars"]))
+        t0 = time.perf_counter()
+        try:
+            if answer_fn is not None:
+                text, pt, ct = answer_fn(prompt)
+                backend, model = "scripted", None
+            else:
+                c = complete(prompt, cfg["llm"])
+                text, pt, ct, backend, model = c.text, c.prompt_tokens, c.completion_tokens, cfg["llm"]["backend"], c.model
+        except LLMError as exc:
+            W.record_llm_call(conn, session=key, backend=cfg["llm"]["backend"], model=cfg["llm"].get("model"), prompt_tokens=0,
+                              completion_tokens=0, ms=(time.perf_counter() - t0) * 1000, ok=False, error=str(exc), now=led.clock())
+            log(f"distill {key}: {exc}")
+            raise
+        W.record_llm_call(conn, session=key, backend=backend, model=model, prompt_tokens=pt, completion_tokens=ct,
+                          ms=(time.perf_counter() - t0) * 1000, ok=True, error=None, now=led.clock())
+        findings = parse_findings(text)
+        result["findings"] = len(findings)
+        agent = cfg["watcher"]["agent"]
+        steps = f"{obs[0].step}-{obs[-1].step}" if len(obs) > 1 else f"{obs[0].step}"
+        cwd = sess.get("cwd") or "."
+        from ..service import file_key
+
+        for f in findings:
+            paths = [fk.path for fk in (file_key(p, cwd) for p in f.files)]
+            dup = _near_duplicate(conn, f.fact, paths)
+            if dup:
+                conn.execute("UPDATE memories SET source_count = source_count + 1 WHERE id = ?", (dup,))
+                led.store.log(led.clock(), agent, "watcher.corroborate", dup, f.fact[:200])
+                result["corroborated"] += 1
+                continue
+            try:
+                led.remember(f.fact, cluster=DISTILL_CLUSTER, agent=agent, note=f"distilled from {key} steps {steps}",
+                             topic=f.topic or None, files=[file_key(p, cwd) for p in f.files])
+                result["added"] += 1
+            except Exception as exc:  # one bad finding must not lose the others
+                result["rejected"] += 1
+                log(f"distill {key}: finding rejected: {exc}")
+        if result["added"]:
+            with W.atomic(conn):
+                W.reset_escalation(conn, key)
+        last_step = obs[-1].step
+        return result
+    finally:
+        W.release_lease(conn, key, owner, last_step if result["observations"] else None)
+
+
+def _summary(row: dict) -> str:
+    try:
+        inp = json.loads(row["input"])
+    except (TypeError, ValueError):
+        return str(row["input"])[:600]
+    from .trajectory import summarize_input
+
+    return summarize_input(row["tool"], inp if isinstance(inp, dict) else {"input": inp})
+
+
+def _near_duplicate(conn, fact: str, paths: list[str]) -> str | None:
+    """A live claim keyed to one of ``paths`` (or, with no paths, any live claim found
+    through the word index) whose content tokens overlap ``fact`` by >= 0.8."""
+    if paths:
+        cands = [(r["id"], r["text"]) for r in W.facts_for_files(conn, paths, limit=200)]
+    else:
+        toks = list(dict.fromkeys(content_tokens(fact)))[:8]
+        if not toks:
+            return None
+        expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
+        cands = [tuple(r) for r in conn.execute(
+            """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid
+               WHERE memories_fts MATCH ? AND m.kind = 'claim' AND m.deleted_at IS NULL ORDER BY bm25(memories_fts) LIMIT 20""",
+            (expr,),
+        )]
+    best = max(cands, key=lambda c: _jaccard(fact, c[1]), default=None)
+    return best[0] if best and _jaccard(fact, best[1]) >= NEAR_DUPLICATE else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="ledger-distill", description="Distill one watcher session (started by the hook).")
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--session", required=True)
+    ap.add_argument("--owner", required=True)
+    a = ap.parse_args(argv)
+    from ..harness.runner import log_line
+    from ..service import Ledger
+
+    try:
+        cfg = config_mod.load()
+        with Ledger.open(a.db) as led:
+            r = distill_session(led, a.session, a.owner, cfg, log=log_line)
+        log_line(f"distill {a.session}: {json.dumps(r)}")
+        return 0
+    except Exception as exc:  # detached: nobody reads stderr, the log is the record
+        log_line(f"distill {a.session} failed: {type(exc).__name__}: {exc}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

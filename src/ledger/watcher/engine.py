@@ -1,0 +1,221 @@
+"""The watcher's decisions for one hook event: observe, inject, escalate, hand off to
+distillation and session state. Harness-neutral: it sees only :class:`HookEvent`.
+
+Stdlib only (hook path). Rules, adapted from opencode-ledger (reference §2.8) with the
+fixes of DESIGN.md:
+
+* Every tool call is an observation (a step) of its session, with a bounded, redacted
+  excerpt of its output and the files it touched.
+* Before a file-touching tool runs, live claims keyed to those exact files are injected.
+  Per session and per file: the first time gently, then a quiet period, then from the
+  ``escalate_after``-th time on the escalated message (optionally denying the call).
+  Facts newer than the last counted ones reset a file's counter, and a distillation that
+  adds findings resets the session's counters: the agent is learning, not stuck.
+* A fact whose file changed since it was learned is marked "may be stale".
+* Every ``every`` steps a detached distiller is started, one per session (a lease).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from .. import strength as S
+from ..harness.events import HookEvent, HookResponse
+from ..store import watch as W
+from .paths import files_touched, is_file_tool
+from .redact import bound, redact
+
+GENTLE, QUIET, ESCALATED = "gentle", "quiet", "escalated"
+_LEVEL_RANK = {QUIET: 0, GENTLE: 1, ESCALATED: 2}
+HASH_LIMIT_BYTES = 64 * 1024 * 1024  # above this a changed mtime alone marks a fact stale
+
+
+def session_key(event: HookEvent) -> str:
+    return f"{event.harness}:{event.session_id}"
+
+
+def project_root(cwd: str) -> str:
+    """The git work tree containing ``cwd`` (found by walking up to ``.git``, no
+    subprocess), else ``cwd`` itself."""
+    d = os.path.abspath(cwd or os.getcwd())
+    probe = d
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return d
+        probe = parent
+
+
+def reader_agent(event: HookEvent) -> str:
+    """Who the injected facts are read by: ``$LEDGER_AGENT`` or the harness name."""
+    return os.environ.get("LEDGER_AGENT") or event.harness
+
+
+class Engine:
+    """Handles events against one open connection. ``spawn_distill(key)`` is called
+    when a session is due for distillation and its lease was taken; the hook runner
+    passes a function that starts a detached process, ``ledger replay`` one that
+    distills inline."""
+
+    def __init__(self, conn: sqlite3.Connection, cfg: dict, now: int, spawn_distill=None, session_state=None):
+        self.conn = conn
+        self.cfg = cfg
+        self.w = cfg["watcher"]
+        self.now = now
+        self.spawn_distill = spawn_distill
+        self.session_state = session_state  # callable(event, engine) -> HookResponse | None (issue 7)
+
+    # ------------------------------------------------------------------ entry
+    def handle(self, event: HookEvent) -> HookResponse | None:
+        key = session_key(event)
+        W.touch_session(
+            self.conn, key, harness=event.harness, session_id=event.session_id, project=project_root(event.cwd),
+            cwd=event.cwd, agent=reader_agent(event), transcript_path=event.transcript_path, now=self.now,
+        )
+        if event.kind == "pre_tool" and event.tool is not None:
+            return self.inject(event, key)
+        if event.kind == "post_tool" and event.tool is not None:
+            self.observe(event, key)
+            return None
+        if self.session_state is not None:
+            return self.session_state(event, self)
+        return None
+
+    # ------------------------------------------------------------------ observe
+    def observe(self, event: HookEvent, key: str) -> int:
+        tool = event.tool
+        files = files_touched(tool, event.cwd) if is_file_tool(tool.name) else []
+        out = bound(redact(tool.output or ""), int(self.w["max_output_chars"]))
+        safe_input = {k: (bound(redact(v), 4000) if isinstance(v, str) else v) for k, v in (tool.input or {}).items()}
+        step = W.add_observation(
+            self.conn, key, tool=tool.name, input=safe_input, output=out, ok=tool.ok, duration_ms=tool.duration_ms,
+            tool_use_id=tool.tool_use_id, files=files, now=self.now,
+        )
+        self.maybe_distill(key)
+        return step
+
+    def maybe_distill(self, key: str, *, force: bool = False) -> bool:
+        """Start a distillation if ``every`` new steps accumulated (or ``force`` and at
+        least one) and no other one holds the session's lease."""
+        if self.spawn_distill is None or self.cfg["llm"]["backend"] in ("", "none"):
+            return False
+        s = W.session(self.conn, key)
+        pending = s.get("steps", 0) - s.get("distilled_step", 0)
+        if pending <= 0 or (pending < int(self.w["every"]) and not force):
+            return False
+        owner = f"{os.getpid()}-{self.now}"
+        if not W.try_lease(self.conn, key, owner, self.now):
+            return False
+        self.spawn_distill(key, owner)
+        return True
+
+    # ------------------------------------------------------------------ inject
+    def inject(self, event: HookEvent, key: str) -> HookResponse | None:
+        tool = event.tool
+        if not self.w.get("enabled", True) or not is_file_tool(tool.name):
+            return None
+        paths = files_touched(tool, event.cwd)
+        facts = W.facts_for_files(self.conn, paths)
+        if not facts:
+            return None
+        step = W.session(self.conn, key).get("steps", 0) + 1  # the step this call will be
+        by_path: dict[str, list[dict]] = {}
+        for f in facts:
+            by_path.setdefault(f["path"], []).append(f)
+        threshold = max(1, int(self.w["escalate_after"]))
+        level, shown, times, first_step = QUIET, [], 0, None
+        with W.atomic(self.conn):
+            for path, fs in by_path.items():
+                injections, first = W.escalation_step(self.conn, key, path, max(f["seq"] for f in fs), step)
+                lvl = ESCALATED if injections >= threshold else GENTLE if injections == 1 else QUIET
+                if lvl == QUIET:
+                    continue
+                if _LEVEL_RANK[lvl] > _LEVEL_RANK[level]:
+                    level = lvl
+                if injections > times:
+                    times, first_step = injections, first
+                shown.extend(fs)
+            if level == QUIET:
+                return None
+            text, ids = render_facts(shown, level=level, times=times, steps=step - (first_step or step),
+                                     now=self.now, max_facts=int(self.w["max_facts"]), max_chars=int(self.w["max_chars"]))
+            W.record_injection(self.conn, key, step, level, ids, list(by_path), len(text), reader_agent(event), self.now)
+        deny = text if level == ESCALATED and self.w.get("deny_on_escalation") else None
+        return HookResponse(additional_context=text, deny_reason=deny)
+
+
+def fact_strength(f: dict, now: int) -> float:
+    st, _ = S.strength(kind="claim", pinned=bool(f["pinned"]), hits=f["hits"], last_read_at=f["last_read_at"],
+                       source_count=f["source_count"], reader_count=f["reader_count"], trust=None, now=now)
+    return st
+
+
+def is_stale(f: dict) -> bool:
+    """True when the file changed since the fact was learned (size, then content hash;
+    mtime alone for files over 64 MiB). A fact recorded without file state is not stale."""
+    if f.get("size") is None and f.get("sha256") is None:
+        return False
+    try:
+        st = os.stat(f["path"])
+    except OSError:
+        return True  # the file is gone
+    if f.get("size") is not None and st.st_size != f["size"]:
+        return True
+    if f.get("mtime_ms") is not None and st.st_mtime_ns // 1_000_000 == f["mtime_ms"]:
+        return False
+    if not f.get("sha256") or st.st_size > HASH_LIMIT_BYTES:
+        return True
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(f["path"], "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return True
+    return h.hexdigest() != f["sha256"]
+
+
+def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: int, max_facts: int = 8,
+                 max_chars: int = 1200) -> tuple[str, list[str]]:
+    """The KNOWN FACTS block (seed §2.8 shapes) with ids and strengths, bounded to
+    ``max_facts`` facts and about ``max_chars`` characters; says what was left out.
+    Returns ``(text, ids shown)``."""
+    seen, uniq = set(), []
+    for f in facts:
+        if f["id"] not in seen:
+            seen.add(f["id"])
+            uniq.append(f)
+    uniq.sort(key=lambda f: (-int(bool(f["pinned"])), -fact_strength(f, now), -f["seq"]))
+    if level == ESCALATED:
+        head = [
+            f"⚠️ LEDGER ESCALATION: You have been shown these facts {times} times across {steps} steps.",
+            "You have ALL the information you need about these files. STOP re-investigating them.",
+            "Act on the facts listed below.",
+            "",
+            "📋 ESTABLISHED FACTS:",
+        ]
+    else:
+        head = ["📋 KNOWN FACTS (already established — do not re-investigate):"]
+    lines, ids = list(head), []
+    used = sum(len(x) + 1 for x in lines)
+    for f in uniq:
+        if len(ids) >= max_facts:
+            break
+        stale = " (may be stale: the file changed since this was learned)" if is_stale(f) else ""
+        line = f"  - [{f['id']} · {round(fact_strength(f, now) * 100)}] {' '.join(f['text'].split())}{stale}"
+        if ids and used + len(line) + 1 > max_chars:
+            break
+        if not ids and len(line) > max_chars:
+            line = line[: max_chars - 1] + "…"
+        lines.append(line)
+        ids.append(f["id"])
+        used += len(line) + 1
+    left = len(uniq) - len(ids)
+    if left > 0:
+        lines.append(f"  (+{left} more fact{'s' if left != 1 else ''} left out; `ledger recall <file name>` lists them)")
+    return "\n".join(lines), ids

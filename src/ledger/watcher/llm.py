@@ -1,0 +1,131 @@
+"""LLM backends for distillation, over the standard library only (no vendor SDKs).
+
+* ``command``: any program that reads the prompt on stdin and prints the answer
+  (``claude -p``, simonw's ``llm``, ``opencode run``...). Our own hooks are disabled
+  for that child (``LEDGER_HOOKS_DISABLED=1``) so distilling never observes itself.
+* ``openai``: an OpenAI-compatible ``POST {url}/chat/completions`` (OpenAI, Ollama,
+  llama.cpp, vLLM). Token use from ``usage.prompt_tokens/completion_tokens``.
+* ``anthropic``: the Messages API ``POST {url}/v1/messages`` with ``x-api-key`` and
+  ``anthropic-version: 2023-06-01``. Token use from ``usage.input_tokens/output_tokens``.
+
+Every call returns a :class:`Completion`; failures raise :class:`LLMError` with a message
+that names the backend and what to check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+SYSTEM = (
+    "You extract confirmed facts from a coding agent's tool outputs. Respond only with a JSON array "
+    'of objects {"fact": string, "topic": string, "files": [string]}; respond [] when there are none.'
+)
+
+
+class LLMError(Exception):
+    pass
+
+
+class Completion:
+    """An answer with token counts (estimated at 4 characters a token when the backend
+    does not report them) and the wall time in ms."""
+
+    __slots__ = ("text", "prompt_tokens", "completion_tokens", "ms", "model")
+
+    def __init__(self, text: str, prompt_tokens: int, completion_tokens: int, ms: float, model: str | None):
+        self.text, self.prompt_tokens, self.completion_tokens, self.ms, self.model = text, prompt_tokens, completion_tokens, ms, model
+
+
+def _estimate(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def complete(prompt: str, llm: dict) -> Completion:
+    """Send ``prompt`` to the configured backend (``llm`` is the ``[llm]`` config)."""
+    backend = (llm.get("backend") or "none").lower()
+    t0 = time.perf_counter()
+    if backend == "command":
+        text, pt, ct = _command(prompt, llm)
+    elif backend == "openai":
+        text, pt, ct = _openai(prompt, llm)
+    elif backend == "anthropic":
+        text, pt, ct = _anthropic(prompt, llm)
+    else:
+        raise LLMError(f'LLM backend "{backend}" is not usable: set [llm] backend to command, openai or anthropic in config.toml (or $LEDGER_LLM_BACKEND).')
+    return Completion(text, pt or _estimate(prompt), ct or _estimate(text), (time.perf_counter() - t0) * 1000, llm.get("model") or None)
+
+
+def _command(prompt: str, llm: dict) -> tuple[str, int, int]:
+    cmd = llm.get("command") or ""
+    argv = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+    if not argv:
+        raise LLMError("command backend: [llm] command is empty. Example: command = \"claude -p\"")
+    env = dict(os.environ, LEDGER_HOOKS_DISABLED="1")
+    try:
+        p = subprocess.run(argv, input=prompt, capture_output=True, text=True, timeout=float(llm.get("timeout") or 120), env=env)
+    except FileNotFoundError:
+        raise LLMError(f"command backend: {argv[0]!r} not found on PATH.") from None
+    except subprocess.TimeoutExpired:
+        raise LLMError(f"command backend: {argv[0]} did not answer within {llm.get('timeout')} s.") from None
+    if p.returncode != 0:
+        raise LLMError(f"command backend: {argv[0]} exited {p.returncode}: {p.stderr.strip()[:300]}")
+    return p.stdout, 0, 0
+
+
+def _key(llm: dict) -> str | None:
+    var = llm.get("api_key_env") or ""
+    return os.environ.get(var) if var else None
+
+
+def _post(url: str, body: dict, headers: dict, timeout: float) -> dict:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"content-type": "application/json", **headers}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return json.loads(resp.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")[:300]
+        raise LLMError(f"{url} answered HTTP {exc.code}: {detail}") from None
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        raise LLMError(f"cannot reach {url}: {getattr(exc, 'reason', exc)}") from None
+    except json.JSONDecodeError as exc:
+        raise LLMError(f"{url} answered with invalid JSON: {exc}") from None
+
+
+def _openai(prompt: str, llm: dict) -> tuple[str, int, int]:
+    base = (llm.get("url") or "https://api.openai.com/v1").rstrip("/")
+    headers = {}
+    key = _key(llm)
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    body = {"model": llm.get("model") or "gpt-4o-mini", "temperature": 0, "max_tokens": int(llm.get("max_tokens") or 1500),
+            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]}
+    data = _post(base + "/chat/completions", body, headers, float(llm.get("timeout") or 120))
+    try:
+        text = data["choices"][0]["message"]["content"] or ""
+    except (KeyError, IndexError, TypeError):
+        raise LLMError(f"openai backend: unexpected answer shape: {str(data)[:200]}") from None
+    usage = data.get("usage") or {}
+    return text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+
+
+def _anthropic(prompt: str, llm: dict) -> tuple[str, int, int]:
+    base = (llm.get("url") or "https://api.anthropic.com").rstrip("/")
+    headers = {"anthropic-version": "2023-06-01"}
+    key = _key(llm) or os.environ.get("ANTHROPIC_API_KEY")
+    if key:
+        headers["x-api-key"] = key
+    body = {"model": llm.get("model") or "claude-haiku-4-5", "max_tokens": int(llm.get("max_tokens") or 1500), "system": SYSTEM,
+            "messages": [{"role": "user", "content": prompt}]}
+    data = _post(base + "/v1/messages", body, headers, float(llm.get("timeout") or 120))
+    try:
+        text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
+    except (KeyError, TypeError, AttributeError):
+        raise LLMError(f"anthropic backend: unexpected answer shape: {str(data)[:200]}") from None
+    usage = data.get("usage") or {}
+    return text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)

@@ -1,0 +1,358 @@
+"""Which files a tool call touches: the file keys that findings are matched on.
+
+A finding's file keys are resolved absolute paths, and relevance is an exact path match
+(DESIGN.md, watcher). So every path leaves here in one normal form:
+``os.path.realpath(os.path.join(base, os.path.expanduser(p)))`` — absolute, ``..`` and
+``.`` folded, symlinks resolved for the part of the path that exists. ``realpath`` does
+not require existence (non-strict), so a file keyed before it was created gets the same
+key as after, as long as its directory exists.
+
+Sources of paths, by tool:
+
+- any tool: ``file_path``, ``path``, ``notebook_path`` inputs (and OpenCode's
+  ``filePath``, ``notebookPath``);
+- Grep: also ``glob`` when it names one concrete file (``mix.exs``, not ``*.ex``), joined
+  to ``path``; Glob: ``pattern`` when it names one concrete file;
+- Bash: the command, tokenised with :mod:`shlex` (quotes, escapes, operators), split
+  into simple commands on ``|``, ``||``, ``&&``, ``;``, ``&``, newlines and ``( )``.
+  A token is a path when it contains ``/``, has a known file extension
+  (:data:`FILE_EXTENSIONS`) or exists relative to the current base directory. Skipped:
+  the command word itself (unless ``./x`` or ``../x``), flags (but ``--out=dist/x.js``
+  yields ``dist/x.js``), redirection operators and fd numbers (their targets are kept,
+  except ``/dev/*``), URLs and ``host:port``/``user@host:`` forms, ``NAME=value``
+  assignments, tokens with shell expansions (``$``, backticks) or glob characters,
+  tokens with whitespace that do not exist, heredoc bodies, comments, the pattern
+  argument of ``grep``/``rg``/``sed``/``awk``/``jq``..., and the arguments of
+  ``echo``/``printf``. ``cd DIR`` changes the base directory for the rest of the
+  command; ``bash -c 'SCRIPT'`` is parsed as a command line of its own. ``file.py:12`` and ``tests/x.py::test_y`` give ``file.py`` / ``tests/x.py``.
+
+The result is de-duplicated and keeps first-seen order. Nothing here raises on odd input:
+an unbalanced quote falls back to a plain split. Cost is one ``shlex`` pass plus a few
+``stat`` calls per path-like token.
+
+Stdlib only: ``os``, ``re``, ``shlex``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterable
+
+    from ledger.harness.events import ToolCall
+
+#: Tools whose calls can touch files (Claude Code names; compared case-insensitively so
+#: OpenCode's ``bash``/``read``... match too).
+FILE_TOOLS = frozenset(
+    {"bash", "read", "grep", "glob", "edit", "write", "notebookedit", "multiedit"}
+)
+
+#: Extensions that make a bare token (no ``/``) count as a file name.
+FILE_EXTENSIONS = frozenset(
+    """
+    py pyi pyx ipynb js mjs cjs jsx ts tsx vue svelte json jsonl ndjson yaml yml toml ini
+    cfg conf env lock md mdx rst txt csv tsv dat log xml html htm css scss sass less sql
+    db sqlite sqlite3 sh bash zsh fish ps1 bat rb go rs c h cc cpp cxx hpp hh java kt kts
+    scala swift m mm cs fs php pl pm lua r jl dart ex exs eex heex leex erl hrl hs ml mli
+    clj cljs elm zig nim tf tfvars proto graphql gql gradle mk cmake dockerfile
+    ckpt bin bpe safetensors npy npz pt pth onnx pkl pickle h5 hdf5 parquet arrow feather
+    gguf tflite pb model vocab tiktoken spm
+    png jpg jpeg gif svg webp ico pdf zip tar gz tgz bz2 xz zst whl
+    patch diff pem crt key pub
+    """.split()
+)
+
+_PATH_KEYS = ("file_path", "path", "notebook_path", "filePath", "notebookPath")
+_GLOB_CHARS = frozenset("*?[]{}")
+_SEPARATORS = frozenset({"|", "||", "&&", ";", ";;", "&", "|&", "\n", "(", ")"})
+# Commands whose first positional argument is a pattern/program, not a file.
+_PATTERN_FIRST = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk", "gawk", "mawk", "jq", "yq"}
+)
+# Options of those commands that take the pattern/program as their value.
+_PATTERN_OPTS = frozenset({"-e", "--regexp", "--expression", "-f", "--file"})
+# Commands whose arguments are text, not files.
+_TEXT_ARGS = frozenset({"echo", "printf", "cd", "pushd", "export", "alias", "unset", "set"})
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+# Prefix commands: the real command word follows them.
+_WRAPPERS = frozenset(
+    {"sudo", "time", "nohup", "nice", "exec", "command", "builtin", "env", "xargs", "then",
+     "do", "else", "if", "while", "until", "!", "{"}
+)
+# Regexes are kept as source and compiled on first use through re's cache, so importing
+# this module compiles nothing (hook-path import cost).
+_ASSIGN = r"[A-Za-z_][A-Za-z0-9_]*\+?="
+# URL, host:port, user@host: (scp/git) or NAME=value: never a local path.
+_NOT_PATH = r"[A-Za-z][A-Za-z0-9+.-]*://|[\w.-]+:\d+(?:/|$)|[\w.-]+@[\w.-]+:|" + _ASSIGN
+_LINE_SUFFIX = r"(?:::.*|:\d+(?::\d+)?:?)$"
+_HEREDOC = r"(?<!<)<<(?!<)-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1[^\n]*\n"
+_SED_SCRIPT = r"[0-9,$]*s(.).*\1.*\1[gimpeI0-9]*$"
+# Characters that do not occur in the paths agents name; such tokens count only if they
+# exist on disk.
+_ODD_CHARS = frozenset(" \t:()<>|;'\"\\")
+# Options of pattern-first commands that take a value (so the value is not the pattern).
+_VALUE_OPTS = frozenset(
+    {"-A", "-B", "-C", "-m", "-d", "-D", "-g", "-t", "-T", "-j", "-M", "--max-count",
+     "--glob", "--type", "--type-not", "--include", "--exclude", "--exclude-dir",
+     "--context", "--before-context", "--after-context", "--threads", "--max-columns"}
+)
+
+
+def is_file_tool(name: str) -> bool:
+    """True for the tools that touch files: Bash, Read, Grep, Glob, Edit, Write,
+    NotebookEdit, MultiEdit (any case)."""
+    return name.lower() in FILE_TOOLS
+
+
+def files_touched(tool: ToolCall, cwd: str) -> list[str]:
+    """Resolved absolute paths of the files ``tool`` touches, first-seen order, no dups.
+
+    ``tool`` needs only ``.name`` (str) and ``.input`` (dict); ``cwd`` is the agent's
+    working directory, the base for relative paths. Directories count (a Grep ``path``
+    is usually one); the implicit "search the whole cwd" of a Grep/Glob without a path
+    does not. Never raises on malformed input.
+    """
+    inp = tool.input if isinstance(tool.input, dict) else {}
+    name = (tool.name or "").lower()
+    base = cwd or os.getcwd()
+    found: list[str] = []
+
+    for key in _PATH_KEYS:
+        value = inp.get(key)
+        if isinstance(value, str) and value.strip():
+            found.append(_resolve(base, value.strip()))
+
+    if name == "glob":
+        pattern = inp.get("pattern")
+        if _concrete(pattern):
+            found.append(_resolve(_search_base(base, inp), pattern.strip()))
+    elif name == "grep":
+        pattern = inp.get("glob")
+        if _concrete(pattern):
+            found.append(_resolve(_search_base(base, inp), pattern.strip()))
+    elif name == "bash":
+        command = inp.get("command")
+        if isinstance(command, str) and command.strip():
+            found.extend(command_paths(command, base))
+    return _dedupe(found)
+
+
+def command_paths(command: str, cwd: str, _depth: int = 0) -> list[str]:
+    """Resolved paths a shell command names (see the module docstring for the rules)."""
+    base = cwd
+    out: list[str] = []
+    for part in _simple_commands(_tokens(_strip_heredocs(command))):
+        base = _part_paths(part, base, out, _depth)
+    return _dedupe(out)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _resolve(base: str, path: str) -> str:
+    if path.startswith("~"):
+        path = os.path.expanduser(path)
+    return os.path.realpath(os.path.join(base, path))
+
+
+def _search_base(cwd: str, inp: dict[str, object]) -> str:
+    path = inp.get("path")
+    if isinstance(path, str) and path.strip():
+        full = _resolve(cwd, path.strip())
+        return full if not os.path.isfile(full) else os.path.dirname(full)
+    return cwd
+
+
+def _concrete(pattern: object) -> bool:
+    return (
+        isinstance(pattern, str)
+        and bool(pattern.strip())
+        and not (_GLOB_CHARS & set(pattern))
+    )
+
+
+def _dedupe(paths: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
+
+
+def _strip_heredocs(command: str) -> str:
+    """Drop heredoc bodies (data, not commands); keep the ``<< EOF`` line itself."""
+    if "<<" not in command:
+        return command
+    out = []
+    pos = 0
+    for m in re.finditer(_HEREDOC, command):
+        if m.start() < pos:
+            continue
+        out.append(command[pos : m.end()])
+        end = re.compile(r"^[ \t]*" + re.escape(m.group(2)) + r"[ \t]*$", re.M).search(
+            command, m.end()
+        )
+        pos = end.end() if end else len(command)
+    out.append(command[pos:])
+    return "".join(out)
+
+
+def _tokens(command: str) -> list[str]:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace_split = True
+    lexer.whitespace = " \t\r"  # newlines separate commands, so they are punctuation
+    lexer.commenters = ""  # '#' only starts a comment as a whole word; handled below
+    tokens: list[str] = []
+    try:
+        for tok in lexer:
+            tokens.append(tok)
+    except ValueError:
+        # Trigger: unbalanced quote or trailing escape. Outcome: a plain split on
+        # whitespace and operators, quote characters stripped; never an error.
+        return [t.strip("'\"") for t in re.findall(r"[^\s;|&<>()]+|[;|&<>()\n]+", command)]
+    return tokens
+
+
+def _simple_commands(tokens: list[str]) -> list[list[str]]:
+    parts: list[list[str]] = [[]]
+    comment = False
+    for tok in tokens:
+        if tok in _SEPARATORS or (tok and set(tok) <= set("|&;()\n")):
+            parts.append([])
+            comment = False
+        elif comment:
+            continue
+        elif tok == "#" or (tok.startswith("#") and not parts[-1]):
+            comment = True
+        else:
+            parts[-1].append(tok)
+    return [p for p in parts if p]
+
+
+def _part_paths(part: list[str], base: str, out: list[str], depth: int = 0) -> str:
+    """Append the paths of one simple command to ``out``; return the new base dir."""
+    # Redirections: the operator takes its target with it (kept as a 1-tuple so it is
+    # emitted in order but never mistaken for the command word); fd numbers go away.
+    words: list[str | tuple[str]] = []
+    i = 0
+    while i < len(part):
+        tok = part[i]
+        if set(tok) <= set("<>&|") and ("<" in tok or ">" in tok):
+            target = part[i + 1] if i + 1 < len(part) else ""
+            i += 2
+            if tok.startswith("<<") or (tok.endswith("&") and (target.isdigit() or target == "-")):
+                continue  # heredoc delimiter / fd duplication
+            if target and not target.startswith("/dev/"):
+                words.append((target,))
+            continue
+        if tok.isdigit() and i + 1 < len(part) and set(part[i + 1]) <= set("<>&|"):
+            i += 1  # the "2" of "2>"
+            continue
+        words.append(tok)
+        i += 1
+
+    def emit(tok: str) -> None:
+        path = _pathlike(tok, base)
+        if path:
+            out.append(path)
+
+    # Leading assignments and wrappers, then the command word.
+    j = 0
+    while j < len(words):
+        w = words[j]
+        if isinstance(w, tuple):
+            emit(w[0])
+        elif not (w in _WRAPPERS or re.match(_ASSIGN, w)):
+            break
+        j += 1
+    if j >= len(words):
+        return base
+    cmd = words[j]
+    assert isinstance(cmd, str)
+    cmd_name = os.path.basename(cmd)
+    args = words[j + 1 :]
+
+    if cmd_name in ("cd", "pushd"):
+        plain = [a for a in args if isinstance(a, str)]
+        target = next((a for a in plain if a == "-" or not a.startswith("-")), "~")
+        if target == "-" or _has_expansion(target):
+            return base  # previous dir / unknown: keep the base we have
+        return _resolve(base, target)
+    if cmd.startswith(("./", "../")):
+        emit(cmd)
+    if cmd_name in _SHELLS and depth < 2:
+        # bash -c 'SCRIPT': the script is a command line of its own.
+        for n, arg in enumerate(args[:-1]):
+            script = args[n + 1]
+            if arg == "-c" and isinstance(script, str):
+                out.extend(command_paths(script, base, depth + 1))
+                return base
+    text_args = cmd_name in _TEXT_ARGS
+    skip_pattern = cmd_name in _PATTERN_FIRST
+    k = 0
+    while k < len(args):
+        arg = args[k]
+        k += 1
+        if isinstance(arg, tuple):
+            emit(arg[0])
+            continue
+        if text_args or not arg:
+            continue  # echo/printf text; sed -i '' (BSD in-place suffix)
+        if skip_pattern and arg in _VALUE_OPTS:
+            k += 1
+            continue
+        if skip_pattern and arg in _PATTERN_OPTS:
+            k += 1  # -e PATTERN: the pattern is given, positionals are files
+            skip_pattern = False
+            continue
+        if skip_pattern and arg.startswith(("--regexp=", "--expression=")):
+            skip_pattern = False
+            continue
+        if arg.startswith("-"):
+            if arg.startswith("--") and "=" in arg:
+                emit(arg.split("=", 1)[1])
+            continue
+        if skip_pattern:
+            skip_pattern = False
+            continue
+        if cmd_name == "sed" and re.match(_SED_SCRIPT, arg):
+            continue
+        emit(arg)
+    return base
+
+
+def _has_expansion(tok: str) -> bool:
+    return "$" in tok or "`" in tok
+
+
+def _pathlike(tok: str, base: str) -> str | None:
+    """The resolved path if ``tok`` looks like a file path, else None."""
+    if not tok or tok in (".", "..", "-", "--") or len(tok) > 4096:
+        return None
+    if "\n" in tok or "\x00" in tok or _has_expansion(tok):
+        return None
+    if re.match(_NOT_PATH, tok):
+        return None
+    if tok.startswith("/dev/") or tok.startswith("[REDACTED"):
+        return None
+    if ":" in tok:
+        tok = re.sub(_LINE_SUFFIX, "", tok) or tok
+    if _GLOB_CHARS & set(tok):
+        return None
+    if _ODD_CHARS & set(tok):
+        full = _resolve(base, tok)
+        return full if os.path.exists(full) else None
+    if "/" in tok or _has_known_extension(tok):
+        return _resolve(base, tok)
+    if tok.isdigit():
+        return None
+    full = _resolve(base, tok)
+    return full if os.path.exists(full) else None
+
+
+def _has_known_extension(tok: str) -> bool:
+    name = tok.rsplit("/", 1)[-1]
+    if name.lower() in ("makefile", "dockerfile", "justfile", "gemfile", "rakefile"):
+        return True
+    stem, dot, ext = name.rpartition(".")
+    return bool(dot and stem and ext.lower() in FILE_EXTENSIONS)

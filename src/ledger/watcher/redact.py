@@ -1,0 +1,287 @@
+"""Secret redaction and size bounding for text that leaves the process or is stored.
+
+DESIGN.md (watcher): trajectories sent to the LLM are bounded and secrets are redacted
+before anything leaves the process or is stored. Tool outputs are the main source: env
+dumps, config files, ``curl -H 'Authorization: ...'``, ``.env`` reads, git remotes.
+
+:func:`redact` replaces each secret with ``[REDACTED:<kind>]`` and leaves everything
+else byte-for-byte alone. Kinds:
+
+==================  =========================================================
+private-key         PEM/OpenSSH/PGP ``-----BEGIN ... PRIVATE KEY...-----`` blocks
+                    (a block cut off before its END line is redacted to its end)
+aws-access-key      ``AKIA...``/``ASIA...`` access key ids
+github-token        ``ghp_ gho_ ghu_ ghs_ ghr_`` tokens and ``github_pat_`` tokens
+gitlab-token        ``glpat-...``
+anthropic-key       ``sk-ant-...``
+openai-key          ``sk-...``, ``sk-proj-...`` (must contain a digit; 20+ chars)
+stripe-key          ``sk_live_`` / ``rk_live_`` / ``sk_test_``...
+google-api-key      ``AIza...``
+slack-token         ``xoxb- xoxp- xoxa- xoxr- xoxs- xoxo-``; slack-webhook URLs
+npm-token, huggingface-token   ``npm_...``, ``hf_...``
+jwt                 three base64url segments starting ``eyJ``
+bearer-token        the credential after ``Authorization:`` (scheme kept) or ``Bearer``
+url-password        the password in ``scheme://user:password@host`` (user kept)
+password, secret,   the value of ``password=``, ``secret:``, ``"token": "..."``,
+token, api-key      ``API_KEY=...``, ``--password=...`` and similar assignments in
+                    env/shell/ini/yaml/json/CLI styles; the key name is kept
+==================  =========================================================
+
+Assignments need the secret word at the *end* of the key (``DB_PASSWORD``,
+``access_token``, ``OPENAI_API_KEY``), so ``max_tokens: 5``, ``tokenizer=...`` and
+``PASSWORD_FILE=/run/x`` stay. Values that are clearly not literals stay too: empty,
+``true/false/null``, short numbers, ``$VAR``/``${VAR}``/``<placeholder>``/``***``, and
+unquoted code expressions (``token = get_token()``, ``secret = settings.SECRET``).
+
+Properties (tested with Hypothesis): never raises; idempotent
+(``redact(redact(t)) == redact(t)``).
+
+:func:`bound` keeps the head and tail of a long text around a
+``… [N chars cut] …`` marker. :func:`clip` is ``bound(redact(text))`` made cheap for
+huge texts (it only redacts what it keeps, plus a safety margin).
+
+Stdlib only: ``re``.
+"""
+
+from __future__ import annotations
+
+import re
+
+_A = re.ASCII
+_AI = re.ASCII | re.IGNORECASE
+
+
+def _rx(src: str, flags: int = _A) -> re.Pattern[str]:
+    """Compiled ``src``. Patterns are kept as source and compiled on first use (``re``
+    caches them), so importing this module compiles nothing and a text without any
+    trigger word never compiles the pattern at all: import cost matters on the hook
+    path."""
+    return re.compile(src, flags)
+
+
+def _tag(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+# Values we never treat as secrets (placeholders, references, already redacted).
+_NOT_SECRET = r"""(?ix)
+    (?: \[REDACTED | \$ | %[A-Za-z_(] | <[^>]*> | \{\{ | \*{3,} | x{6,}$ | \.\.\.$ )
+    | (?: true | false | null | none | nil | yes | no | undefined | \d{1,5}
+        | str | string | bytes | int | bool | any | text | optional | secretstr )$
+    """
+_CODE_EXPR = r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|[(\[{]"
+_METAVAR = r"[A-Z][A-Z_]*$|[a-z]+$"
+
+# ---------------------------------------------------------------- standalone patterns
+# (kind, trigger substrings (any; case-sensitive), pattern source)
+
+_TOKENS: list[tuple[str, tuple[str, ...], str]] = [
+    ("private-key", ("PRIVATE KEY",),
+     r"(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----"
+     r"(?:.*?-----END[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----|[A-Za-z0-9+/=\s:,.\\-]*)"),
+    ("aws-access-key",
+     ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA",
+      "APKA", "ASCA"),
+     r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
+     r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})"
+     r"(?![A-Za-z0-9_])"),
+    ("gitlab-token", ("glpat-",), r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}"),
+    ("anthropic-key", ("sk-ant-",), r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}"),
+    ("openai-key", ("sk-",),
+     r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]*[0-9])"
+     r"[A-Za-z0-9_-]{20,}"),
+    ("stripe-key", ("_live_", "_test_"),
+     r"(?<![A-Za-z0-9_])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("google-api-key", ("AIza",), r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}"),
+    ("slack-webhook", ("hooks.slack.com",),
+     r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_+-]+"),
+    ("slack-token", ("xox",), r"(?<![A-Za-z0-9_-])xox[abposre]-[A-Za-z0-9-]{10,}"),
+    ("npm-token", ("npm_",), r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("huggingface-token", ("hf_",), r"(?<![A-Za-z0-9_])hf_[A-Za-z]{30,}(?![A-Za-z0-9])"),
+    ("jwt", ("eyJ",),
+     r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+]
+
+# Authorization header value (scheme kept), in header, JSON or CLI style. The atomic
+# group stops "Bearer $TOKEN" from backtracking into redacting the word "Bearer".
+_AUTH_HEADER = (
+    r"(?P<head>\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+    r"(?>(?P<scheme>(?:bearer|basic|token|bot|digest|apikey)\s+)?))"
+    r"(?P<val>[A-Za-z0-9._~+/=:-]{6,})"
+)
+_BEARER = (
+    r"(?P<head>\bbearer\s+)(?P<val>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,})"
+)
+# scheme://user:password@host
+_URL_CREDS = (
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>]*:)(?P<val>[^\s/@\"'<>]+)(?=@)"
+)
+
+# ---------------------------------------------------------------- assignments
+
+# The secret word must end the key name: DB_PASSWORD, access_token, OPENAI_API_KEY.
+_KEY = (
+    r"(?P<key>(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?"
+    r"(?P<word>passw(?:or)?d|passphrase|secret(?:[_.-]?key(?:[_.-]?base)?)?"
+    r"|secret[_.-]?access[_.-]?key|access[_.-]?key|private[_.-]?key"
+    r"|token|api[_.-]?key|apikey|auth[_.-]?key|credentials?))"
+)
+_ASSIGN = (
+    r"(?P<head>" + _KEY + r"(?P<kq>[\"']?)[ \t]*(?::=|=>|:|=)[ \t]*)"
+    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'}\]&)]+)"
+)
+_ASSIGN_TRIGGERS = ("pass", "secret", "token", "key", "credential")
+# --password VALUE / --token VALUE on a command line.
+_FLAG = (
+    r"(?P<head>(?<![A-Za-z0-9_-])--?(?:[A-Za-z0-9-]*-)?"
+    r"(?P<word>password|passwd|passphrase|secret|token|api-key|apikey)[ \t]+)"
+    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>|&;-][^\s\"']*)"
+)
+_FLAG_TRIGGERS = ("pass", "secret", "token", "api-key", "apikey")
+
+
+def _kind_of(word: str) -> str:
+    w = word.lower()
+    if w.startswith("pass"):
+        return "password"
+    if w == "token":
+        return "token"
+    if "api" in w:
+        return "api-key"
+    return "secret"
+
+
+def _not_secret(value: str) -> bool:
+    return _rx(_NOT_SECRET, _A).match(value) is not None
+
+
+def _secret_value(raw: str) -> tuple[str, str] | None:
+    """``(quote, value)`` if ``raw`` (maybe quoted) is a literal secret, else None."""
+    q = raw[:1] if raw[:1] in ("'", '"') and raw[-1:] == raw[:1] and len(raw) >= 2 else ""
+    value = raw[1:-1] if q else raw
+    if not value.strip() or _not_secret(value):
+        return None
+    if not q and _rx(_CODE_EXPR).search(value):
+        return None
+    return q, value
+
+
+def _sub_assign(m: re.Match[str]) -> str:
+    parts = _secret_value(m.group("val"))
+    if parts is None:
+        return m.group(0)
+    q = parts[0]
+    return m.group("head") + q + _tag(_kind_of(m.group("word"))) + q
+
+
+def _sub_flag(m: re.Match[str]) -> str:
+    parts = _secret_value(m.group("val"))
+    # Trigger: help text ("--token TEXT") or prose ("--token flag"). Outcome: kept; a
+    # real secret passed this way has digits or mixed case.
+    if parts is None or (not parts[0] and _rx(_METAVAR).match(parts[1])):
+        return m.group(0)
+    q = parts[0]
+    return m.group("head") + q + _tag(_kind_of(m.group("word"))) + q
+
+
+def _sub_auth(m: re.Match[str]) -> str:
+    val = m.group("val")
+    if _not_secret(val):
+        return m.group(0)
+    # Without a scheme word, insist on a credential-looking value (prose says
+    # "authorization: required").
+    if "scheme" in m.re.groupindex and not m.group("scheme"):
+        if len(val) < 12 or not any(c.isdigit() for c in val):
+            return m.group(0)
+    return m.group("head") + _tag("bearer-token")
+
+
+def _sub_url(m: re.Match[str]) -> str:
+    if _not_secret(m.group("val")):
+        return m.group(0)
+    return m.group("head") + _tag("url-password")
+
+
+def redact(text: str) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``.
+
+    Order matters: specific token formats first (so ``OPENAI_API_KEY=sk-...`` reports
+    ``openai-key``), then headers and URLs, then generic assignments. Each pattern runs
+    only when one of its trigger substrings occurs, so ordinary output costs a few
+    substring scans. Never raises.
+    """
+    if not text or not isinstance(text, str):
+        return text
+    out = text
+    for kind, triggers, src in _TOKENS:
+        if any(t in out for t in triggers):
+            out = _rx(src).sub(_tag(kind), out)
+    lowered = out.lower()
+    if "authorization" in lowered:
+        out = _rx(_AUTH_HEADER, _AI).sub(_sub_auth, out)
+    if "bearer" in lowered:
+        out = _rx(_BEARER, _AI).sub(_sub_auth, out)
+    if "://" in out and "@" in out:
+        out = _rx(_URL_CREDS).sub(_sub_url, out)
+    if any(t in lowered for t in _ASSIGN_TRIGGERS):
+        out = _rx(_ASSIGN, _AI).sub(_sub_assign, out)
+    if "-" in out and any(t in lowered for t in _FLAG_TRIGGERS):
+        out = _rx(_FLAG, _AI).sub(_sub_flag, out)
+    return out
+
+
+# ---------------------------------------------------------------- bounding
+
+_MARK = "\n… [{n} chars cut] …\n"
+
+
+def bound(text: str, max_chars: int) -> str:
+    """``text`` if it fits in ``max_chars`` characters, else its head and tail around a
+    ``… [N chars cut] …`` marker; the result never exceeds ``max_chars`` characters.
+
+    The head gets about 60 % of the room (headers, the command's first lines), the tail
+    the rest (the end of a log is where errors and summaries are). ``max_chars`` smaller
+    than the marker yields a plain cut.
+    """
+    if max_chars <= 0:
+        return ""
+    if len(text) <= max_chars:
+        return text
+    marker_len = len(_MARK.format(n=len(text)))  # upper bound: N < len(text)
+    room = max_chars - marker_len
+    if room < 2:
+        return text[:max_chars]
+    head = room * 3 // 5
+    tail = room - head
+    cut = len(text) - head - tail
+    return text[:head] + _MARK.format(n=cut) + (text[-tail:] if tail else "")
+
+
+# A private key is the largest secret we know (RSA 8192 PEM ~6.4k chars).
+_MARGIN = 8192
+
+
+def clip(text: str, max_chars: int) -> str:
+    """``bound(redact(text), max_chars)``, without redacting megabytes it will drop.
+
+    For texts much longer than ``max_chars``, only the head and tail windows (with a
+    safety margin wider than any secret) are redacted. ``N`` in the marker then counts
+    characters of the original text.
+    """
+    if len(text) <= 2 * (max_chars + _MARGIN):
+        return bound(redact(text), max_chars)
+    window = max_chars + _MARGIN
+    head = redact(text[:window])
+    tail = redact(text[-window:])
+    middle = len(text) - 2 * window
+    # Stitch with a placeholder of the right size so bound() reports a true count.
+    marker_len = len(_MARK.format(n=len(text)))
+    room = max_chars - marker_len
+    if room < 2:
+        return head[:max_chars]
+    h = room * 3 // 5
+    t = room - h
+    cut = (len(head) - h) + middle + (len(tail) - t)
+    return head[:h] + _MARK.format(n=cut) + (tail[-t:] if t else "")
