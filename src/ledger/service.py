@@ -431,7 +431,9 @@ class Ledger:
         NotAClaim pointing at their source."""
         if action not in REVIEW_ACTIONS:
             raise InvalidInput(f'Unknown review action "{action}". Use one of: {", ".join(REVIEW_ACTIONS)}.')
-        self.store.require_claim(memory_id)
+        row = self.store.require_claim(memory_id)
+        if row["deleted_at"] is not None:
+            raise UnknownMemory(f"{memory_id} was dropped (perhaps by another process); nothing to {action}.")
         now = self.clock()
         if action == "edit":
             if text is None or not text.strip():

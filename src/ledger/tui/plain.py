@@ -1,0 +1,53 @@
+"""The review queue as plain text (``ledger review`` when stdin is not a terminal) and as
+JSON (``ledger review --json``).
+
+``plain_dump`` follows the seed's dump (reference §1.14 ``review``): a header with both
+counts, up to 20 claims one per line, then up to 20 conflicts as a kind/age line with the
+two sides under it. No colour: it is meant for pipes and logs.
+
+Stdlib only; the queue is the dict returned by ``Ledger.review_queue``.
+"""
+
+from __future__ import annotations
+
+from .fmt import ago, bar, truncate
+
+MAX_ITEMS = 20
+
+
+def _counts(queue: dict) -> tuple[int, int]:
+    claims = queue.get("claims") or []
+    conflicts = queue.get("conflicts") or []
+    return int(queue.get("claimCount", len(claims))), int(queue.get("conflictCount", len(conflicts)))
+
+
+def plain_dump(queue: dict, now_ms: int) -> str:
+    """Render ``queue`` as text, ages measured at ``now_ms`` (epoch ms). Ends with a
+    newline."""
+    n_claims, n_conflicts = _counts(queue)
+    lines = [f"Review queue  {n_claims} claims · {n_conflicts} conflicts"]
+    claims = list(queue.get("claims") or [])[:MAX_ITEMS]
+    conflicts = list(queue.get("conflicts") or [])[:MAX_ITEMS]
+    if claims:
+        lines.append("")
+        for m in claims:
+            lines.append(f"{m.id[-6:]}  {bar(m.strength, 6)}  {m.writer:<7}  {truncate(m.text, 78)}")
+    if conflicts:
+        for c in conflicts:
+            lines.append("")
+            lines.append(f"▲ {c.kind:<22} {ago(now_ms - c.created_at)}")
+            lines.append(f"  A  {truncate(c.a.text, 76)}")
+            lines.append(f"  B  {truncate(c.b.text, 76)}")
+    return "\n".join(lines) + "\n"
+
+
+def queue_json(queue: dict) -> dict:
+    """The queue in the stable JSON shape: memories and conflicts as their ``to_dict()``
+    plus both lane counts."""
+    n_claims, n_conflicts = _counts(queue)
+    return {
+        "claims": [m.to_dict() for m in queue.get("claims") or []],
+        "conflicts": [c.to_dict() for c in queue.get("conflicts") or []],
+        "claimCount": n_claims,
+        "conflictCount": n_conflicts,
+    }
