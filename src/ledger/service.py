@@ -31,6 +31,7 @@ from .paths import db_path
 from .query import parse
 from .store import Store
 from .store import conflicts as cq
+from .store import watch as W
 
 MODES = ("hybrid", "keyword", "fuzzy")
 CONFLICT_KINDS = ("direct contradiction", "value drift", "stale schedule", "stale terms", "date conflict", "stale fact")
@@ -467,6 +468,8 @@ class Ledger:
             "p50SearchMs": round(statistics.median(ms), 2) if ms else None,
             "reviewQueue": cq.pending_review_count(self.store),
             "db": str(self.path),
+            "watcher": W.watcher_counts(self.store.conn),
+            "llmToday": W.llm_usage(self.store.conn, midnight),
         })
         return c
 

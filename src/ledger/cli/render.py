@@ -104,6 +104,9 @@ def stats_text(st: dict, color: bool) -> str:
         f"{st['conflicts']:>6}  open conflicts   {st['candidates']} candidates awaiting an agent",
         f"{st['sources']:>6}  sources",
         f"{st['agents']:>6}  agents     {st['requestsToday']} calls today",
+        f"{st['watcher']['sessions']:>6}  watched sessions   {st['watcher']['observations']} tool calls · {st['watcher']['injections']} injections · {st['watcher']['checkpoints']} checkpoints",
+        f"{st['llmToday']['calls']:>6}  LLM calls today   {st['llmToday']['promptTokens'] + st['llmToday']['completionTokens']} tokens"
+        + (f" · {st['llmToday']['failed']} failed" if st['llmToday']['failed'] else ""),
         f"{st['diskBytes'] / 1e6:>6.1f}  MB on disk",
     ])
 
