@@ -13,8 +13,9 @@ Chunking invariants (tested, including a Hypothesis property):
 
 * No content is lost: the non-whitespace characters of the input, in order, equal those
   of the chunks joined. Only whitespace between blocks and sentences is rewritten.
-* No chunk is empty, and no chunk is longer than ``max_chars`` unless it is one sentence
-  that is longer than ``max_chars`` by itself.
+* No chunk is empty, and no chunk is longer than ``max_chars`` (plus a heading prefix):
+  an over-long sentence is split at line breaks, then at whitespace, then hard. (The seed
+  kept it whole, so a 10 MB JSONL file became one 10 MB chunk.)
 * A markdown heading starts a chunk and stays attached to the text that follows it.
 """
 
@@ -153,6 +154,7 @@ def _pack_sentences(block: str, max_chars: int, prefix: str, out: list[str]) -> 
         spans.append((start, gap.start()))
         start = gap.end()
     spans.append((start, len(block)))
+    spans = [piece for span in spans for piece in _split_long(block, span, max_chars)]
 
     lead = ""
     first_start, first_end = spans[0]
@@ -170,6 +172,39 @@ def _pack_sentences(block: str, max_chars: int, prefix: str, out: list[str]) -> 
             pack_start = s_start
         pack_end = s_end
     out.append(lead + block[pack_start:pack_end])
+
+
+def _split_long(block: str, span: tuple[int, int], max_chars: int) -> list[tuple[int, int]]:
+    """Split a span longer than ``max_chars`` (a table, a code block, a JSONL or log
+    file with no sentence ends) at line breaks, and a still-too-long line at its last
+    whitespace before the limit (or hard at the limit), so no chunk grows unbounded.
+    Only whitespace is ever dropped between pieces."""
+    start, end = span
+    if end - start <= max_chars:
+        return [span]
+    out: list[tuple[int, int]] = []
+    while end - start > max_chars:
+        window = block[start : start + max_chars + 1]
+        cut = window.rfind("\n")
+        if cut <= 0:
+            cut = max(window.rfind(" "), window.rfind("\t"))
+        if cut <= 0:
+            out.append((start, start + max_chars))
+            start += max_chars
+        else:
+            out.append((start, start + cut))
+            start += cut
+        while start < end and block[start].isspace():
+            start += 1
+    if start < end:
+        out.append((start, end))
+    trimmed = []
+    for a, b in out:
+        while b > a and block[b - 1].isspace():
+            b -= 1
+        if b > a:
+            trimmed.append((a, b))
+    return trimmed
 
 
 # ---------------------------------------------------------------------------- sources
