@@ -297,9 +297,7 @@ def _dict_ok(resp: dict[str, Any]) -> bool:
     if resp.get("is_error") is True or resp.get("isError") is True:
         return False
     status = resp.get("status")
-    if isinstance(status, str) and status.lower() in ("failed", "error", "killed"):
-        return False
-    return True
+    return not (isinstance(status, str) and status.lower() in ("failed", "error", "killed"))
 
 
 def _shell_text(resp: dict[str, Any]) -> str:
@@ -340,10 +338,15 @@ def _read_text(kind: object, file: dict[str, Any]) -> str:
                     out.append(src)
         return "\n\n".join(out)
     if kind == "image" or "base64" in file:
-        return f"[image {path}]".replace(" ]", "]")
+        return _placeholder("image", path)
     if isinstance(content, str):
         return content
-    return f"[{kind or 'file'} {path}]".replace(" ]", "]")
+    return _placeholder(str(kind or "file"), path)
+
+
+def _placeholder(kind: str, path: object) -> str:
+    """``[image /p/x.png]`` for content we do not inline (binary, base64)."""
+    return f"[{kind} {path}]" if path else f"[{kind}]"
 
 
 def _edit_text(resp: dict[str, Any]) -> str:

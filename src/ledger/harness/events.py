@@ -37,7 +37,7 @@ KINDS = (
 class _Frozen:
     """Immutable value object over ``__slots__`` (the fields, in constructor order)."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is frozen; use .replace({name}=...)")
@@ -49,9 +49,9 @@ class _Frozen:
         return tuple(getattr(self, f) for f in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
+        if not isinstance(other, _Frozen) or other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
+        return self._values() == other._values()
 
     def __hash__(self) -> int:
         # Like a frozen dataclass: TypeError if a field (e.g. a dict) is unhashable.

@@ -64,7 +64,8 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         obs = [Observation(r["step"], r["tool"], _summary(r), r["output"], tuple(r["files"]), None if r["ok"] is None else bool(r["ok"])) for r in rows]
         result["observations"] = len(obs)
         files = sorted({p for o in obs for p in o.files})
-        known = [f["text"] for f in W.facts_for_files(conn, files, limit=40)]
+        # Oldest first: build_prompt keeps the end of the list when it must cut.
+        known = [f["text"] for f in reversed(W.facts_for_files(conn, files, limit=40))]
         prompt = build_prompt(obs, known, per_output_cap=int(cfg["watcher"]["max_output_chars"]),
                               total_cap=int(cfg["watcher"]["max_trajectory_chars"]))
         t0 = time.perf_counter()
@@ -89,8 +90,12 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         cwd = sess.get("cwd") or "."
         from ..service import file_key
 
+        seen_files = set(files)
         for f in findings:
-            paths = [fk.path for fk in (file_key(p, cwd) for p in f.files)]
+            # Resolve against the session's cwd, then keep only files the trajectory
+            # really touched, so a path the model invents never becomes a file key.
+            keys = [k for k in (file_key(p, cwd) for p in f.files) if k.path in seen_files]
+            paths = [k.path for k in keys]
             dup = _near_duplicate(conn, f.fact, paths)
             if dup:
                 conn.execute("UPDATE memories SET source_count = source_count + 1 WHERE id = ?", (dup,))
@@ -99,7 +104,7 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
                 continue
             try:
                 led.remember(f.fact, cluster=DISTILL_CLUSTER, agent=agent, note=f"distilled from {key} steps {steps}",
-                             topic=f.topic or None, files=[file_key(p, cwd) for p in f.files])
+                             topic=f.topic or None, files=keys)
                 result["added"] += 1
             except Exception as exc:  # one bad finding must not lose the others
                 result["rejected"] += 1

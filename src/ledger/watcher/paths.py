@@ -21,10 +21,11 @@ Sources of paths, by tool:
   yields ``dist/x.js``), redirection operators and fd numbers (their targets are kept,
   except ``/dev/*``), URLs and ``host:port``/``user@host:`` forms, ``NAME=value``
   assignments, tokens with shell expansions (``$``, backticks) or glob characters,
-  tokens with whitespace that do not exist, heredoc bodies, comments, the pattern
-  argument of ``grep``/``rg``/``sed``/``awk``/``jq``..., and the arguments of
-  ``echo``/``printf``. ``cd DIR`` changes the base directory for the rest of the
-  command; ``bash -c 'SCRIPT'`` is parsed as a command line of its own. ``file.py:12`` and ``tests/x.py::test_y`` give ``file.py`` / ``tests/x.py``.
+  tokens with whitespace, quotes, parentheses or ``:`` unless they exist, heredoc
+  bodies, comments, the pattern argument of ``grep``/``rg``/``sed``/``awk``/``jq``...,
+  and the arguments of ``echo``/``printf``. ``cd DIR`` changes the base directory for
+  the rest of the command; ``bash -c 'SCRIPT'`` is parsed as a command line of its own.
+  ``file.py:12`` and ``tests/x.py::test_y`` give ``file.py`` / ``tests/x.py``.
 
 The result is de-duplicated and keeps first-seen order. Nothing here raises on odd input:
 an unbalanced quote falls back to a plain split. Cost is one ``shlex`` pass plus a few
@@ -42,6 +43,7 @@ import shlex
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
+    from typing import TypeGuard
 
     from ledger.harness.events import ToolCall
 
@@ -53,17 +55,20 @@ FILE_TOOLS = frozenset(
 
 #: Extensions that make a bare token (no ``/``) count as a file name.
 FILE_EXTENSIONS = frozenset(
-    """
-    py pyi pyx ipynb js mjs cjs jsx ts tsx vue svelte json jsonl ndjson yaml yml toml ini
-    cfg conf env lock md mdx rst txt csv tsv dat log xml html htm css scss sass less sql
-    db sqlite sqlite3 sh bash zsh fish ps1 bat rb go rs c h cc cpp cxx hpp hh java kt kts
-    scala swift m mm cs fs php pl pm lua r jl dart ex exs eex heex leex erl hrl hs ml mli
-    clj cljs elm zig nim tf tfvars proto graphql gql gradle mk cmake dockerfile
-    ckpt bin bpe safetensors npy npz pt pth onnx pkl pickle h5 hdf5 parquet arrow feather
-    gguf tflite pb model vocab tiktoken spm
-    png jpg jpeg gif svg webp ico pdf zip tar gz tgz bz2 xz zst whl
-    patch diff pem crt key pub
-    """.split()
+    {
+        "py", "pyi", "pyx", "ipynb", "js", "mjs", "cjs", "jsx", "ts", "tsx", "vue", "svelte",
+        "json", "jsonl", "ndjson", "yaml", "yml", "toml", "ini", "cfg", "conf", "env", "lock",
+        "md", "mdx", "rst", "txt", "csv", "tsv", "dat", "log", "xml", "html", "htm", "css", "scss",
+        "sass", "less", "sql", "db", "sqlite", "sqlite3", "sh", "bash", "zsh", "fish", "ps1",
+        "bat", "rb", "go", "rs", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "java", "kt", "kts",
+        "scala", "swift", "m", "mm", "cs", "fs", "php", "pl", "pm", "lua", "r", "jl", "dart", "ex",
+        "exs", "eex", "heex", "leex", "erl", "hrl", "hs", "ml", "mli", "clj", "cljs", "elm", "zig",
+        "nim", "tf", "tfvars", "proto", "graphql", "gql", "gradle", "mk", "cmake", "dockerfile",
+        "ckpt", "bin", "bpe", "safetensors", "npy", "npz", "pt", "pth", "onnx", "pkl", "pickle",
+        "h5", "hdf5", "parquet", "arrow", "feather", "gguf", "tflite", "pb", "model", "vocab",
+        "tiktoken", "spm", "png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "pdf", "zip", "tar",
+        "gz", "tgz", "bz2", "xz", "zst", "whl", "patch", "diff", "pem", "crt", "key", "pub",
+    }
 )
 
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filePath", "notebookPath")
@@ -105,7 +110,7 @@ _VALUE_OPTS = frozenset(
 def is_file_tool(name: str) -> bool:
     """True for the tools that touch files: Bash, Read, Grep, Glob, Edit, Write,
     NotebookEdit, MultiEdit (any case)."""
-    return name.lower() in FILE_TOOLS
+    return isinstance(name, str) and name.lower() in FILE_TOOLS
 
 
 def files_touched(tool: ToolCall, cwd: str) -> list[str]:
@@ -156,7 +161,11 @@ def command_paths(command: str, cwd: str, _depth: int = 0) -> list[str]:
 def _resolve(base: str, path: str) -> str:
     if path.startswith("~"):
         path = os.path.expanduser(path)
-    return os.path.realpath(os.path.join(base, path))
+    full = os.path.join(base, path)
+    try:
+        return os.path.realpath(full)
+    except (ValueError, OSError):  # embedded NUL, symlink loop on odd platforms
+        return os.path.normpath(os.path.abspath(full))
 
 
 def _search_base(cwd: str, inp: dict[str, object]) -> str:
@@ -167,7 +176,7 @@ def _search_base(cwd: str, inp: dict[str, object]) -> str:
     return cwd
 
 
-def _concrete(pattern: object) -> bool:
+def _concrete(pattern: object) -> TypeGuard[str]:
     return (
         isinstance(pattern, str)
         and bool(pattern.strip())
@@ -302,7 +311,11 @@ def _part_paths(part: list[str], base: str, out: list[str], depth: int = 0) -> s
             k += 1
             continue
         if skip_pattern and arg in _PATTERN_OPTS:
-            k += 1  # -e PATTERN: the pattern is given, positionals are files
+            # -e PATTERN / -f FILE: the pattern is given, positionals are files.
+            value = args[k] if k < len(args) else ""
+            if arg in ("-f", "--file") and isinstance(value, str) and value:
+                emit(value)
+            k += 1
             skip_pattern = False
             continue
         if skip_pattern and arg.startswith(("--regexp=", "--expression=")):

@@ -65,15 +65,18 @@ def _tag(kind: str) -> str:
 
 # Values we never treat as secrets (placeholders, references, already redacted).
 _NOT_SECRET = r"""(?ix)
-    (?: \[REDACTED | \$ | %[A-Za-z_(] | <[^>]*> | \{\{ | \*{3,} | x{6,}$ | \.\.\.$ )
+    (?: \[REDACTED | \$ | %[A-Za-z_(] | < | \{\{ | \*{3,} | x{6,}$ | \.\.\.$ )
     | (?: true | false | null | none | nil | yes | no | undefined | \d{1,5}
         | str | string | bytes | int | bool | any | text | optional | secretstr )$
     """
-_CODE_EXPR = r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|[(\[{]"
+# Unquoted values that are code, not literals: settings.SECRET, os.environ[...], f(x).
+_CODE_EXPR = r"^[A-Za-z_]+[0-9]*(?:\.[A-Za-z_]+[0-9]*)+$|[(\[{]"
 _METAVAR = r"[A-Z][A-Z_]*$|[a-z]+$"
 
 # ---------------------------------------------------------------- standalone patterns
-# (kind, trigger substrings (any; case-sensitive), pattern source)
+# (kind, trigger substrings (any; case-sensitive), pattern source). Distinctive prefixes
+# (ghp_, sk-ant-, AKIA, xoxb-...) match even when glued to other text: over-redacting a
+# blob is cheaper than leaking a key. Generic ones (sk-, eyJ) need a word boundary.
 
 _TOKENS: list[tuple[str, tuple[str, ...], str]] = [
     ("private-key", ("PRIVATE KEY",),
@@ -82,23 +85,21 @@ _TOKENS: list[tuple[str, tuple[str, ...], str]] = [
     ("aws-access-key",
      ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA",
       "APKA", "ASCA"),
-     r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
-     r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
+     r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}"),
     ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-     r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})"
-     r"(?![A-Za-z0-9_])"),
-    ("gitlab-token", ("glpat-",), r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}"),
-    ("anthropic-key", ("sk-ant-",), r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}"),
+     r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,255}"),
+    ("gitlab-token", ("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}"),
+    ("anthropic-key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{20,}"),
     ("openai-key", ("sk-",),
      r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]*[0-9])"
      r"[A-Za-z0-9_-]{20,}"),
     ("stripe-key", ("_live_", "_test_"),
      r"(?<![A-Za-z0-9_])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    ("google-api-key", ("AIza",), r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}"),
+    ("google-api-key", ("AIza",), r"AIza[A-Za-z0-9_-]{35}"),
     ("slack-webhook", ("hooks.slack.com",),
      r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_+-]+"),
-    ("slack-token", ("xox",), r"(?<![A-Za-z0-9_-])xox[abposre]-[A-Za-z0-9-]{10,}"),
-    ("npm-token", ("npm_",), r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("slack-token", ("xox",), r"xox[abposre]-[A-Za-z0-9-]{10,}"),
+    ("npm-token", ("npm_",), r"npm_[A-Za-z0-9]{36,}"),
     ("huggingface-token", ("hf_",), r"(?<![A-Za-z0-9_])hf_[A-Za-z]{30,}(?![A-Za-z0-9])"),
     ("jwt", ("eyJ",),
      r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
@@ -192,9 +193,12 @@ def _sub_auth(m: re.Match[str]) -> str:
         return m.group(0)
     # Without a scheme word, insist on a credential-looking value (prose says
     # "authorization: required").
-    if "scheme" in m.re.groupindex and not m.group("scheme"):
-        if len(val) < 12 or not any(c.isdigit() for c in val):
-            return m.group(0)
+    if (
+        "scheme" in m.re.groupindex
+        and not m.group("scheme")
+        and (len(val) < 12 or not any(c.isdigit() for c in val))
+    ):
+        return m.group(0)
     return m.group("head") + _tag("bearer-token")
 
 

@@ -52,7 +52,7 @@ MAX_FINDINGS = 20
 class _Frozen:
     """Immutable value object over ``__slots__`` (no ``dataclasses`` import: hook path)."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is frozen")
@@ -64,9 +64,9 @@ class _Frozen:
         return tuple(getattr(self, f) for f in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
+        if not isinstance(other, _Frozen) or other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
+        return self._values() == other._values()
 
     def __hash__(self) -> int:
         return hash((self.__class__.__name__,) + self._values())
@@ -418,8 +418,9 @@ def _as_items(value: Any) -> list[Any] | None:
         return value
     if isinstance(value, dict):
         for key in ("findings", "facts", "items", "results", "result"):
-            if isinstance(value.get(key), list):
-                return value[key]
+            items = value.get(key)
+            if isinstance(items, list):
+                return items
         if "fact" in value:
             return [value]
     return None
