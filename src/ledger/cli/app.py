@@ -48,7 +48,7 @@ class LedgerGroup(click.Group):
     def format_epilog(self, ctx, formatter):
         formatter.write_paragraph()
         for line in FILTERS_HELP.splitlines():
-            formatter.write_text(line) if False else formatter.write(line + "\n")
+            formatter.write(line + "\n")  # verbatim: write_text would re-wrap the columns
         formatter.write(f"\nStore: {db_path()}   (--db, $LEDGER_DB, $LEDGER_HOME)\n")
 
 
@@ -111,12 +111,11 @@ def recall(query, limit, mode, agent, db, as_json):
     ledger recall invoice terms
     ledger recall deploy cluster:proc strength:>40 --limit 5
     """
+    from .render import recall_lines
+
     with _open(db) as led:
         res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
-        if as_json:
-            _json([m.to_dict() for m in res.hits])
-        else:
-            _out(__import__("ledger.cli.render", fromlist=["x"]).recall_lines(res, _color()))
+    _json([m.to_dict() for m in res.hits]) if as_json else _out(recall_lines(res, _color()))
 
 
 @cli.command()

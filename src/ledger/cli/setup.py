@@ -9,22 +9,36 @@ import click
 from ..errors import InvalidInput
 from .app import _json, _out, cli, common
 
-HARNESSES = ("claude-code",)
+HARNESSES = ("claude-code", "opencode")
 
 
 @cli.command()
 @click.argument("harness", type=click.Choice(HARNESSES))
-@click.option("--user", "scope", flag_value="user", help="Install into ~/.claude/settings.json (every project).")
-@click.option("--project", "scope", flag_value="project", default=True, help="Install into ./.claude/settings.json (default).")
+@click.option("--user", "scope", flag_value="user",
+              help="Every project: ~/.claude/settings.json, or $XDG_CONFIG_HOME/opencode/plugins/ for OpenCode.")
+@click.option("--project", "scope", flag_value="project", default=True,
+              help="This project: ./.claude/settings.json or ./.opencode/plugins/ (default).")
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="Project folder (default: current directory).")
+@click.option("--link", is_flag=True, help="OpenCode: symlink the plugin instead of copying it.")
 @common()
-def install(harness, scope, project_dir, db, as_json):
+def install(harness, scope, project_dir, link, db, as_json):
     """Wire ledger's hooks into a harness (idempotent; your own hooks are kept).
 
     \b
     ledger install claude-code            # this project
     ledger install claude-code --user     # every project
+    ledger install opencode               # ./.opencode/plugins/ledger.js
     """
+    if harness == "opencode":
+        from ..harness.opencode_install import install_opencode
+
+        r = install_opencode(scope, project_dir, link=link)
+        if as_json:
+            _json(r)
+        else:
+            _out(f"✓ OpenCode plugin at {r['path']} (starts {r['command'] or 'ledger'} __serve-session opencode)"
+                 + '\n  Distillation: set [llm] backend = "opencode" to distill through OpenCode itself, or any other backend.')
+        return
     from ..harness.install import install_claude_code
 
     r = install_claude_code(scope, project_dir)
@@ -42,10 +56,15 @@ def install(harness, scope, project_dir, db, as_json):
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False))
 @common()
 def uninstall(harness, scope, project_dir, db, as_json):
-    """Remove exactly ledger's hooks from a harness's settings."""
-    from ..harness.install import uninstall_claude_code
+    """Remove exactly ledger's hooks (or plugin) from a harness."""
+    if harness == "opencode":
+        from ..harness.opencode_install import uninstall_opencode
 
-    r = uninstall_claude_code(scope, project_dir)
+        r = uninstall_opencode(scope, project_dir)
+    else:
+        from ..harness.install import uninstall_claude_code
+
+        r = uninstall_claude_code(scope, project_dir)
     _json(r) if as_json else _out(f"removed {r['removed']} ledger hook(s) from {r['path']}")
 
 
