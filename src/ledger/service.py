@@ -121,8 +121,11 @@ class Ledger:
             raise InvalidInput(f"A claim is one self-contained fact; this text has {len(text)} characters (max {MAX_TEXT_CHARS}). Use `ledger ingest` for documents.")
         now = self.clock()
         self.store.require_cluster(cluster)
-        if supersedes and not self.store.exists(supersedes):
-            raise UnknownMemory(f"No memory {supersedes} to supersede. Check the id with `ledger recall`.")
+        if supersedes:
+            if not self.store.exists(supersedes):
+                raise UnknownMemory(f"No memory {supersedes} to supersede. Check the id with `ledger recall`.")
+            if self.store.row(supersedes)["deleted_at"] is not None:
+                raise InvalidInput(f"{supersedes} was already dropped; there is nothing live to supersede. Remember the new fact without --supersedes.")
         conflict_id = None
         proposed: tuple[str, ...] = ()
         with self.store.atomic():
@@ -156,13 +159,13 @@ class Ledger:
         """One memory by id (dropped ones too). Never counts as a retrieval."""
         return self.store.get(memory_id, self.clock())
 
-    def _search(self, query: str, *, limit: int, offset: int = 0, mode: str = "hybrid", **kw) -> SearchResult:
+    def _search(self, query: str, *, limit: int, offset: int = 0, mode: str = "hybrid", now: int | None = None, **kw) -> SearchResult:
         if mode not in MODES:
             raise InvalidInput(f'Unknown mode "{mode}". Use one of: {", ".join(MODES)}.')
         if limit < 0 or offset < 0:
             raise InvalidInput("--limit and offset must be zero or more.")
         t0 = time.perf_counter()
-        now = self.clock()
+        now = self.clock() if now is None else now
         q = parse(query or "", now)
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "")
@@ -177,10 +180,8 @@ class Ledger:
             self.store.count_read([m.id for m in res.hits], agent, now)
             self.store.touch_agent(agent, now)
             self.store.log(now, agent, "memory.search", None, f'{res.total} for "{query}"', res.took_ms)
-        # Return the memories as they are after the read (hits and strength updated).
-        fresh = {m.id: m for m in self.store.get_many([m.id for m in res.hits], now)}
-        hits = tuple(_with_score(fresh.get(m.id, m), m.score) for m in res.hits)
-        return SearchResult(hits, res.total, res.took_ms, res.query)
+        # As in the seed, the hits are returned as ranked: strength before this read.
+        return res
 
     def search(self, query: str = "", *, limit: int = 25, offset: int = 0, mode: str = "hybrid", kind: str = "all",
                sort: str | None = None, direction: str = "desc", include_archived: bool = False, pending_only: bool = False,
@@ -190,11 +191,14 @@ class Ledger:
                             include_archived=include_archived, pending_only=pending_only, pinned_only=pinned_only,
                             conflicted_only=conflicted_only)
 
-    def export(self, query: str = "", *, batch: int = 1000, **kw) -> Iterator[Memory]:
-        """Every match of ``query`` (no cap), in ranked order, streamed in batches."""
+    def export(self, query: str = "", *, batch: int = 1000, mode: str = "hybrid", **kw) -> Iterator[Memory]:
+        """Every match of ``query`` (no cap), in ranked order, streamed in batches. Every
+        batch is ranked at the same instant: strength moves with time, so pages ranked at
+        different instants could repeat some rows and skip others."""
+        now = self.clock()
         offset = 0
         while True:
-            res = self.search(query, limit=batch, offset=offset, **kw)
+            res = self._search(query, limit=batch, offset=offset, mode=mode, now=now, **kw)
             yield from res.hits
             offset += len(res.hits)
             if not res.hits or offset >= res.total:
@@ -507,12 +511,6 @@ def file_key(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> F
         return FileKey(str(p), st.st_size, st.st_mtime_ns // 1_000_000, h.hexdigest())
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
         return FileKey(str(p))
-
-
-def _with_score(m: Memory, score: float | None) -> Memory:
-    from dataclasses import replace
-
-    return replace(m, score=score)
 
 
 def _local_midnight_ms(now_ms: int) -> int:

@@ -40,7 +40,7 @@ def recall_lines(res: SearchResult, color: bool) -> str:
     if not res.hits:
         return "nothing remembered about that"
     n = res.total
-    lines = [f"{n} {'memory' if n == 1 else 'memories'}" + (f" (showing {len(res.hits)})" if n > len(res.hits) else "")]
+    lines = [f"{n} {'memory' if n == 1 else 'memories'}"]
     for m in res.hits:
         lines.append(f"{m.id}  {pct(m.strength):>3}  {collapse(m.text)}  " + _dim(f"[{m.cluster_id}]", color))
     return "\n".join(lines)

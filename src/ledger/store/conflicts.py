@@ -87,6 +87,12 @@ def get_pending_candidate(store: Store, candidate_id: str, now: int) -> Candidat
         if judged:
             raise UnknownCandidate(f"Candidate {candidate_id} was already judged ({judged[0]}). `ledger conflicts` lists the ones waiting.")
         raise UnknownCandidate(f"No pending conflict candidate {candidate_id}. `ledger conflicts` lists the ones waiting.")
+    # A pair with a dropped side is hidden from the list; judging it would open a
+    # conflict whose resolution could retire the only live memory.
+    gone = [x for (x,) in store.conn.execute(
+        "SELECT id FROM memories WHERE id IN (?, ?) AND deleted_at IS NOT NULL", (r["a"], r["b"]))]
+    if gone:
+        raise UnknownCandidate(f"Candidate {candidate_id} no longer stands: {gone[0]} was dropped. `ledger conflicts` lists the ones waiting.")
     return _candidates(store, [r], now)[0]
 
 

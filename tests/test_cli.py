@@ -1,0 +1,405 @@
+"""Every CLI verb through a real subprocess of the installed ``ledger`` command
+(``--db`` on a tmp file, ``NO_COLOR=1``), with and without ``--json``."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from ledger.ingest import source_from_text
+from ledger.service import Ledger
+
+SEED_EXPORT_FIELDS = {
+    "id", "text", "kind", "origin", "clusterId", "clusterLabel", "clusterColor", "writer", "readers", "sourceId",
+    "chunkIndex", "provenance", "createdAt", "lastReadAt", "hits", "sourceCount", "pinned", "archived", "reviewedAt",
+    "deletedAt", "strength", "factors", "conflictWith", "score",
+}
+RECALL_LINE = re.compile(r"^(m|c)_[0-9a-z]+  [ \d]{2}\d  \S.*  \[[a-z0-9-]+\]$")
+
+
+def fail(rc: int, out: str, err: str) -> str:
+    """Assert a failed command: exit 1, one ``✕`` line on stderr, nothing on stdout."""
+    assert rc == 1, (out, err)
+    assert out == ""
+    assert err.startswith("✕ ") and err.endswith("\n") and err.count("\n") == 1, err
+    return err[2:-1]
+
+
+def ok(rc: int, out: str, err: str) -> str:
+    assert rc == 0, err
+    return out
+
+
+def remember(cli, text, cluster="code", *extra) -> str:
+    out = ok(*cli("remember", text, "--cluster", cluster, *extra))
+    return re.match(r"remembered (m_[0-9a-z]+)\n", out).group(1)
+
+
+def memory(cli, mid) -> dict:
+    """State checks read the store in-process (the verbs under test run as subprocesses)."""
+    with Ledger.open(cli.db) as led:
+        return led.get(mid).to_dict()
+
+
+# ---------------------------------------------------------------------------- help, errors
+
+
+def test_help_groups_commands(cli):
+    out = ok(*cli("--help", db=None))
+    assert "For agents" in out and "For you" in out
+    agents = out[out.index("For agents"): out.index("For you")]
+    for verb in ("recall", "remember", "forget", "link", "clusters", "conflicts", "judge", "ingest"):
+        assert re.search(rf"^\s+{verb}\s", agents, re.M), verb
+    people = out[out.index("For you"):]
+    for verb in ("search", "review", "resolve", "sources", "stats", "export"):
+        assert re.search(rf"^\s+{verb}\s", people, re.M), verb
+    assert "asof:" in out and "Store:" in out
+    assert ok(*cli(db=None)) == out  # no command prints the same help
+
+
+def test_unknown_command(cli):
+    assert fail(*cli("frobnicate", db=None)) == 'Unknown command "frobnicate". Run `ledger --help`.'
+
+
+def test_query_grammar_errors_exit_1(cli):
+    assert fail(*cli("search", "asof:xyz")) == 'Cannot parse "asof:xyz": expected a date like 2026-01-01 or a span like 30d, 2w, 6mo, 1y'
+    assert fail(*cli("recall", "deploy", "strength:50")).startswith('Cannot parse "strength:50": expected strength:<N or strength:>N')
+    assert fail(*cli("export", "before:soon", "--json")).startswith('Cannot parse "before:soon": ')
+
+
+def test_store_folder_created_on_first_use_via_ledger_home(cli, tmp_path):
+    home = tmp_path / "brand" / "new" / "home"
+    env = {"LEDGER_HOME": str(home)}
+    ok(*cli("--help", db=None, env=env))
+    assert not home.exists()  # help never touches the disk
+    ok(*cli("remember", "Prefers metric units", "--cluster", "prefs", db=None, env=env))
+    assert (home / "ledger.db").is_file()
+    out = ok(*cli("recall", "metric", db=None, env=env))
+    assert "Prefers metric units" in out
+
+
+def test_ledger_db_and_ledger_agent_are_honoured(cli, tmp_path):
+    target = tmp_path / "via-env" / "store.db"
+    env = {"LEDGER_DB": str(target), "LEDGER_AGENT": "env-agent", "LEDGER_HOME": str(tmp_path / "unused")}
+    mid = json.loads(ok(*cli("remember", "Uses tabs", "--cluster", "prefs", "--json", db=None, env=env)))["id"]
+    assert target.is_file() and not (tmp_path / "unused").exists()
+    m = json.loads(ok(*cli("show", mid, "--json", db=target)))
+    assert m["writer"] == "env-agent" and m["readers"] == ["env-agent"]
+    # --agent wins over $LEDGER_AGENT
+    mid2 = json.loads(ok(*cli("remember", "Uses spaces", "--cluster", "prefs", "--agent", "flag-agent", "--json", db=None, env=env)))["id"]
+    assert json.loads(ok(*cli("show", mid2, "--json", db=target)))["writer"] == "flag-agent"
+
+
+def test_a_store_that_is_not_a_database_is_a_clear_error(cli, tmp_path):
+    bad = tmp_path / "notes.db"
+    bad.write_text("just some text, not SQLite\n" * 100)
+    msg = fail(*cli("stats", db=bad))
+    assert msg.startswith(f"Cannot open the store at {bad}: ") and "--db" in msg
+
+
+# ---------------------------------------------------------------------------- agents: remember, recall
+
+
+def test_remember_errors(cli):
+    assert fail(*cli("remember", "--cluster", "prefs")).startswith("Nothing to remember. Try: ledger remember")
+    assert fail(*cli("remember", "   ", "--cluster", "prefs")).startswith("Nothing to remember.")
+    assert fail(*cli("remember", "Prefers tea")) == "--cluster is required. Run `ledger clusters` to see the taxonomy."
+    msg = fail(*cli("remember", "Prefers tea", "--cluster", "nope"))
+    assert msg.startswith('No cluster "nope". Known clusters: ')
+    for cid in ("prefs", "people", "code", "travel", "health", "money", "home", "reading", "proc", "projects"):
+        assert cid in msg
+    assert json.loads(ok(*cli("stats", "--json")))["memories"] == 0
+
+
+def test_remember_plain_json_and_text_option(cli):
+    mid = remember(cli, "CI runs on Python 3.11", "code", "--agent", "claude", "--note", "tox.ini")
+    d = json.loads(ok(*cli("remember", "--text", "Deploys need the VPN", "--cluster", "proc", "--json")))
+    assert d["text"] == "Deploys need the VPN" and d["clusterId"] == "proc" and d["writer"] == "agent"
+    assert d["id"].startswith("m_") and d["reviewedAt"] is None and d["strength"] == 0.51
+    assert d["proposed"] == [] and d["pendingCandidates"] == 0
+    m = memory(cli, mid)
+    assert (m["text"], m["writer"], m["provenance"], m["kind"], m["origin"]) == ("CI runs on Python 3.11", "claude", "tox.ini", "claim", "chat")
+
+
+def test_recall_format_accounting_and_json(cli, db_file):
+    with Ledger.open(db_file) as led:
+        a = led.remember("Staging deploys need the VPN", cluster="proc", agent="w").memory
+        b = led.remember("Prod deploys need   two\napprovals", cluster="proc", agent="w").memory
+        led.ingest(source_from_text("# Deploy guide\n\nDeploys start\nfrom the release branch.\n\nThen tag.", "guide.md"),
+                   cluster="proc", agent="w")
+    out = ok(*cli("recall", "deploys", "--agent", "reader"))
+    lines = out.splitlines()
+    assert lines[0] == "3 memories"
+    assert len(lines) == 4
+    for line in lines[1:]:
+        assert RECALL_LINE.match(line), line
+    # whitespace collapsed to one line; strength as ranked, before this read (seed)
+    assert f"{b.id}   51  Prod deploys need two approvals  [proc]" in lines
+    # recall counted a retrieval; search did not
+    assert memory(cli, a.id)["hits"] == 1 and "reader" in memory(cli, a.id)["readers"]
+    ok(*cli("search", "deploys"))
+    assert memory(cli, a.id)["hits"] == 1
+    hits = json.loads(ok(*cli("recall", "staging", "--json", "--limit", "1")))
+    assert isinstance(hits, list) and [h["id"] for h in hits] == [a.id]
+    assert hits[0]["hits"] == 1 and "score" in hits[0] and SEED_EXPORT_FIELDS <= set(hits[0])
+    out = ok(*cli("recall", "deploys", "--limit", "1"))
+    assert out.splitlines()[0].startswith("3 memories") and len(out.splitlines()) == 2
+    assert ok(*cli("recall", "zebra")) == "nothing remembered about that\n"
+    assert json.loads(ok(*cli("recall", "zebra", "--json"))) == []
+    assert ok(*cli("recall", "deploy", "cluster:code")) == "nothing remembered about that\n"
+
+
+# ---------------------------------------------------------------------------- forget, link
+
+
+def test_forget_reports_what_it_dropped(cli):
+    a = remember(cli, "alpha fact")
+    b = remember(cli, "beta fact")
+    assert ok(*cli("forget", a)) == "forgot 1 — still answerable by asof: queries\n"
+    assert json.loads(ok(*cli("forget", a, b, "--json"))) == {"forgotten": 1, "ids": [a, b]}
+    assert ok(*cli("forget", a, b)) == "forgot 0 — still answerable by asof: queries\n"
+    c = remember(cli, "gamma fact")
+    assert "m_nope" in fail(*cli("forget", c, "m_nope"))
+    assert memory(cli, c)["deletedAt"] is None
+    assert fail(*cli("forget")) == "Which memories? Try: ledger forget m_abc123"
+    assert memory(cli, a)["deletedAt"] is not None
+
+
+def test_link(cli):
+    a = remember(cli, "alpha fact")
+    b = remember(cli, "beta fact")
+    assert ok(*cli("link", a, b)) == f"linked {a} {b}\n"
+    assert json.loads(ok(*cli("link", b, a, "--json"))) == {"linked": [b, a]}
+    assert "m_nope" in fail(*cli("link", a, "m_nope"))
+
+
+# ---------------------------------------------------------------------------- clusters
+
+
+def test_clusters_list_and_add(cli):
+    out = ok(*cli("clusters"))
+    lines = out.splitlines()
+    assert len(lines) == 10
+    assert "prefs         preferences         0" in lines
+    remember(cli, "Prefers tea", "prefs")
+    cs = json.loads(ok(*cli("clusters", "--json")))
+    assert len(cs) == 10 and {c["id"]: c["count"] for c in cs}["prefs"] == 1
+    assert [c["label"] for c in cs] == sorted(c["label"] for c in cs)
+    assert ok(*cli("clusters", "add", "Client", "work")) == "✓ client-work\n"
+    d = json.loads(ok(*cli("clusters", "add", "Side Quests", "--json")))
+    assert d["id"] == "side-quests" and d["label"] == "Side Quests"
+    assert "client-work   Client work" in ok(*cli("clusters"))
+    remember(cli, "Invoices go to Ana", "client-work")
+
+
+# ---------------------------------------------------------------------------- conflicts, judge
+
+
+def test_conflicts_and_judge(cli):
+    assert ok(*cli("conflicts")) == "nothing to judge\n"
+    assert json.loads(ok(*cli("conflicts", "--json"))) == []
+    a = remember(cli, "Renews every 12 months", "money")
+    b = remember(cli, "Renews every 24 months", "money")
+    cands = json.loads(ok(*cli("conflicts", "--json")))
+    assert len(cands) == 1 and {cands[0]["a"]["id"], cands[0]["b"]["id"]} == {a, b}
+    assert cands[0]["signals"] == ["divergent numbers"] and cands[0]["score"] == pytest.approx(0.7333)
+    cc = cands[0]["id"]
+    assert 'got "maybe"' in fail(*cli("judge", cc, "--verdict", "maybe"))
+    assert "vibes" in fail(*cli("judge", cc, "--verdict", "conflict", "--kind", "vibes"))
+    assert "0 to 1" in fail(*cli("judge", cc, "--verdict", "conflict", "--detector", "3"))
+    assert ok(*cli("judge", cc, "--verdict", "unrelated")) == "settled — marked unrelated, will not be proposed again\n"
+    assert "already judged" in fail(*cli("judge", cc, "--verdict", "unrelated"))
+    c = remember(cli, "Office opens at 08:00", "home")
+    d = remember(cli, "Office opens at 09:00", "home")
+    (cand,) = json.loads(ok(*cli("conflicts", "--json")))
+    j = json.loads(ok(*cli("judge", cand["id"], "--verdict", "conflict", "--kind", "stale schedule", "--note", "changed", "--json")))
+    assert j["verdict"] == "conflict" and j["conflict"]["kind"] == "stale schedule" and j["conflict"]["detector"] == 0.8
+    assert {j["conflict"]["a"]["id"], j["conflict"]["b"]["id"]} == {c, d} and j["conflict"]["note"] == "changed"
+
+
+def test_remember_supersedes(cli):
+    old = remember(cli, "Renews every 12 months", "money")
+    out = ok(*cli("remember", "Renews every 24 months", "--cluster", "money", "--supersedes", old))
+    m = re.fullmatch(r"remembered (m_\w+)\nopened (cf_\w+) — supersedes (m_\w+), for the human to resolve\n", out)
+    assert m and m.group(3) == old
+    assert json.loads(ok(*cli("conflicts", "--json"))) == []
+    q = json.loads(ok(*cli("review", "--json")))
+    (c,) = q["conflicts"]
+    assert (c["id"], c["detector"], c["a"]["id"], c["b"]["id"]) == (m.group(2), 1.0, old, m.group(1))
+    assert "m_nope" in fail(*cli("remember", "x y", "--cluster", "money", "--supersedes", "m_nope"))
+
+
+# ---------------------------------------------------------------------------- resolve, review
+
+
+def _open_conflict(db_file, texts=("Office opens at 08:00", "Office opens at 09:00")) -> tuple[str, str, str]:
+    with Ledger.open(db_file) as led:
+        led.remember(texts[0], cluster="home", agent="x")
+        led.remember(texts[1], cluster="home", agent="y")
+        (cand,) = led.candidates()
+        cf = led.judge(cand.id, "conflict", agent="j")
+        return cf, cand.a.id, cand.b.id
+
+
+def test_resolve(cli, db_file):
+    cf, a, b = _open_conflict(db_file)
+    assert fail(*cli("resolve", cf)) == f"Try: ledger resolve {cf} a|b|both|merge|dismiss"
+    msg = fail(*cli("resolve", cf, "keep"))
+    assert 'Unknown outcome "keep"' in msg
+    assert json.loads(ok(*cli("review", "--json")))["conflicts"][0]["status"] == "open"
+    assert ok(*cli("resolve", cf, "merge")) == f"resolved {cf} — merged B's text into A\n"
+    assert memory(cli, a)["text"] == "Office opens at 09:00" and memory(cli, b)["deletedAt"] is not None
+    fail(*cli("resolve", cf, "a"))
+    cf2, a2, b2 = _open_conflict(db_file, ("Bins go out on Monday", "Bins go out on Tuesday"))
+    d = json.loads(ok(*cli("resolve", cf2, "dismiss", "--json")))
+    assert (d["id"], d["status"], d["resolution"]) == (cf2, "dismissed", "dismiss")
+
+
+def test_review_is_a_plain_dump_without_a_tty(cli, db_file):
+    cf, a, b = _open_conflict(db_file)
+    with Ledger.open(db_file) as led:
+        p = led.remember("Prefers tea over coffee", cluster="prefs", agent="writer").memory
+    out = ok(*cli("review"))
+    lines = out.splitlines()
+    assert lines[0] == "Review queue  1 claims · 1 conflicts"
+    assert any(line.startswith(p.id[-6:]) and "writer" in line and "Prefers tea over coffee" in line for line in lines)
+    assert any(line.startswith("▲ direct contradiction") for line in lines)
+    assert "  A  Office opens at 08:00" in lines or "  A  Office opens at 09:00" in lines
+    q = json.loads(ok(*cli("review", "--json")))
+    assert (q["claimCount"], q["conflictCount"]) == (1, 1)
+    assert [m["id"] for m in q["claims"]] == [p.id] and q["conflicts"][0]["id"] == cf
+
+
+# ---------------------------------------------------------------------------- ingest, sources
+
+
+def test_ingest_from_file_stdin_and_text(cli, tmp_path):
+    doc = tmp_path / "runbook.md"
+    doc.write_text("# Runbook\n\nRestart the worker.\n\n## Rollback\n\nUse the previous tag.\n")
+    out = ok(*cli("ingest", str(doc), "--cluster", "proc", "--trust", "0.86"))
+    lines = out.splitlines()
+    sid = re.fullmatch(r"ingested (s_[0-9a-z]+)  2 chunks", lines[0]).group(1)
+    assert len(lines) == 4 and "remember" in out
+    d = json.loads(ok(*cli("ingest", "-", "--cluster", "reading", "--json", input="Piped notes about ferrets.\n")))
+    assert d["chunks"] == 1 and d["sourceId"].startswith("s_") and d["filename"] == "stdin"
+    d2 = json.loads(ok(*cli("ingest", "--text", "Inline text about otters.", "--cluster", "reading", "--json")))
+    assert d2["chunks"] == 1
+    hits = json.loads(ok(*cli("search", "ferrets", "--json")))["hits"]
+    assert len(hits) == 1 and hits[0]["kind"] == "chunk" and hits[0]["sourceId"] == d["sourceId"]
+    chunk = json.loads(ok(*cli("search", "rollback", "kind:chunk", "--json")))["hits"][0]
+    assert chunk["strength"] == 0.86 and chunk["reviewedAt"] is not None and chunk["sourceId"] == sid
+    srcs = json.loads(ok(*cli("sources", "--json")))
+    assert sorted(s["filename"] for s in srcs) == sorted([str(doc), "stdin", "stdin"])
+    out = ok(*cli("recall", "otters"))
+    assert RECALL_LINE.match(out.splitlines()[1])
+
+
+def test_ingest_refuses_unreadable_input(cli, tmp_path):
+    blob = tmp_path / "blob.txt"
+    blob.write_bytes(b"hello\x00world" * 10)
+    assert "binary content" in fail(*cli("ingest", str(blob), "--cluster", "reading"))
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("café crème".encode("latin-1"))
+    assert "not UTF-8" in fail(*cli("ingest", str(latin), "--cluster", "reading"))
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\x00")
+    msg = fail(*cli("ingest", str(pdf), "--cluster", "reading"))
+    assert ".pdf needs a parser" in msg and "pdftotext" in msg
+    assert "PDF" in fail(*cli("ingest", "-", "--cluster", "reading", input=pdf.read_bytes()))
+    assert "no such file" in fail(*cli("ingest", str(tmp_path / "missing.md"), "--cluster", "reading"))
+    assert "empty" in fail(*cli("ingest", "-", "--cluster", "reading", input=""))
+    assert "--cluster is required" in fail(*cli("ingest", "--text", "x"))
+    assert json.loads(ok(*cli("sources", "--json"))) == []
+
+
+def test_sources_list_trust_drop(cli, db_file):
+    with Ledger.open(db_file) as led:
+        res = led.ingest(source_from_text("Alpha paragraph.\n\n" * 1 + "Beta paragraph.", "notes.md"), cluster="reading", agent="a", trust=0.5)
+        claim = led.remember("Alpha is first", cluster="reading", agent="a", source_id=res.source_id).memory
+        led.review(claim.id, "keep")
+        led.recall("alpha", agent="r")
+        other = led.ingest(source_from_text("Gamma paragraph.", "other.txt"), cluster="reading", agent="a")
+    assert json.loads(ok(*cli("sources", "drop", other.source_id, "--json"))) == {"chunks": 1, "flagged": 0}
+    out = ok(*cli("sources"))
+    lines = out.splitlines()
+    assert lines[0] == "▍ Sources  1 document"
+    assert lines[1].startswith("MD    notes.md") and "1 chunks · 1 claims · 2 reads" in lines[1] and res.source_id in lines[1]
+    assert ok(*cli("sources", "trust", res.source_id, "0.9")) == f"trust {res.source_id} → 90\n"
+    assert json.loads(ok(*cli("sources", "trust", res.source_id, "0.8", "--json"))) == {"sourceId": res.source_id, "trust": 0.8}
+    assert json.loads(ok(*cli("search", "kind:chunk", "--json")))["hits"][0]["strength"] == 0.8
+    assert "s_nope" in fail(*cli("sources", "trust", "s_nope", "0.5"))
+    assert ok(*cli("sources", "drop", res.source_id)) == f"dropped {res.source_id} · 1 chunks removed, 1 claims flagged for review\n"
+    assert memory(cli, claim.id)["reviewedAt"] is None
+    assert ok(*cli("sources")) == "▍ Sources  0 documents\n"
+    assert json.loads(ok(*cli("sources", "--json"))) == []
+    fail(*cli("sources", "drop", res.source_id, "--json"))
+
+
+# ---------------------------------------------------------------------------- search, show
+
+
+def test_search_and_show(cli, db_file):
+    with Ledger.open(db_file) as led:
+        m = led.remember("Kafka brokers listen on 9092", cluster="code", agent="writer").memory
+        led.remember("Kafka topics are compacted", cluster="code", agent="writer")
+    out = ok(*cli("search", "kafka"))
+    lines = out.splitlines()
+    assert re.fullmatch(r"▍ 2 memories  \d+ms", lines[0])
+    row = next(line for line in lines if line.startswith(m.id[-6:]))
+    assert re.match(rf"{m.id[-6:]}  [█░]{{6}}   51  writer   Kafka brokers listen on 9092 +  codebases +  \S+$", row), row
+    res = json.loads(ok(*cli("search", "kafka", "--json", "--limit", "1")))
+    assert res["total"] == 2 and len(res["hits"]) == 1 and res["capped"] is False and "tookMs" in res
+    assert ok(*cli("search", "zebra")).startswith("▍ 0 memories")
+    shown = ok(*cli("show", m.id))
+    assert shown.startswith(f"{m.id}  claim · chat · [code] codebases") and "strength 51" in shown
+    d = memory(cli, m.id)
+    assert d["id"] == m.id and d["hits"] == 0
+    assert "m_nope" in fail(*cli("show", "m_nope"))
+
+
+# ---------------------------------------------------------------------------- stats, export
+
+
+def test_stats(cli, db_file):
+    with Ledger.open(db_file) as led:
+        led.remember("Renews every 12 months", cluster="money", agent="a")
+        led.remember("Renews every 24 months", cluster="money", agent="b")
+        led.ingest(source_from_text("One.\n\nTwo.", "x.md"), cluster="reading", agent="a")
+        led.recall("renews", agent="c")
+    st = json.loads(ok(*cli("stats", "--json")))
+    assert (st["memories"], st["claims"], st["chunks"], st["pending"], st["candidates"], st["conflicts"], st["sources"], st["agents"]) == (
+        3, 2, 1, 2, 1, 0, 1, 3)
+    assert st["requestsToday"] == 4 and st["db"] == str(db_file)
+    lines = ok(*cli("stats")).splitlines()
+    assert lines[0] == f"▍ LEDGER  {db_file}"
+    assert lines[1] == "     3  memories   2 claims · 1 chunks"
+    assert lines[2] == "     2  pending review"
+    assert lines[3] == "     0  open conflicts   1 candidates awaiting an agent"
+    assert lines[4] == "     1  sources"
+    assert lines[5] == "     3  agents     4 calls today"
+    assert any(re.fullmatch(r" +\d+\.\d  MB on disk", line) for line in lines[6:])
+
+
+def test_export_streams_every_match(cli, db_file):
+    with Ledger.open(db_file) as led:
+        led.ingest_chunks("bulk.txt", [f"bulk chunk {i} about archive retention" for i in range(1000)], cluster="reading", agent="a")
+        st = led.store
+        with st.atomic():
+            for i in range(200):
+                st.insert_claim(f"claim {i} about archive retention", "code", "a", led.clock())
+        led.remember("something else entirely", cluster="prefs", agent="a")
+    rc, out, err = cli("export", "archive")
+    assert rc == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == 1200 and len({r["id"] for r in rows}) == 1200
+    for r in rows[:3] + rows[-3:]:
+        assert SEED_EXPORT_FIELDS <= set(r)
+        assert set(r["factors"]) == {"used", "fresh", "corroborated"}
+    assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
+    all_rows = ok(*cli("export", "--json")).splitlines()
+    assert len(all_rows) == 1201
+    claims = ok(*cli("export", "kind:claim", "cluster:code")).splitlines()
+    assert len(claims) == 200 and all(json.loads(line)["kind"] == "claim" for line in claims)
+    assert ok(*cli("export", "zebra")) == ""

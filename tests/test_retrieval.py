@@ -1,0 +1,326 @@
+"""Retrieval (issue 2): ranking rules, chunking through ingest, and exactness: on a store
+of a few thousand memories, ``search`` returns exactly what a brute-force Python pass over
+every row computes (BM25 from a separate full FTS query, trigram containment, strength
+from strength.py, score = 0.75·relevance + 0.25·strength)."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import pytest
+
+from ledger import strength as S
+from ledger.clock import DAY_MS, FixedClock
+from ledger.ingest import chunk_text, source_from_text
+from ledger.query import parse
+from ledger.service import Ledger
+from ledger.text import containment
+
+from conftest import T0, iso
+
+
+def ids(res) -> list[str]:
+    return [m.id for m in res.hits]
+
+
+FILLER = [f"note {i}: the {w} is stored in bucket {i}" for i, w in enumerate(
+    "apple pear plum fig kiwi lime lemon mango melon grape peach cherry berry olive date guava papaya quince "
+    "apricot banana orange tomato carrot pepper onion garlic ginger celery radish turnip".split())]
+
+
+def _with_filler(led: Ledger) -> None:
+    for t in FILLER:
+        led.remember(t, cluster="reading", agent="filler")
+
+
+# ---------------------------------------------------------------------------- ranking rules
+
+
+def test_strong_bm25_match_beats_a_fuzzy_one(ledger):
+    _with_filler(ledger)
+    exact = ledger.remember("The deployment pipeline runs nightly", cluster="code", agent="a").memory
+    fuzzy = ledger.remember("Depoyment pipline nitely", cluster="code", agent="a").memory  # no shared prefix
+    ledger.review(fuzzy.id, "pin")  # even at 0.99 strength the fuzzy hit stays below
+    res = ledger.search("deployment")
+    assert ids(res)[:2] == [exact.id, fuzzy.id]
+    assert res.hits[1].score == pytest.approx(0.75 * 0.6 * containment("deployment", fuzzy.text) + 0.25 * 0.99)
+    assert ledger.search("deployment", mode="keyword").hits[0].id == exact.id
+    assert fuzzy.id not in ids(ledger.search("deployment", mode="keyword"))
+
+
+def test_relevance_dominates_and_strength_breaks_ties(ledger, clock):
+    _with_filler(ledger)
+    old_relevant = ledger.remember("Redis eviction policy is allkeys-lru on redis cluster redis", cluster="code", agent="a").memory
+    twin_a = ledger.remember("Memcached runs beside redis", cluster="code", agent="a").memory
+    twin_b = ledger.remember("Memcached runs beside redis", cluster="code", agent="a").memory
+    clock.advance(days=800)
+    fresh_weak = ledger.remember("Caching notes mention redis once among many other words about memcached varnish and squid", cluster="code", agent="a").memory
+    ledger.recall("varnish squid", agent="a")  # makes fresh_weak stronger still
+    assert ledger.get(fresh_weak.id).strength > ledger.get(old_relevant.id).strength + 0.3
+    res = ledger.search("redis")
+    order = ids(res)
+    assert order.index(old_relevant.id) < order.index(fresh_weak.id)  # relevance dominates
+    # identical text, identical relevance: the stronger one first (twin_a pinned), whatever its age
+    ledger.review(twin_a.id, "pin")
+    order = ids(ledger.search("memcached beside"))
+    assert order.index(twin_a.id) < order.index(twin_b.id)
+    ledger.bulk("unpin", [twin_a.id])
+    ledger.recall("memcached beside", agent="z", limit=1)  # reads only the top one
+    top = ids(ledger.search("memcached beside"))[0]
+    other = twin_b.id if top == twin_a.id else twin_a.id
+    assert ledger.get(top).strength > ledger.get(other).strength
+
+
+def test_keyword_vs_hybrid_on_a_typo_and_a_prefix(ledger):
+    _with_filler(ledger)
+    m = ledger.remember("Kubernetes deployment needs the VPN", cluster="proc", agent="a").memory
+    assert ledger.search("kuberntes", mode="keyword").total == 0
+    assert ids(ledger.search("kuberntes")) == [m.id]
+    assert ids(ledger.search("kuberntes", mode="fuzzy")) == [m.id]
+    assert ids(ledger.search("kube")) == [m.id]  # prefix match outside keyword mode
+    assert ledger.search("kube", mode="keyword").total == 0
+    assert ids(ledger.search("kubernetes", mode="keyword")) == [m.id]
+
+
+def test_question_words_and_fts_syntax_are_harmless(ledger):
+    _with_filler(ledger)
+    m = ledger.remember("Kubernetes deployment needs the VPN", cluster="proc", agent="a").memory
+    assert ids(ledger.search("what is the kubernetes vpn?"))[0] == m.id
+    for q in ('"kubernetes', "kubernetes AND OR NOT (", "NEAR(kubernetes", "kube* ^vpn", "-", "'"):
+        ledger.search(q)
+        ledger.search(q, mode="keyword")
+        ledger.search(q, mode="fuzzy")
+
+
+def test_fuzzy_mode_scores_are_containment(ledger):
+    m = ledger.remember("invoice terms are net-45", cluster="money", agent="a").memory
+    res = ledger.search("invoice terms net", mode="fuzzy")
+    assert ids(res) == [m.id]
+    c = containment("invoice terms net", m.text)
+    assert res.hits[0].score == pytest.approx(0.75 * 0.6 * c + 0.25 * 0.51)
+    assert ledger.search("zzzz qqqq", mode="fuzzy").total == 0
+
+
+def test_no_match_returns_empty(ledger):
+    ledger.remember("alpha beta", cluster="prefs", agent="a")
+    res = ledger.search("zebra")
+    assert (res.hits, res.total) == ((), 0)
+
+
+# ---------------------------------------------------------------------------- chunking via ingest
+
+LONG_DOC = (
+    "# Service handbook\n\nThis handbook covers the billing service.\n\n"
+    "## Deploys\n\n" + " ".join(f"Step {i} checks the canary dashboard before continuing." for i in range(60)) + "\n\n"
+    "## On-call\n\nPage the secondary if the primary does not answer in 10 minutes.\n\n"
+    + "\n\n".join(f"Paragraph {i} about quarterly reporting and ledger reconciliation." for i in range(30))
+)
+
+
+def test_ingest_stores_exactly_the_chunks_in_order(ledger):
+    expected = chunk_text(LONG_DOC)
+    assert len(expected) >= 4
+    res = ledger.ingest(source_from_text(LONG_DOC, "handbook.md"), cluster="proc", agent="a", trust=0.8)
+    assert res.chunks == len(expected)
+    stored = sorted(ledger.search("kind:chunk", limit=100).hits, key=lambda m: m.chunk_index)
+    assert [m.text for m in stored] == expected
+    assert [m.chunk_index for m in stored] == list(range(1, len(expected) + 1))
+    assert any(m.text.startswith("## On-call") for m in stored)
+    assert all(len(m.text) <= 1600 for m in stored)
+    # the over-long paragraph was split at sentences
+    assert all(m.text.endswith(".") for m in stored if "canary" in m.text)
+    on_call = next(m for m in stored if m.text.startswith("## On-call"))
+    assert ids(ledger.search("secondary primary"))[0] == on_call.id
+    detail = ledger.source_detail(res.source_id)
+    assert [m.chunk_index for m in detail["chunks"]] == [1, 2, 3, 4]
+
+
+# ---------------------------------------------------------------------------- exactness
+
+WORDS = (
+    "deploy deployment deploys cache caching redis kafka broker cluster node nodes shard replica billing invoice "
+    "payment refund customer tenant schema migration index query latency timeout retry backoff queue worker "
+    "cron schedule friday monday release branch tag rollback canary metric alert pager oncall runbook vpn "
+    "gateway token secret rotate certificate expiry renew zürich café naïve"
+).split()
+TYPO = ["deploymnt", "cachng", "kafak", "brokr", "invoce", "timout", "rollbak", "certifcate"]
+AGENTS = ["alice", "bob", "carol", "dave", "erin"]
+CLUSTERS = ["code", "proc", "money", "projects", "home"]
+N_CLAIMS = 2600
+N_SOURCES = 8
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """A store of ~3,000 memories with varied age, hits, readers, pins, archives, drops,
+    chunks of sources with different trust; returns (ledger, clock, drop_instant)."""
+    rnd = random.Random(20260115)
+    clock = FixedClock(T0 - 900 * DAY_MS)
+    led = Ledger.open(tmp_path_factory.mktemp("big") / "big.db", clock=clock)
+    st = led.store
+    claim_ids = []
+    with st.atomic():
+        for i in range(N_CLAIMS):
+            n = rnd.randint(3, 12)
+            words = [rnd.choice(WORDS) for _ in range(n)]
+            if rnd.random() < 0.1:
+                words[rnd.randrange(n)] = rnd.choice(TYPO)
+            text = " ".join(words)
+            if rnd.random() < 0.05:
+                text = text.title()
+            claim_ids.append(st.insert_claim(text, rnd.choice(CLUSTERS), rnd.choice(AGENTS), clock()))
+            clock.advance(ms=rnd.randint(0, 6 * 3_600_000))
+        for s in range(N_SOURCES):
+            chunks = [" ".join(rnd.choice(WORDS) for _ in range(rnd.randint(8, 30))) for _ in range(rnd.randint(20, 80))]
+            st.insert_source(f"doc{s}.md", "md", rnd.choice(CLUSTERS), rnd.choice(AGENTS), 1000, rnd.choice([0.05, 0.3, 0.5, 0.75, 0.9, 1.0]),
+                             chunks, clock())
+            clock.advance(days=rnd.randint(1, 20))
+        # counted reads spread over time, by several agents
+        for _ in range(400):
+            clock.advance(ms=rnd.randint(0, 2 * DAY_MS))
+            st.count_read(rnd.sample(claim_ids, rnd.randint(1, 25)), rnd.choice(AGENTS + ["zed", "yan"]), clock())
+        for mid in rnd.sample(claim_ids, 300):  # a few heavily used ones
+            for _ in range(rnd.randint(1, 40)):
+                st.count_read([mid], rnd.choice(AGENTS), clock())
+        for mid in rnd.sample(claim_ids, 60):
+            st.set_flags(mid, clock(), pinned=True)
+        for mid in rnd.sample(claim_ids, 80):
+            st.set_flags(mid, clock(), archived=True)
+    clock.advance(days=30)
+    drop_instant = clock()
+    clock.advance(days=1)
+    with st.atomic():
+        for mid in rnd.sample(claim_ids, 150):
+            st.soft_delete(mid, "test drop", "alice", clock())
+    clock.advance(days=45)
+    yield led, clock, drop_instant - DAY_MS
+    led.close()
+
+
+def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[float, int, str]]:
+    """Every matching row as (score, seq, id), computed in Python from the raw rows."""
+    q = parse(query, now)
+    conn = sqlite3.connect(led.path)
+    try:
+        rows = conn.execute(
+            """SELECT m.seq, m.id, m.text, m.kind, m.origin, m.cluster_id, m.pinned, m.archived, m.deleted_at,
+                      m.created_at, m.hits, m.last_read_at, m.source_count, s.trust
+               FROM memories m LEFT JOIN sources s ON s.id = m.source_id"""
+        ).fetchall()
+        readers: dict[str, set[str]] = {}
+        for mid, agent in conn.execute("SELECT memory_id, agent_id FROM memory_readers"):
+            readers.setdefault(mid, set()).add(agent)
+        rel: dict[int, float] = {}
+        if q.terms:
+            if mode != "fuzzy":
+                terms = list(dict.fromkeys(q.terms))
+                expr = " OR ".join('"' + t.replace('"', '""') + '"' + ("" if mode == "keyword" else "*") for t in terms)
+                for seq, bm in conn.execute("SELECT rowid, bm25(memories_fts, 1.0, 0.3) FROM memories_fts WHERE memories_fts MATCH ?", (expr,)):
+                    p = max(0.0, -bm)
+                    rel[seq] = p / (p + 1)
+            if mode != "keyword":
+                phrase = " ".join(q.terms)
+                for r in rows:
+                    if r[0] in rel:
+                        continue
+                    c = containment(phrase, r[2])
+                    if c >= 0.42:
+                        rel[r[0]] = 0.6 * c
+    finally:
+        conn.close()
+    out = []
+    for seq, mid, text, kind, origin, cluster, pinned, archived, deleted, created, hits, last_read, sources, trust in rows:
+        if q.asof_ms is not None:
+            if not (created <= q.asof_ms and (deleted is None or deleted > q.asof_ms)):
+                continue
+        elif deleted is not None:
+            continue
+        if archived:
+            continue
+        if q.clusters and cluster not in q.clusters:
+            continue
+        if q.types and origin not in q.types:
+            continue
+        if q.kinds and kind not in q.kinds:
+            continue
+        if q.agents and not (readers.get(mid, set()) & set(q.agents)):
+            continue
+        if q.before_ms is not None and not created < q.before_ms:
+            continue
+        if q.after_ms is not None and not created > q.after_ms:
+            continue
+        if q.terms and seq not in rel:
+            continue
+        st_, _ = S.strength(kind=kind, pinned=bool(pinned), hits=hits, last_read_at=last_read, source_count=sources,
+                            reader_count=len(readers.get(mid, ())), trust=trust, now=now)
+        if q.strength is not None and not (st_ < q.strength if q.strength_op == "<" else st_ > q.strength):
+            continue
+        score = 0.75 * rel[seq] + 0.25 * st_ if q.terms else st_
+        out.append((score, seq, mid))
+    out.sort(key=lambda t: (-round(t[0], 12), -t[1]))
+    return out
+
+
+def _check(led, clock, query, mode, limit=10, offset=0):
+    expected = brute_force(led, query, mode, clock())
+    res = led.search(query, mode=mode, limit=limit, offset=offset)
+    assert res.total == len(expected), (query, mode)
+    want = expected[offset : offset + limit]
+    assert ids(res) == [e[2] for e in want], (query, mode)
+    has_terms = bool(parse(query, clock()).terms)
+    for m, (score, _, _) in zip(res.hits, want):
+        got = m.score if has_terms else m.strength
+        assert got == pytest.approx(score, abs=1e-9), (query, mode, m.id)
+    return expected
+
+
+QUERIES = [
+    "deploy",
+    "redis cache",
+    "kafka broker timeout",
+    "invoice",
+    "deploymnt",
+    "zürich café",
+    "certifcate expiry",
+    "rollback canary release",
+    "deploy strength:>45",
+    "cache strength:<30",
+    "broker cluster:code cluster:proc",
+    "invoice agent:zed",
+    "queue worker kind:chunk",
+    "billing type:chat",
+    "gateway vpn after:200d",
+    "token before:400d",
+]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "fuzzy"])
+def test_search_is_exact_over_every_row(big, mode):
+    led, clock, _ = big
+    n_nonempty = 0
+    for q in QUERIES:
+        expected = _check(led, clock, q, mode)
+        n_nonempty += bool(expected)
+    assert n_nonempty >= len(QUERIES) - 3  # the queries really exercise the ranking
+
+
+def test_filter_only_queries_are_exact(big):
+    led, clock, _ = big
+    assert len(_check(led, clock, "", "hybrid", limit=25)) > 2500
+    _check(led, clock, "strength:>60", "hybrid", limit=25)
+    _check(led, clock, "strength:<20 cluster:money", "hybrid", limit=25)
+    _check(led, clock, "agent:yan kind:claim", "hybrid", limit=25)
+
+
+def test_deep_pages_and_asof_are_exact(big):
+    led, clock, drop_instant = big
+    exp = _check(led, clock, "deploy cache", "hybrid", limit=50, offset=200)
+    assert len(exp) > 250
+    _check(led, clock, "deploy cache", "hybrid", limit=50, offset=len(exp) - 20)
+    # before the drops: dropped rows are found again, text search included
+    before = _check(led, clock, f"deploy asof:{iso(drop_instant)}", "hybrid", limit=30)
+    now_ = brute_force(led, "deploy", "hybrid", clock())
+    assert {e[2] for e in before} - {e[2] for e in now_}, "asof should bring back dropped rows"
+    _check(led, clock, f"redis asof:{iso(drop_instant)}", "fuzzy", limit=30)
+    _check(led, clock, "asof:400d", "hybrid", limit=30)
