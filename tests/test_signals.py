@@ -247,9 +247,20 @@ def test_numbers_follow_the_seed_pattern():
     assert signals("Python 3.11", "Python 3.12") == ["divergent numbers"]
     assert signals("Limit 1,000 rps", "Limit 100 rps") == ["divergent numbers"]
     assert signals("Region eu-west-1", "Region eu-west-2") == ["divergent numbers"]
-    # glued units and ordinals have no word break, as in the seed: no value read
-    assert signals("Timeout 30s", "Timeout 10s") == []
-    assert signals("On the 3rd", "On the 5th") == []
+    # Differs from the seed: glued units, ordinals and number words are values
+    assert signals("Timeout 30s", "Timeout 10s") == ["divergent numbers"]
+    assert signals("Timeout 30s", "Timeout 30ms") == ["divergent numbers"]
+    assert signals("On the 3rd", "On the 5th") == ["divergent numbers"]
+    assert signals("On the 3rd", "On day 3") == []
+    assert signals("Merges need one review", "Merges need two reviews") == ["divergent numbers"]
+    assert signals("Uses python3 and v2 of the API", "Uses python3 and v3 of the API") == []
+
+
+def test_a_side_that_only_adds_values_does_not_fire():
+    # each side must hold a value the other lacks (the seed fired on any difference)
+    assert signals("Retention is 7 days", "Retention is 7 days for events and 30 days for audit") == []
+    assert signals("Requires Python 3.11", "CI tests Python 3.11 and 3.12") == []
+    assert signals("Retention is 7 days", "Retention is 30 days") == ["divergent numbers"]
 
 
 def test_negation_fires_when_exactly_one_side_is_negated():
@@ -377,8 +388,8 @@ def test_a_text_never_conflicts_with_itself(text):
 # Measured on tests/data/conflict_pairs.jsonl (101 pairs, 54 contradicting) with
 # `python bench/proposer.py`: precision 0.719 (41/57), recall 0.759 (41/54).
 # The floors allow one extra false alarm or one extra miss, not two.
-PRECISION_FLOOR = 0.70
-RECALL_FLOOR = 0.74
+PRECISION_FLOOR = 0.80
+RECALL_FLOOR = 0.78
 
 
 def _load_bench():

@@ -139,7 +139,13 @@ def overlap(a: str, b: str) -> float:
 # ---------------------------------------------------------------------------
 
 # The digit patterns are ASCII, like the seed's JavaScript regexes.
-_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b", re.ASCII)
+# Differs from the seed: a short unit glued to the number counts with it ("30s",
+# "100ms", "4GB", "10k", "2x", "5%"), ordinals count as their number ("3rd" = "3"), and
+# the number words one to twelve count as digits. The seed saw none of these.
+_NUMBER = re.compile(r"\b(\d+(?:[.,]\d+)?)(%|[a-z]{1,3}\b|\b)", re.ASCII | re.IGNORECASE)
+_ORDINAL = frozenset({"st", "nd", "rd", "th"})
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split()) if i >= 1}
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b", re.ASCII)
 
 # Clock times. The seed's pattern is \b\d{1,2}:\d{2}\b. Differs from the seed: digit
@@ -197,7 +203,14 @@ def _dates(text: str) -> set[str]:
 
 
 def _numbers(masked: str) -> set[str]:
-    return {m.group(0).lower() for m in _NUMBER.finditer(masked)}
+    out = set()
+    for m in _NUMBER.finditer(masked):
+        unit = m.group(2).lower()
+        out.add(m.group(1) if unit in _ORDINAL else m.group(1) + unit)
+    for w in _WORD.finditer(masked.lower()):
+        if w.group(0) in _NUMBER_WORDS:
+            out.add(_NUMBER_WORDS[w.group(0)])
+    return out
 
 
 # Whole words: runs of word characters. '_' stays inside a word so that identifiers
@@ -320,8 +333,11 @@ def _values(text: str) -> _Values:
 
 
 def _diverge(a: frozenset[str], b: frozenset[str]) -> bool:
-    # Seed: both sides must have values, and the sets must differ.
-    return bool(a) and bool(b) and a != b
+    # Seed: both sides must have values, and the sets must differ. Differs from the
+    # seed: each side must also hold a value the other lacks. A side that only adds
+    # values ("7 days" vs "7 days for events and 30 for audit logs", "3.11" vs "3.11 and
+    # 3.12") is a refinement far more often than a contradiction.
+    return bool(a) and bool(b) and bool(a - b) and bool(b - a)
 
 
 def _signals(va: _Values, vb: _Values) -> list[str]:
