@@ -223,6 +223,10 @@ class Ledger:
             self.store.touch_agent(agent, now)
             self.store.link(a, b, agent, now)
 
+    def links(self, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        """Linked pairs ``(a, b)`` with ``a < b``; only those touching ``ids`` when given."""
+        return self.store.links(ids)
+
     def related(self, memory_id: str, limit: int = 5) -> list[Memory]:
         self.store.row(memory_id)
         return self.store.related(memory_id, self.clock(), limit)

@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "hook":
         from ..harness.runner import hook_main
 
-        return hook_main(args[1:])
+        return hook_main(args[1:], fast_exit=True)
     if args and args[0] == "__serve-session":
         # Internal: the long-lived child process of the OpenCode plugin (JSON lines).
         from ..harness.runner import session_server_main

@@ -15,7 +15,10 @@ import shutil
 import sys
 from pathlib import Path
 
-CLAUDE_EVENTS = ("SessionStart", "PreToolUse", "PostToolUse", "Stop", "PreCompact", "SessionEnd")
+# PostToolUseFailure: a Bash call that exits non-zero (and any failing tool) fires it
+# *instead of* PostToolUse (checked on Claude Code 2.1.332); without it the watcher would
+# never observe a failed command, where error root causes are confirmed.
+CLAUDE_EVENTS = ("SessionStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd")
 FILE_TOOLS_MATCHER = "Bash|Read|Grep|Glob|Edit|Write|MultiEdit|NotebookEdit"
 MARKER = " hook claude-code "
 
@@ -98,7 +101,7 @@ def install_claude_code(scope: str = "project", project: str | None = None, comm
     cmd = command or ledger_command()
     for event in CLAUDE_EVENTS:
         group: dict = {"hooks": [{"type": "command", "command": f"{_quote(cmd)} hook claude-code {event}", "timeout": 10}]}
-        if event in ("PreToolUse", "PostToolUse"):
+        if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
             group["matcher"] = FILE_TOOLS_MATCHER if event == "PreToolUse" else "*"
         hooks.setdefault(event, []).append(group)
     _write(path, data)

@@ -9,7 +9,7 @@ count and first line, a command's failure) so replays run with no LLM at all. At
 compaction boundary the report shows what the PreCompact and SessionStart(compact) hooks
 would have injected.
 
-The store used is a fresh temporary file unless ``--db`` is given.
+The store used is a fresh temporary file, removed afterwards, unless ``--db`` is given.
 """
 
 from __future__ import annotations
@@ -182,6 +182,10 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
                        db=db, now=clock_now[0], spawn=spawn, cfg=cfg)
         timings.append((time.perf_counter() - t0) * 1000)
     led.close()
+    if tmpdir is not None:  # a throwaway store: nothing to keep (pass --db to inspect it afterwards)
+        import shutil
+
+        shutil.rmtree(tmpdir, ignore_errors=True)
     timings.sort()
     return {
         "transcript": transcript,
@@ -197,7 +201,7 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         "hookP50Ms": round(statistics.median(timings), 2) if timings else None,
         "hookP95Ms": round(timings[int(0.95 * (len(timings) - 1))], 2) if timings else None,
         "compactions": compactions,
-        "db": db,
+        "db": db if tmpdir is None else None,
     }
 
 

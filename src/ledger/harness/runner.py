@@ -16,14 +16,18 @@ import sys
 import time
 
 ADAPTERS = ("claude-code",)
+#: How long a hook waits for another process's write lock before giving up (failing
+#: open). The store's default (10 s) equals the hook timeout ``ledger install`` sets, so
+#: a store locked by a long writer would have the harness kill the hook at its limit.
+HOOK_BUSY_TIMEOUT_MS = 2_000
 
 
 def log_line(message: str) -> None:
     """Append one timestamped line to ``$LEDGER_HOME/hook.log``; never raises."""
     try:
-        from ..paths import ledger_home
+        from ..paths import home_dir
 
-        home = ledger_home()
+        home = home_dir()
         os.makedirs(home, exist_ok=True)
         with open(os.path.join(home, "hook.log"), "a", encoding="utf-8") as fh:
             fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + " " + " ".join(str(message).split())[:2000] + "\n")
@@ -47,61 +51,88 @@ def spawn_distiller(db: str):
     return spawn
 
 
+def _session_state(event, engine):
+    """Session-state events (Stop, PreCompact, SessionStart...): imported only for them,
+    so the per-tool-call hooks do not load it."""
+    from ..session.state import handle_session_event
+
+    return handle_session_event(event, engine)
+
+
 def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: str, now: int | None = None,
-                   spawn=None, cfg: dict | None = None) -> str:
+                   spawn=None, cfg: dict | None = None, close: bool = True) -> str:
     """Process one payload and return the text to print (may be empty). Raises on any
-    problem; :func:`hook_main` turns that into a log line."""
+    problem; :func:`hook_main` turns that into a log line. ``close=False`` leaves the
+    connection for process exit (see :func:`hook_main`)."""
     if harness != "claude-code":
         raise ValueError(f"unknown harness {harness!r}; supported: {', '.join(ADAPTERS)}")
     from . import claude_code as adapter
-    from ..session.state import handle_session_event
     from ..store.watch import open_store
     from ..watcher import config as config_mod
     from ..watcher.engine import Engine
 
     event = adapter.parse_payload(raw, expected_event)
     if cfg is None:
-        try:
-            cfg = config_mod.load()
-        except ValueError as exc:
-            log_line(f"config ignored: {exc}")
-            cfg = config_mod.load(os.devnull)
-    conn = open_store(db)
+        problems: list[str] = []
+        cfg = config_mod.load(errors=problems)
+        for msg in problems:
+            log_line(f"config ignored: {msg}")
+    conn = open_store(db, HOOK_BUSY_TIMEOUT_MS)
     try:
         engine = Engine(conn, cfg, now if now is not None else time.time_ns() // 1_000_000,
-                        spawn_distill=spawn if spawn is not None else spawn_distiller(db), session_state=handle_session_event)
+                        spawn_distill=spawn if spawn is not None else spawn_distiller(db), session_state=_session_state)
         resp = engine.handle(event)
     finally:
-        conn.close()
+        if close:
+            conn.close()
     if resp is None:
         return ""
     return adapter.render_response(event, resp)
 
 
-def hook_main(args: list[str]) -> int:
-    """Entry point for ``ledger hook <harness> [event]``. Always returns 0."""
+def hook_main(args: list[str], *, fast_exit: bool = False) -> int:
+    """Entry point for ``ledger hook <harness> [event]``. Always returns 0.
+
+    ``fast_exit`` (the console command) ends the process with ``os._exit(0)`` as soon as
+    the answer is flushed, leaving the SQLite connection open: closing the last
+    connection checkpoints the WAL with an fsync, and interpreter teardown adds more,
+    together about as much as the hook's own work. Every write was committed before, so
+    nothing is lost; the next process simply finds the WAL as it was."""
     if os.environ.get("LEDGER_HOOKS_DISABLED"):
         return 0
     try:
+        _hook(args, close=not fast_exit)
+    finally:
+        if fast_exit:
+            try:
+                sys.stdout.flush()
+            finally:
+                os._exit(0)
+    return 0
+
+
+def _hook(args: list[str], *, close: bool) -> None:
+    try:
         if not args:
             log_line("hook called without a harness; usage: ledger hook claude-code [EventName]")
-            return 0
+            return
         harness, expected = args[0], (args[1] if len(args) > 1 else None)
         raw = sys.stdin.buffer.read()
-        from ..paths import db_path
+        from ..paths import db_file
 
-        out = handle_payload(harness, raw, expected, db=str(db_path()))
+        out = handle_payload(harness, raw, expected, db=db_file(), close=close)
         if out:
             sys.stdout.write(out)
             sys.stdout.flush()
     except BaseException as exc:  # noqa: BLE001 - fail open, whatever it was
         if isinstance(exc, KeyboardInterrupt):
-            return 0
+            return
         log_line(f"hook {' '.join(args)[:80]}: {type(exc).__name__}: {exc}")
-    return 0
 
 
 def session_server_main(args: list[str]) -> int:
-    """Reserved for the OpenCode plugin's long-lived child (JSON lines); not built yet."""
-    log_line("__serve-session is not available in this version")
-    return 0
+    """``ledger __serve-session opencode``: the OpenCode plugin's long-lived child,
+    speaking JSON lines on stdin/stdout (see :mod:`ledger.harness.session_server`)."""
+    from .session_server import main
+
+    return main(args)

@@ -245,6 +245,7 @@ class SessionServer:
         if p.what == "tool":
             resp = engine.handle(opencode.pre_tool(p.event))  # touches the session, injects
             engine.observe(p.event, key)
+            engine.maybe_distill(key)
             return reply(rid, append=opencode.render_append(resp))
         if p.what == "idle":
             self.checkpoint(engine, p, key)

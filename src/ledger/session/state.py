@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 
 from ..harness.events import HookEvent, HookResponse
@@ -19,6 +18,7 @@ from ..store import watch as W
 
 READ_CAP = 16_000  # bytes read from any one state file
 BLOCK_CAP = 9_000  # characters of the injected Session State block
+CONTEXT_CAP = 9_500  # block + facts after compaction: under Claude Code's 10,000-character cap per string
 FACTS_CAP = 2_500  # characters of facts appended after compaction
 MAX_FACTS = 12
 GIT_TIMEOUT_S = 3
@@ -41,11 +41,15 @@ def read_bounded(path: str, cap: int = READ_CAP) -> tuple[str, str | None]:
 
 
 def _git(cwd: str, *args: str) -> str | None:
+    import subprocess  # only Stop/SessionEnd run git: keep it off the tool hooks' import path
+
     try:
         p = subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return p.stdout.strip() if p.returncode == 0 else None
+    # rstrip, not strip: the first line of `status --short` starts with a meaningful
+    # space (" M a.py" is unstaged, "M  a.py" staged).
+    return p.stdout.rstrip() if p.returncode == 0 else None
 
 
 def loop_state() -> tuple[str, int]:
@@ -69,8 +73,10 @@ def checkpoint_markdown(project: str, changed: list[str], event_name: str, now_m
     task, it = loop_state()
     inside = _git(project, "rev-parse", "--is-inside-work-tree") == "true"
     branch = _git(project, "branch", "--show-current") if inside else None
-    status = _git(project, "status", "--short") if inside else None
-    stat = _git(project, "diff", "--stat", "HEAD") if inside else None
+    # Our own checkpoint file is left out of status and diff, or writing it would change
+    # the next checkpoint (and a tracked .agents/ would never settle).
+    status = _git(project, "status", "--short", "--", ".", _NOT_CHECKPOINT) if inside else None
+    stat = _git(project, "diff", "--stat", "HEAD", "--", ".", _NOT_CHECKPOINT) if inside else None
     tasks, note = read_bounded(os.path.join(project, ".agents", "tasks.md"))
     rel = [os.path.relpath(p, project) if p.startswith(project.rstrip("/") + "/") else p for p in changed]
     lines = [f"# Checkpoint — {ts}", "", "## Current Task", task or "_No active task in loop state_"]
@@ -89,6 +95,9 @@ def checkpoint_markdown(project: str, changed: list[str], event_name: str, now_m
         lines.append(note)
     lines += ["", "---", f"_Written by ledger on {event_name} at {ts}_"]
     return "\n".join(lines) + "\n", branch
+
+
+_NOT_CHECKPOINT = ":(exclude).agents/checkpoint.md"
 
 
 def _cap(text: str, n: int) -> str:
@@ -177,7 +186,7 @@ def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
     if event.kind == "pre_compact":
         return HookResponse(additional_context=session_block(project))
     if event.kind == "session_start" and (event.source or "") in ("compact", "resume"):
-        text = session_block(project)
         facts = facts_block(engine.conn, project, engine.now)
+        text = session_block(project, cap=min(BLOCK_CAP, CONTEXT_CAP - (len(facts) + 2 if facts else 0)))
         return HookResponse(additional_context=text + ("\n\n" + facts if facts else ""))
     return None

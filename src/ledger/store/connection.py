@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from pathlib import Path
-from typing import Iterator
 
 from ..errors import StoreUnavailable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - keeps typing off the hook path
+    from typing import Iterator
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -27,18 +29,18 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
     Raises :class:`StoreUnavailable` when the file cannot be opened or is not a SQLite
     database, with a message naming the path.
     """
-    p = Path(path)
+    p = os.fspath(path)
     try:
         if readonly:
             conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         else:
-            if str(p) != ":memory:":
-                p.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(p), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+            if p != ":memory:":
+                os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
+            conn = sqlite3.connect(p, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not readonly:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(p) != ":memory:" and mode.lower() != "wal":
+            if p != ":memory:" and mode.lower() != "wal":
                 raise StoreUnavailable(f"Cannot switch {p} to WAL mode (got {mode}). Is it on a network file system?")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")

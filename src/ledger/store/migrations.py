@@ -7,11 +7,16 @@ edit, rename or reorder a migration that has shipped: add a new one.
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable
 
 from .connection import atomic
 
-Migration = Callable[[sqlite3.Connection], None]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - keeps typing off the hook path
+    from typing import Callable
+
+    Migration = Callable[[sqlite3.Connection], None]
+else:
+    Migration = object
 MIGRATIONS: list[tuple[str, Migration]] = []
 
 
@@ -189,5 +194,22 @@ def m002_watcher(conn: sqlite3.Connection) -> None:
             id INTEGER PRIMARY KEY, session TEXT, project TEXT NOT NULL, at INTEGER NOT NULL,
             event TEXT NOT NULL, branch TEXT, content TEXT NOT NULL);
         CREATE INDEX checkpoints_project_at ON checkpoints (project, at)
+        """,
+    )
+
+
+@migration
+def m003_count_indexes(conn: sqlite3.Connection) -> None:
+    """Covering indexes for the counts every ``remember`` returns (measured at 100k
+    claims with 14.6k pending candidates: pending-candidate count 145 -> 19 ms, pending
+    claims 42 -> 10 ms): the live test on both sides of a candidate is answered from
+    ``(id, deleted_at)`` without reading the memory row, the pending candidates from
+    ``(judged_at, a, b)``, and pending claims from ``(reviewed_at, deleted_at)``."""
+    _run_script(
+        conn,
+        """
+        CREATE INDEX memories_id_live ON memories (id, deleted_at);
+        CREATE INDEX candidates_pending_pair ON conflict_candidates (judged_at, a, b);
+        CREATE INDEX memories_pending_live ON memories (reviewed_at, deleted_at) WHERE kind = 'claim'
         """,
     )

@@ -8,6 +8,7 @@ hydration, from the same constants.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sqlite3
@@ -323,38 +324,51 @@ class Store:
                            pinned_only=pinned_only, conflicted_only=conflicted_only)
         st = strength_sql()
         has_text = bool(q.terms)
-        if has_text:
-            if not self._fill_relevance(q.terms, mode):
-                return [], 0
-            rel_join = "JOIN temp.ledger_rel rel ON rel.seq = m.seq"
-            rel = "rel.r"
-        else:
-            rel_join, rel = "", "1.0"
-        if q.strength is not None:
-            params["smin"] = q.strength
-            where.append(f"{st} {'<' if q.strength_op == '<' else '>'} :smin")
         sort = sort or ("relevance" if has_text else "strength")
         if sort not in SORTS:
             raise InvalidInput(f'Unknown sort "{sort}". Use one of: {", ".join(SORTS)}.')
+        if q.strength is not None:
+            params["smin"] = q.strength
+            where.append(f"{st} {'<' if q.strength_op == '<' else '>'} :smin")
         order_col = {"relevance": "score", "strength": "st", "hits": "m.hits", "created": "m.created_at", "last": "m.last_read_at"}[sort]
         d = "ASC" if direction == "asc" else "DESC"
         params["limit"], params["offset"] = max(0, int(limit)), max(0, int(offset))
-        sql = f"""
-            SELECT {_MEMORY_COLS}, {st} AS st, 0.75 * {rel} + 0.25 * {st} AS score, count(*) OVER () AS total
-            FROM {_MEMORY_FROM} {rel_join}
-            WHERE {' AND '.join(where) or '1'}
-            ORDER BY {order_col} {d}, m.seq {d}
-            LIMIT :limit OFFSET :offset"""
-        rows = self.conn.execute(sql, params).fetchall()
-        if not rows:
-            if params["offset"]:
-                total = self.conn.execute(
-                    f"SELECT count(*) FROM {_MEMORY_FROM} {rel_join} WHERE {' AND '.join(where) or '1'}", params
-                ).fetchone()[0]
+        cond = " AND ".join(where) or "1"
+        # One read snapshot for the match set, the count and the page.
+        with _read_snapshot(self.conn):
+            if has_text:
+                if not self._fill_relevance(q.terms, mode):
+                    return [], 0
+                # The match set drives the join (CROSS JOIN fixes the order): without it
+                # the planner walks every live memory by index and probes the matches.
+                src = "temp.ledger_rel rel CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id"
+                rel = "rel.r"
+            else:
+                src = "memories m LEFT JOIN sources s ON s.id = m.source_id"
+                rel = "1.0"
+            # total and page in two light queries: a window count(*) over the full rows
+            # made SQLite materialise every match with its text before sorting; here
+            # the sort is bounded by LIMIT and only the page is read in full.
+            total = self.conn.execute(f"SELECT count(*) FROM {src} WHERE {cond}", params).fetchone()[0]
+            if not total:
+                return [], 0
+            page = self.conn.execute(
+                f"""SELECT m.seq, {st} AS st, 0.75 * {rel} + 0.25 * {st} AS score
+                    FROM {src} WHERE {cond}
+                    ORDER BY {order_col} {d}, m.seq {d}
+                    LIMIT :limit OFFSET :offset""",
+                params,
+            ).fetchall()
+            if not page:
                 return [], total
-            return [], 0
-        scores = {r["id"]: r["score"] for r in rows}
-        return self._hydrate(rows, now, scores), rows[0]["total"]
+            seqs = [r[0] for r in page]
+            by_seq = {}
+            for part in _batches(seqs, 500):
+                marks = ",".join("?" * len(part))
+                by_seq.update((r["seq"], r) for r in self.conn.execute(f"SELECT {_MEMORY_COLS} FROM {_MEMORY_FROM} WHERE m.seq IN ({marks})", part))
+            rows = [by_seq[s] for s in seqs]
+            scores = {by_seq[r[0]]["id"]: r[2] for r in page}
+            return self._hydrate(rows, now, scores), total
 
     def _fill_relevance(self, terms: Sequence[str], mode: str) -> bool:
         """Fill ``temp.ledger_rel(seq, r)`` with every match's relevance; False if none."""
@@ -387,19 +401,35 @@ class Store:
         need = math.ceil(FUZZY_FLOOR * n - 1e-9)
         marks = ",".join("?" * n)
         df = dict(self.conn.execute(f"SELECT term, doc FROM memories_tri_vocab WHERE term IN ({marks})", grams).fetchall())
-        by_rarity = sorted(grams, key=lambda g: (df.get(g, 0), g))
-        probe = [g for g in by_rarity[: n - need + 1] if df.get(g, 0) > 0]
-        if not probe:
-            return
+        # A trigram no row holds can never be hit: only the others are probed and checked.
+        live = sorted((g for g in grams if df.get(g, 0) > 0), key=lambda g: (df[g], g))
+        if len(live) < need:
+            return  # no row can reach the floor
+        probe = live[: len(live) - need + 1]  # pigeonhole over the trigrams that exist
         match = " OR ".join('"' + g.replace('"', '""') + '"' for g in probe)
-        present = " + ".join("(instr(norm, ?) > 0)" for _ in grams)
-        self.conn.execute(
-            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r)
-                SELECT rowid, {FUZZY_WEIGHT} * hits / {float(n)!r} FROM (
-                  SELECT rowid, ({present}) AS hits FROM memories_tri WHERE memories_tri MATCH ?)
-                WHERE hits >= ?""",
-            (*grams, match, need),
+        # Verify in Python: same test as instr(norm, g) > 0, ~3x cheaper than n instr()
+        # calls per row in SQL. Rarest trigrams first, so a row that cannot reach the
+        # floor is rejected after the fewest checks; a row that can is counted fully.
+        slack = len(live) - need  # misses a row can afford
+        weight, fn = FUZZY_WEIGHT, float(n)
+        found = []
+        # Rows BM25 already scored keep their BM25 relevance (INSERT OR IGNORE), so they
+        # are skipped before their text is read.
+        rows = self.conn.execute(
+            "SELECT rowid, norm FROM memories_tri WHERE memories_tri MATCH ? AND rowid NOT IN (SELECT seq FROM temp.ledger_rel)",
+            (match,),
         )
+        for seq, norm in rows:
+            misses = 0
+            for g in live:
+                if g not in norm:
+                    misses += 1
+                    if misses > slack:
+                        break
+            else:
+                found.append((seq, weight * (len(live) - misses) / fn))
+        if found:
+            self.conn.executemany("INSERT OR IGNORE INTO temp.ledger_rel (seq, r) VALUES (?, ?)", found)
 
     def count_read(self, ids: Sequence[str], agent: str, now: int) -> None:
         """A counted read (recall, injection): hits+1, last read = now, agent added as reader."""
@@ -662,6 +692,25 @@ class Store:
     def iter_ids(self, where: str = "deleted_at IS NULL", params: Sequence = ()) -> Iterator[str]:
         for (mid,) in self.conn.execute(f"SELECT id FROM memories WHERE {where} ORDER BY seq", params):
             yield mid
+
+
+@contextlib.contextmanager
+def _read_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """A deferred read transaction, so several statements see one snapshot (WAL:
+    writers are never blocked by it). Inside a caller's transaction, nothing to do."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 def _writer_first(writer: str, readers: list[str]) -> tuple[str, ...]:

@@ -17,9 +17,15 @@ from .migrations import migrate
 LEASE_MS = 10 * 60 * 1000  # a distillation that has not finished in 10 min is presumed dead
 
 
-def open_store(path: str) -> sqlite3.Connection:
-    """Connect and migrate (cheap when up to date). Raises StoreUnavailable."""
+def open_store(path: str, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
+    """Connect and migrate (cheap when up to date). Raises StoreUnavailable.
+
+    ``busy_timeout_ms`` replaces the connection's default wait for a write lock held by
+    another process; the hook passes a short one so a store locked by a long writer
+    costs the agent at most that long (the hook then fails open)."""
     conn = connect(path)
+    if busy_timeout_ms is not None:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     migrate(conn)
     return conn
 
@@ -112,6 +118,25 @@ def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: i
         (key, path, injections, first, max(facts_seen, row[2] if row else 0)),
     )
     return injections, first
+
+
+def corroborate(conn: sqlite3.Connection, memory_id: str) -> None:
+    """One more independent source for a claim (a near-duplicate finding)."""
+    with atomic(conn):
+        conn.execute("UPDATE memories SET source_count = source_count + 1 WHERE id = ?", (memory_id,))
+
+
+def claims_matching_any(conn: sqlite3.Connection, words: list[str], limit: int = 20) -> list[tuple[str, str]]:
+    """``(id, text)`` of live claims containing any of ``words`` (word index, best BM25
+    first)."""
+    if not words:
+        return []
+    expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    return [tuple(r) for r in conn.execute(
+        """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid
+           WHERE memories_fts MATCH ? AND m.kind = 'claim' AND m.deleted_at IS NULL ORDER BY bm25(memories_fts) LIMIT ?""",
+        (expr, limit),
+    )]
 
 
 def reset_escalation(conn: sqlite3.Connection, key: str) -> int:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 
-from ..paths import ledger_home
+from ..paths import home_dir
 
 DEFAULTS = {
     "watcher": {
@@ -61,21 +61,31 @@ def _bool(v: str) -> bool:
     return v.strip().lower() in ("1", "true", "yes", "on")
 
 
-def load(path: str | None = None) -> dict:
-    """Settings as ``{"watcher": {...}, "llm": {...}}``. A malformed file raises
-    ``ValueError`` naming the file (the hook logs it and carries on with defaults)."""
+def load(path: str | None = None, errors: list[str] | None = None) -> dict:
+    """Settings as ``{"watcher": {...}, "llm": {...}}``. A malformed file or a bad
+    environment value raises ``ValueError`` naming it; with an ``errors`` list the
+    problem is appended there instead and only that file or variable is ignored (the
+    hook logs them and carries on)."""
+
+    def problem(msg: str, exc: Exception) -> None:
+        if errors is None:
+            raise ValueError(msg) from exc
+        errors.append(msg)
+
     cfg = {k: dict(v) for k, v in DEFAULTS.items()}
-    p = path or os.path.join(str(ledger_home()), "config.toml")
+    p = path or os.path.join(home_dir(), "config.toml")
     if os.path.isfile(p):
         import tomllib
 
+        data: dict = {}
         try:
             with open(p, "rb") as fh:
                 data = tomllib.load(fh)
         except (tomllib.TOMLDecodeError, OSError) as exc:
-            raise ValueError(f"{p}: {exc}") from exc
+            problem(f"{p}: {exc}", exc)
         for section in cfg:
-            for k, v in (data.get(section) or {}).items():
+            values = data.get(section)
+            for k, v in (values.items() if isinstance(values, dict) else ()):
                 if k in cfg[section]:
                     cfg[section][k] = v
     for var, (section, key, typ) in ENV.items():
@@ -85,5 +95,5 @@ def load(path: str | None = None) -> dict:
         try:
             cfg[section][key] = _bool(raw) if typ == "bool" else typ(raw)
         except ValueError as exc:
-            raise ValueError(f"${var}={raw!r}: {exc}") from exc
+            problem(f"${var}={raw!r}: {exc}", exc)
     return cfg

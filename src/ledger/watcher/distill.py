@@ -98,7 +98,7 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
             paths = [k.path for k in keys]
             dup = _near_duplicate(conn, f.fact, paths)
             if dup:
-                conn.execute("UPDATE memories SET source_count = source_count + 1 WHERE id = ?", (dup,))
+                W.corroborate(conn, dup)
                 led.store.log(led.clock(), agent, "watcher.corroborate", dup, f.fact[:200])
                 result["corroborated"] += 1
                 continue
@@ -137,12 +137,7 @@ def _near_duplicate(conn, fact: str, paths: list[str]) -> str | None:
         toks = list(dict.fromkeys(content_tokens(fact)))[:8]
         if not toks:
             return None
-        expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
-        cands = [tuple(r) for r in conn.execute(
-            """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid
-               WHERE memories_fts MATCH ? AND m.kind = 'claim' AND m.deleted_at IS NULL ORDER BY bm25(memories_fts) LIMIT 20""",
-            (expr,),
-        )]
+        cands = W.claims_matching_any(conn, toks, limit=20)
     best = max(cands, key=lambda c: _jaccard(fact, c[1]), default=None)
     return best[0] if best and _jaccard(fact, best[1]) >= NEAR_DUPLICATE else None
 

@@ -18,13 +18,11 @@ fixes of DESIGN.md:
 from __future__ import annotations
 
 import os
-import sqlite3
 
 from .. import strength as S
 from ..harness.events import HookEvent, HookResponse
 from ..store import watch as W
 from .paths import files_touched, is_file_tool
-from .redact import bound, redact
 
 GENTLE, QUIET, ESCALATED = "gentle", "quiet", "escalated"
 _LEVEL_RANK = {QUIET: 0, GENTLE: 1, ESCALATED: 2}
@@ -55,12 +53,12 @@ def reader_agent(event: HookEvent) -> str:
 
 
 class Engine:
-    """Handles events against one open connection. ``spawn_distill(key)`` is called
-    when a session is due for distillation and its lease was taken; the hook runner
-    passes a function that starts a detached process, ``ledger replay`` one that
-    distills inline."""
+    """Handles events against one open store connection (``store.watch.open_store``).
+    ``spawn_distill(key, owner)`` is called when a session is due for distillation and
+    its lease was taken; the hook runner passes a function that starts a detached
+    process, ``ledger replay`` one that distills inline."""
 
-    def __init__(self, conn: sqlite3.Connection, cfg: dict, now: int, spawn_distill=None, session_state=None):
+    def __init__(self, conn, cfg: dict, now: int, spawn_distill=None, session_state=None):
         self.conn = conn
         self.cfg = cfg
         self.w = cfg["watcher"]
@@ -71,30 +69,42 @@ class Engine:
     # ------------------------------------------------------------------ entry
     def handle(self, event: HookEvent) -> HookResponse | None:
         key = session_key(event)
+        if event.tool is not None and event.kind in ("pre_tool", "post_tool"):
+            # One write transaction per tool event: one commit on the agent's critical path.
+            with W.atomic(self.conn):
+                self._touch(event, key)
+                if event.kind == "pre_tool":
+                    return self.inject(event, key)
+                self.observe(event, key)
+            # After the commit: the distiller (a process, or inline in replays) writes too.
+            self.maybe_distill(key)
+            return None
+        self._touch(event, key)
+        if self.session_state is not None:
+            return self.session_state(event, self)
+        return None
+
+    def _touch(self, event: HookEvent, key: str) -> None:
         W.touch_session(
             self.conn, key, harness=event.harness, session_id=event.session_id, project=project_root(event.cwd),
             cwd=event.cwd, agent=reader_agent(event), transcript_path=event.transcript_path, now=self.now,
         )
-        if event.kind == "pre_tool" and event.tool is not None:
-            return self.inject(event, key)
-        if event.kind == "post_tool" and event.tool is not None:
-            self.observe(event, key)
-            return None
-        if self.session_state is not None:
-            return self.session_state(event, self)
-        return None
 
     # ------------------------------------------------------------------ observe
     def observe(self, event: HookEvent, key: str) -> int:
         tool = event.tool
         files = files_touched(tool, event.cwd) if is_file_tool(tool.name) else []
-        out = bound(redact(tool.output or ""), int(self.w["max_output_chars"]))
-        safe_input = {k: (bound(redact(v), 4000) if isinstance(v, str) else v) for k, v in (tool.input or {}).items()}
+        # clip = bound(redact(...)) that redacts only what it keeps: a 10 MB output full of
+        # trigger words costs milliseconds, not seconds, on the tool call's critical path.
+        # Imported here: PreToolUse hooks never need it.
+        from .redact import clip
+
+        out = clip(tool.output or "", int(self.w["max_output_chars"]))
+        safe_input = {k: (clip(v, 4000) if isinstance(v, str) else v) for k, v in (tool.input or {}).items()}
         step = W.add_observation(
             self.conn, key, tool=tool.name, input=safe_input, output=out, ok=tool.ok, duration_ms=tool.duration_ms,
             tool_use_id=tool.tool_use_id, files=files, now=self.now,
         )
-        self.maybe_distill(key)
         return step
 
     def maybe_distill(self, key: str, *, force: bool = False) -> bool:

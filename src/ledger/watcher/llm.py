@@ -93,7 +93,7 @@ def _post(url: str, body: dict, headers: dict, timeout: float) -> dict:
         raise LLMError(f"{url} answered HTTP {exc.code}: {detail}") from None
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         raise LLMError(f"cannot reach {url}: {getattr(exc, 'reason', exc)}") from None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # JSONDecodeError, or bytes that are not even UTF-8
         raise LLMError(f"{url} answered with invalid JSON: {exc}") from None
 
 

@@ -1,0 +1,168 @@
+"""``ledger serve``: the supervision UI and its JSON API on a loopback port.
+
+:func:`create_app` builds the Starlette app for one store file; :func:`serve` binds the
+socket (port 0 picks a free one), prints the banner and runs uvicorn until Ctrl-C. This
+is the only module that imports Starlette and uvicorn; the CLI imports it inside the
+``serve`` command so every other command starts without them.
+
+Binding to anything but loopback needs ``allow_remote=True`` and prints a warning: the
+API can read and change every memory, and it has no authentication.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+import threading
+import time
+import webbrowser
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .. import __version__
+from ..errors import LedgerError
+from ..service import Ledger
+from . import api
+from .security import LOOPBACK_NAMES, GuardMiddleware, is_loopback_host, is_wildcard_host
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 2 * 1024 * 1024
+#: Worker threads (and so SQLite connections, each with its own page cache) at most.
+WORKERS = 8
+
+
+class _Static(StaticFiles):
+    """Static assets, revalidated on every load (no build step, no hashed names)."""
+
+    async def get_response(self, path: str, scope) -> Response:
+        resp = await super().get_response(path, scope)
+        resp.headers["cache-control"] = "no-cache"
+        return resp
+
+
+def create_app(db_path: str, *, port: int | None = None, extra_hosts: tuple[str, ...] = (), any_host: bool = False) -> Starlette:
+    """The app for the store at ``db_path``.
+
+    Only ``Host`` headers naming loopback (plus ``extra_hosts``) are served; ``port``,
+    when given, must match too (``serve`` sets it after binding). ``any_host`` accepts
+    every host name; ``serve`` uses it only for a wildcard bind with ``allow_remote``.
+    """
+    pool = api.LedgerPool(str(db_path))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        import anyio.to_thread
+
+        # Each worker thread keeps one connection open; bound how many there can be.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = WORKERS
+        yield
+        pool.close_all()
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers={"cache-control": "no-cache"})
+
+    async def health(request: Request) -> Response:
+        try:
+            n = await pool.call(lambda led: led.stats()["memories"])
+        except LedgerError as exc:
+            return JSONResponse({"ok": False, "error": exc.message, "kind": exc.kind}, status_code=503)
+        return JSONResponse({"ok": True, "memories": n, "version": __version__})
+
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/index.html", index),
+            Route("/health", health),
+            *api.routes,
+            Mount("/static", app=_Static(directory=STATIC), name="static"),
+        ],
+        middleware=[Middleware(GuardMiddleware, names=LOOPBACK_NAMES | set(extra_hosts), port=port, any_host=any_host)],
+        lifespan=lifespan,
+        max_body_size=MAX_BODY,
+    )
+    app.state.pool = pool
+    app.state.db_path = str(db_path)
+    app.state.started_at = int(time.time() * 1000)
+    return app
+
+
+def _url(host: str, port: int) -> str:
+    h = host.strip("[]")
+    if is_wildcard_host(h):
+        h = "127.0.0.1" if ":" not in h else "::1"
+    return f"http://[{h}]:{port}/" if ":" in h else f"http://{h}:{port}/"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    h = host.strip("[]")
+    family = socket.AF_INET6 if ":" in h else socket.AF_INET
+    if h == "localhost":
+        h, family = "127.0.0.1", socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((h, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser: bool = False, allow_remote: bool = False) -> int:
+    """Run the web UI for the store at ``db_path`` until interrupted. Returns an exit
+    code: 0 after a clean stop, 1 if the port cannot be bound or the store cannot be
+    opened, 2 for a non-loopback host without ``allow_remote``."""
+    import uvicorn
+
+    remote = not is_loopback_host(host)
+    if remote and not allow_remote:
+        print(f"✕ {host} is not a loopback address. The UI can read and change every memory and has no login;"
+              " bind to 127.0.0.1, or pass the explicit remote flag if you really mean to expose it.", file=sys.stderr)
+        return 2
+    try:
+        with Ledger.open(db_path) as led:
+            st = led.stats()
+            path = led.path
+    except LedgerError as exc:
+        print(f"✕ {exc.message}", file=sys.stderr)
+        return 1
+    try:
+        sock = _bind(host, port)
+    except OSError as exc:
+        hint = " Try --port 0 to pick a free port." if port else ""
+        print(f"✕ Cannot listen on {host}:{port}: {exc.strerror or exc}.{hint}", file=sys.stderr)
+        return 1
+    bound_port = sock.getsockname()[1]
+    extra = (host.strip("[]").lower(),) if remote else ()
+    app = create_app(str(path), port=bound_port, extra_hosts=extra, any_host=remote and is_wildcard_host(host))
+    url = _url(host, bound_port)
+
+    print(f"● LEDGER running   {url}")
+    print(f"  {st['memories']} memories · {st['pending']} pending review · {path}")
+    if remote:
+        print(f"  ⚠ Bound to {host}, not loopback: anyone who can reach this machine on port {bound_port}"
+              " can read and change this store. There is no login.")
+    else:
+        print("  Bound to loopback. Nothing in this store leaves this machine.")
+    sys.stdout.flush()
+
+    if open_browser:
+        threading.Timer(0.4, webbrowser.open, args=(url,)).start()
+
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=3)
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    return 0

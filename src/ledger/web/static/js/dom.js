@@ -1,0 +1,158 @@
+// DOM and formatting helpers. Every piece of data reaches the page as a text node:
+// h() never parses HTML, so memory text like "<img onerror=...>" stays inert.
+
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') el.className = v;
+      else if (k === 'text') el.textContent = String(v);
+      else if (k === 'style') for (const [p, val] of Object.entries(v)) el.style.setProperty(p, val);
+      else if (k === 'dataset') Object.assign(el.dataset, v);
+      else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+      else if (k === 'value') el.value = v;
+      else if (k === 'checked') el.checked = !!v;
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+export function clear(el) {
+  while (el.firstChild) el.removeChild(el.firstChild);
+  return el;
+}
+
+export function replace(el, ...children) {
+  clear(el);
+  return append(el, children);
+}
+
+export function debounce(fn, ms) {
+  let t = 0;
+  const d = (...args) => {
+    clearTimeout(t);
+    t = setTimeout(() => fn(...args), ms);
+  };
+  d.cancel = () => clearTimeout(t);
+  return d;
+}
+
+// ---------------------------------------------------------------- formatting
+const HOUR = 3600e3, DAY = 86400e3;
+
+export function ago(ms, now = Date.now()) {
+  if (ms === null || ms === undefined) return '—';
+  const d = Math.max(0, now - ms);
+  if (d < 60e3) return 'now';
+  if (d < HOUR) return `${Math.floor(d / 60e3)}m`;
+  if (d < DAY) return `${Math.max(1, Math.floor(d / HOUR))}h`;
+  if (d < 60 * DAY) return `${Math.floor(d / DAY)}d`;
+  if (d < 365 * DAY) return `${Math.floor(d / DAY / 30.4)}mo`;
+  return `${(d / DAY / 365).toFixed(1)}y`;
+}
+
+export function duration(ms) {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  const hrs = Math.floor(m / 60);
+  if (hrs < 48) return `${hrs}h ${m % 60}m`;
+  return `${Math.floor(hrs / 24)}d ${hrs % 24}h`;
+}
+
+export function bytes(n) {
+  if (!n) return '0 B';
+  const u = ['B', 'KB', 'MB', 'GB'];
+  let i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return `${n >= 10 || i === 0 ? Math.round(n) : n.toFixed(1)} ${u[i]}`;
+}
+
+export const pct = (x) => Math.round((x || 0) * 100);
+
+export function date(ms) {
+  if (ms === null || ms === undefined) return '—';
+  const d = new Date(ms);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+export function datetime(ms) {
+  if (ms === null || ms === undefined) return '—';
+  const d = new Date(ms);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${date(ms)} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+export function clock(ms) {
+  const d = new Date(ms);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+export function num(n) {
+  return (n ?? 0).toLocaleString('en-US');
+}
+
+// Strength colours, shared by meters, canvas and badges.
+export const LIME = '#b7c14a', AMBER = '#d9a03c', RED = '#d6606a', GREY = '#5b6170', CONFLICT = '#f2913f';
+
+export function strengthColor(s) {
+  return s > 0.7 ? LIME : s > 0.4 ? AMBER : RED;
+}
+
+export function meter(value, { width = 64, color } = {}) {
+  const v = Math.max(0, Math.min(1, value || 0));
+  return h('span', { class: 'meter', style: { width: `${width}px` } },
+    h('span', { class: 'meter-fill', style: { width: `${(v * 100).toFixed(1)}%`, background: color || strengthColor(v) } }));
+}
+
+// A stable colour for a name (agents without a stored colour).
+const PALETTE = ['#b7c14a', '#4a9fd4', '#cf6fb8', '#4fb8a8', '#6fbf73', '#d9a03c', '#6f86e0', '#9a76dd', '#e0793f', '#d6606a'];
+export function hashColor(name) {
+  return PALETTE[fnv1a(name || '') % PALETTE.length];
+}
+
+// FNV-1a over the string, then a murmur3-style finaliser so every output bit depends
+// on every input character (ids share long prefixes; plain FNV leaves the top bits alike).
+export function fnv1a(str) {
+  let x = 0x811c9dc5;
+  for (let i = 0; i < str.length; i++) {
+    x ^= str.charCodeAt(i);
+    x = Math.imul(x, 0x01000193);
+  }
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+export function isTyping(e) {
+  const t = e.target;
+  if (!t || !t.tagName) return false;
+  const tag = t.tagName;
+  return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || t.isContentEditable;
+}
+
+export function download(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const a = h('a', { href: url, download: filename });
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 5000);
+}

@@ -1,0 +1,174 @@
+"""JSON views the screens need, built only from :class:`ledger.service.Ledger` calls.
+
+Each function takes an open Ledger and returns JSON-ready dicts (camelCase, the
+``to_dict()`` shapes of :mod:`ledger.models`). Nothing here counts as a retrieval: the
+facade's ``search``/``get``/``related`` never touch hits, last read or readers.
+Stdlib only, so the views are testable without Starlette.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from .. import __version__
+from .. import strength as S
+from ..models import Memory
+from ..query import KEY_HINTS, KEYS
+from ..service import BULK_OPS, CONFLICT_KINDS, MODES, RESOLUTIONS, REVIEW_ACTIONS, Ledger
+
+SORTS = ("relevance", "strength", "hits", "created", "last")
+NODE_TEXT = 180  # characters of text sent per canvas node (hover tooltip); the inspector fetches the rest
+
+
+def meta(led: Ledger) -> dict:
+    """Everything static the front end needs: query keys with hints, presets, enums."""
+    return {
+        "version": __version__,
+        "db": str(led.path),
+        "keys": list(KEYS),
+        "keyHints": dict(KEY_HINTS),
+        "modes": list(MODES),
+        "sorts": list(SORTS),
+        "resolutions": list(RESOLUTIONS),
+        "reviewActions": list(REVIEW_ACTIONS),
+        "bulkOps": list(BULK_OPS) + ["export"],
+        "conflictKinds": list(CONFLICT_KINDS),
+        "presets": {
+            "type": ["chat", "doc"],
+            "kind": ["claim", "chunk"],
+            "strength": ["<20", "<40", ">70", ">90"],
+            "asof": ["30d", "90d", "1y", "2026-01-01"],
+            "after": ["30d", "90d", "1y", "2026-01-01"],
+            "before": ["30d", "90d", "1y", "2026-01-01"],
+        },
+        "strength": {
+            "base": S.BASE, "wUsed": S.W_USED, "wFresh": S.W_FRESH, "wCorroborated": S.W_CORROBORATED,
+            "useCeiling": S.USE_CEILING, "tauDays": S.FRESHNESS_TAU_DAYS, "corroborationCeiling": S.CORROBORATION_CEILING,
+            "pinned": S.PINNED_STRENGTH, "chunkMin": S.CHUNK_MIN, "chunkMax": S.CHUNK_MAX,
+        },
+    }
+
+
+def stats(led: Ledger, server_started_at: int, now: int, *, clusters: bool = True) -> dict:
+    """``Ledger.stats()`` plus server uptime; with ``clusters`` also the cluster list
+    (with live counts, which costs a scan: the UI's 5-second poll leaves it out)."""
+    d = led.stats()
+    if clusters:
+        d["clusters"] = [c.to_dict() for c in led.clusters()]
+    d["serverStartedAt"] = server_started_at
+    d["uptimeMs"] = max(0, now - server_started_at)
+    d["version"] = __version__
+    return d
+
+
+def memory_detail(led: Ledger, memory_id: str) -> dict:
+    m = led.get(memory_id)
+    return {"memory": m.to_dict(), "related": [r.to_dict() for r in led.related(memory_id, 5)]}
+
+
+def review_bundle(led: Ledger, limit: int = 50) -> dict:
+    q = led.review_queue(limit)
+    cands = led.candidates(20)
+    st = led.stats()
+    return {
+        "claims": [m.to_dict() for m in q["claims"]],
+        "conflicts": [c.to_dict() for c in q["conflicts"]],
+        "candidates": [c.to_dict() for c in cands],
+        "claimCount": q["claimCount"],
+        "conflictCount": q["conflictCount"],
+        "candidateCount": st["candidates"],
+        "claimsTotal": st["claims"],
+        "pendingTotal": st["pending"],
+    }
+
+
+def sources(led: Ledger, preview: int = 4) -> dict:
+    """Sources newest first, plus totals for the summary strip. With ``preview`` > 0
+    each also carries ``chunkPreview`` (its first ``preview`` chunks) and ``claimList``
+    (claims distilled from it); that costs one ``source_detail`` per source, so the UI
+    asks for ``preview=0`` and loads one source's detail when a row is expanded."""
+    out = []
+    for s in led.sources():
+        d = s.to_dict()
+        if preview > 0:
+            detail = led.source_detail(s.id, preview)
+            d["chunkPreview"] = [_chunk_row(m) for m in detail["chunks"]]
+            d["claimList"] = [_claim_row(m) for m in detail["claims"]]
+        out.append(d)
+    return {
+        "sources": out,
+        "totals": {
+            "documents": len(out),
+            "chunks": sum(s["chunkCount"] for s in out),
+            "claims": sum(s["claimCount"] for s in out),
+            "bytes": sum(s["bytes"] or 0 for s in out),
+        },
+    }
+
+
+def source_detail(led: Ledger, source_id: str, preview: int) -> dict:
+    detail = led.source_detail(source_id, preview)
+    d = detail["source"].to_dict()
+    d["chunkPreview"] = [_chunk_row(m) for m in detail["chunks"]]
+    d["claimList"] = [_claim_row(m) for m in detail["claims"]]
+    return d
+
+
+def _chunk_row(m: Memory) -> dict:
+    return {"id": m.id, "chunkIndex": m.chunk_index, "text": m.text, "hits": m.hits, "strength": round(m.strength, 4)}
+
+
+def _claim_row(m: Memory) -> dict:
+    return {"id": m.id, "text": m.text, "hits": m.hits, "strength": round(m.strength, 4), "writer": m.writer,
+            "reviewedAt": m.reviewed_at, "createdAt": m.created_at}
+
+
+def graph_node(m: Memory) -> dict:
+    text = m.text if len(m.text) <= NODE_TEXT else m.text[: NODE_TEXT - 1] + "…"
+    return {
+        "id": m.id, "text": text, "kind": m.kind, "origin": m.origin, "cluster": m.cluster_id,
+        "clusterLabel": m.cluster_label, "color": m.cluster_color, "writer": m.writer, "readers": len(m.readers),
+        "strength": round(m.strength, 4), "hits": m.hits, "createdAt": m.created_at, "lastReadAt": m.last_read_at,
+        "deletedAt": m.deleted_at, "pinned": m.pinned, "archived": m.archived,
+        "pending": m.kind == "claim" and m.reviewed_at is None, "conflict": m.conflict_with is not None,
+    }
+
+
+def graph(led: Ledger, query: str, *, limit: int, kind: str = "claim", **flags) -> dict:
+    """Nodes (one per memory matching ``query``; ``asof:`` gives a true as-of view that
+    includes memories dropped since), the links among them (explicit links and open
+    conflicts), and the cluster list for colours and legends."""
+    res = led.search(query, limit=limit, kind=kind, **flags)
+    nodes = [graph_node(m) for m in res.hits]
+    ids = {n["id"] for n in nodes}
+    links = [{"a": a, "b": b, "kind": "link"} for a, b in _links(led, ids)]
+    seen = {(l["a"], l["b"]) for l in links}
+    for m in res.hits:
+        other = m.conflict_with
+        if other and other in ids:
+            a, b = sorted((m.id, other))
+            if (a, b) not in seen:
+                seen.add((a, b))
+                links.append({"a": a, "b": b, "kind": "conflict"})
+    return {
+        "nodes": nodes,
+        "links": links,
+        "clusters": [c.to_dict() for c in led.clusters()],
+        "total": res.total,
+        "capped": res.total > len(nodes),
+        "tookMs": round(res.took_ms, 2),
+    }
+
+
+def _links(led: Ledger, ids: Iterable[str]) -> list[tuple[str, str]]:
+    """Stored links whose two ends are both in ``ids``."""
+    ids = set(ids)
+    if not ids:
+        return []
+    return [(a, b) for a, b in led.links(sorted(ids)) if a in ids and b in ids]
+
+
+def export_lines(memories: Iterable[Memory]) -> str:
+    """NDJSON: one hydrated memory per line (the ``export`` shape)."""
+    return "".join(json.dumps(m.to_dict(), ensure_ascii=False) + "\n" for m in memories)

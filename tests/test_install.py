@@ -1,0 +1,188 @@
+"""``ledger install claude-code`` / ``ledger uninstall claude-code``: our hooks merged into
+Claude Code's settings (harness contracts §A2) without touching anything of the user's."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from fakes.hooks import LEDGER_BIN, pre_read
+
+from ledger.harness.install import CLAUDE_EVENTS
+
+USER_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(.env)"]},
+    "env": {"FOO": "bar"},
+    "model": "sonnet",
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh", "timeout": 5}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send claude"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done"},
+                            {"type": "command", "command": "/old/venv/bin/ledger hook claude-code Stop"}]}],
+    },
+}
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    p = tmp_path / "project"
+    p.mkdir()
+    return p
+
+
+def settings(project: Path) -> Path:
+    return project / ".claude" / "settings.json"
+
+
+def ours(data: dict) -> dict[str, list[str]]:
+    """Event -> our handler commands."""
+    out = {}
+    for event, groups in data.get("hooks", {}).items():
+        cmds = [h["command"] for g in groups for h in g.get("hooks", []) if " hook claude-code " in f" {h.get('command')} "]
+        if cmds:
+            out[event] = cmds
+    return out
+
+
+def theirs(data: dict) -> dict:
+    """The settings with our handlers (and groups left empty by removing them) taken out."""
+    d = json.loads(json.dumps(data))
+    for event in list(d.get("hooks", {})):
+        groups = []
+        for g in d["hooks"][event]:
+            g["hooks"] = [h for h in g["hooks"] if " hook claude-code " not in f" {h.get('command')} "]
+            if g["hooks"]:
+                groups.append(g)
+        if groups:
+            d["hooks"][event] = groups
+        else:
+            del d["hooks"][event]
+    return d
+
+
+def test_install_into_a_fresh_project(cli, project):
+    rc, out, err = cli("install", "claude-code", "--dir", project, db=None)
+    assert rc == 0, err
+    assert "✓ hooks for SessionStart, PreToolUse, PostToolUse, PostToolUseFailure, Stop, PreCompact, SessionEnd" in out
+    data = json.loads(settings(project).read_text())
+    mine = ours(data)
+    assert sorted(mine) == sorted(CLAUDE_EVENTS)
+    for event, cmds in mine.items():
+        assert len(cmds) == 1
+        argv = shlex.split(cmds[0])
+        assert Path(argv[0]).is_absolute() and Path(argv[0]).name == "ledger" and Path(argv[0]).exists()
+        assert argv[1:] == ["hook", "claude-code", event]
+    groups = {e: g for e, gs in data["hooks"].items() for g in gs}
+    assert groups["PreToolUse"]["matcher"] == "Bash|Read|Grep|Glob|Edit|Write|MultiEdit|NotebookEdit"
+    assert groups["PostToolUse"]["matcher"] == "*" and groups["PostToolUseFailure"]["matcher"] == "*"
+    assert all(h["timeout"] <= 10 for g in groups.values() for h in g["hooks"])
+
+
+def test_the_installed_command_runs_as_claude_code_would_run_it(cli, project, tmp_path):
+    cli("install", "claude-code", "--dir", project, db=None)
+    cmd = ours(json.loads(settings(project).read_text()))["PreToolUse"][0]
+    p = subprocess.run(["bash", "-c", cmd], input=json.dumps(pre_read(project / "x.py", cwd=project)).encode(),
+                       capture_output=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                                 "LEDGER_HOME": str(tmp_path / "lh")})
+    assert p.returncode == 0 and p.stdout == b"" and p.stderr == b""
+    assert (tmp_path / "lh" / "ledger.db").exists() and not (tmp_path / "lh" / "hook.log").exists()
+
+
+def test_install_merges_with_the_users_settings_and_hooks(cli, project):
+    settings(project).parent.mkdir()
+    settings(project).write_text(json.dumps(USER_SETTINGS, indent=4))
+    rc, out, err = cli("install", "claude-code", "--dir", project, "--json", db=None)
+    assert rc == 0, err
+    r = json.loads(out)
+    assert r["replaced"] == 1 and r["path"] == str(settings(project))  # the stale /old/venv one
+    data = json.loads(settings(project).read_text())
+    expected_theirs = json.loads(json.dumps(USER_SETTINGS))
+    expected_theirs["hooks"]["Stop"][0]["hooks"].pop()  # our stale handler is gone
+    assert theirs(data) == expected_theirs
+    assert sorted(ours(data)) == sorted(CLAUDE_EVENTS)
+    assert not any("/old/venv" in c for cs in ours(data).values() for c in cs)
+    # the user's own groups stay first, ours are appended
+    assert data["hooks"]["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
+
+
+def test_install_twice_gives_the_same_file(cli, project):
+    settings(project).parent.mkdir()
+    settings(project).write_text(json.dumps(USER_SETTINGS))
+    cli("install", "claude-code", "--dir", project, db=None)
+    once = settings(project).read_bytes()
+    rc, out, _ = cli("install", "claude-code", "--dir", project, db=None)
+    assert rc == 0 and "replaced 7 old ones" in out
+    assert settings(project).read_bytes() == once
+
+
+def test_uninstall_removes_exactly_ours(cli, project):
+    settings(project).parent.mkdir()
+    clean = json.loads(json.dumps(USER_SETTINGS))
+    clean["hooks"]["Stop"][0]["hooks"].pop()
+    settings(project).write_text(json.dumps(clean))
+    cli("install", "claude-code", "--dir", project, db=None)
+    rc, out, err = cli("uninstall", "claude-code", "--dir", project, db=None)
+    assert rc == 0, err
+    assert out.strip() == f"removed 7 ledger hook(s) from {settings(project)}"
+    assert json.loads(settings(project).read_text()) == clean
+    rc, out, _ = cli("uninstall", "claude-code", "--dir", project, "--json", db=None)
+    assert json.loads(out) == {"path": str(settings(project)), "removed": 0}
+
+
+def test_uninstall_of_a_file_with_only_our_hooks_leaves_no_hooks_key(cli, project):
+    settings(project).parent.mkdir()
+    settings(project).write_text(json.dumps({"model": "opus"}))
+    cli("install", "claude-code", "--dir", project, db=None)
+    cli("uninstall", "claude-code", "--dir", project, db=None)
+    assert json.loads(settings(project).read_text()) == {"model": "opus"}
+
+
+def test_uninstall_without_a_settings_file_creates_nothing(cli, project):
+    rc, out, _ = cli("uninstall", "claude-code", "--dir", project, db=None)
+    assert rc == 0 and "removed 0" in out
+    assert not (project / ".claude").exists()
+
+
+@pytest.mark.parametrize("content,needle", [
+    ('{"hooks": {"Stop": [}', "is not valid JSON"),
+    ("[1, 2, 3]", "does not hold a JSON object"),
+    ('{"hooks": ["not", "an", "object"]}', '"hooks" is not an object'),
+])
+def test_invalid_settings_are_an_error_and_left_unchanged(cli, project, content, needle):
+    settings(project).parent.mkdir()
+    settings(project).write_text(content)
+    rc, out, err = cli("install", "claude-code", "--dir", project, db=None)
+    assert rc != 0 and out == ""
+    assert needle in err and str(settings(project)) in err and "nothing was changed" in err.lower()
+    assert settings(project).read_text() == content
+    assert not list(settings(project).parent.glob("*.ledger-tmp"))
+    if "valid JSON" in needle or "JSON object" in needle:
+        rc, _, err = cli("uninstall", "claude-code", "--dir", project, db=None)
+        assert rc != 0 and needle in err and settings(project).read_text() == content
+
+
+def test_user_scope_writes_under_home(cli, tmp_path, project):
+    home = tmp_path / "home"
+    home.mkdir()
+    rc, out, err = cli("install", "claude-code", "--user", db=None, env={"HOME": str(home)})
+    assert rc == 0, err
+    path = home / ".claude" / "settings.json"
+    assert str(path) in out
+    assert sorted(ours(json.loads(path.read_text()))) == sorted(CLAUDE_EVENTS)
+    assert not (project / ".claude").exists()
+    rc, out, _ = cli("uninstall", "claude-code", "--user", db=None, env={"HOME": str(home)})
+    assert "removed 7" in out and "hooks" not in json.loads(path.read_text())
+
+
+def test_project_scope_defaults_to_the_current_directory(project):
+    p = subprocess.run([LEDGER_BIN, "install", "claude-code"], cwd=project, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert settings(project).exists()
+
+
+def test_unknown_harness_is_refused(cli, project):
+    rc, out, err = cli("install", "vim", "--dir", project, db=None)
+    assert rc != 0 and "vim" in err and not (project / ".claude").exists()

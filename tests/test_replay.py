@@ -1,0 +1,127 @@
+"""``ledger replay``: real Claude Code transcripts fed through the same hook code."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+DATA = Path("/work/shared/data/transcripts")
+LOCAL = Path(__file__).parent / "data"
+SHORT = DATA / "short.jsonl" if (DATA / "short.jsonl").exists() else LOCAL / "short.jsonl"
+BIG = next((p for p in (DATA / "258c7280-ae70-4798-800f-63464d01a85d.jsonl",
+                        LOCAL / "258c7280-ae70-4798-800f-63464d01a85d.jsonl") if p.exists()), None)
+
+FIELDS = {"transcript", "session", "toolCalls", "repeatedReads", "repeatedCommands", "injections", "gentle",
+          "escalations", "charsInjected", "distillations", "hookP50Ms", "hookP95Ms", "compactions", "db"}
+
+
+def test_replay_short_transcript_text_report(cli):
+    rc, out, err = cli("replay", SHORT, db=None)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith(f"▍ replay {SHORT.name}  session ")
+    for label in ("tool calls", "repeated reads", "repeated commands", "distillations", "injections",
+                  "characters injected", "hook time (in-process) p50"):
+        assert any(l.strip().startswith(label) for l in lines), label
+
+
+def test_replay_short_transcript_json(cli):
+    rc, out, err = cli("replay", SHORT, "--json", db=None)
+    assert rc == 0, err
+    (r,) = json.loads(out)
+    assert set(r) == FIELDS
+    assert r["toolCalls"] >= 1 and r["transcript"] == str(SHORT)
+    assert r["hookP50Ms"] is not None and r["hookP50Ms"] <= r["hookP95Ms"]
+    assert set(r["distillations"]) == {"runs", "added", "corroborated"}
+    assert r["db"] is None  # a throwaway store, removed afterwards
+
+
+def test_replay_leaves_no_temporary_store_behind(cli, tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    rc, out, err = cli("replay", SHORT, "--json", db=None, env={"TMPDIR": str(tmp)})
+    assert rc == 0, err
+    assert list(tmp.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def big_report(tmp_path_factory):
+    if BIG is None:
+        pytest.skip("no big transcript available")
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path_factory.mktemp("replay-home")
+    db = home / "replay.db"
+    exe = str(Path(sys.executable).with_name("ledger"))
+    env = {**os.environ, "LEDGER_HOME": str(home)}
+    env.pop("LEDGER_DB", None)
+    p = subprocess.run([exe, "replay", str(BIG), "--json", "--db", str(db)], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    t = subprocess.run([exe, "replay", str(BIG), "--db", str(home / "text.db")], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert t.returncode == 0, t.stderr
+    (r,) = json.loads(p.stdout)
+    return r, t.stdout, db
+
+
+def test_replay_big_transcript_injects_and_escalates(big_report):
+    r, _, _ = big_report
+    assert set(r) == FIELDS
+    assert r["toolCalls"] > 100
+    assert r["repeatedReads"] > 0
+    assert r["injections"] > 0 and r["gentle"] > 0 and r["escalations"] > 0
+    assert r["injections"] == r["gentle"] + r["escalations"]
+    assert r["charsInjected"] > 0
+    assert r["charsInjected"] / r["injections"] <= 1200 + 150  # the per-injection budget holds
+    assert r["distillations"]["runs"] > 0 and r["distillations"]["added"] > 0
+
+
+def test_replay_big_transcript_shows_the_compaction_block(big_report):
+    r, text, _ = big_report
+    assert r["compactions"], "the big transcript has a compact_boundary"
+    c = r["compactions"][0]
+    assert c["preCompact"].startswith("## Session State")
+    ctx = json.loads(c["sessionStart"])["hookSpecificOutput"]["additionalContext"]
+    assert ctx.startswith("## Session State") and "## Known facts about this project (from ledger)" in ctx
+    assert "  compaction at line " in text
+    assert "    PreCompact: " in text and "    SessionStart(compact): " in text
+    assert "      ## Session State (auto-injected by ledger" in text
+
+
+def test_replay_with_db_keeps_the_store(big_report):
+    r, _, db = big_report
+    assert r["db"] == str(db)
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT count(*) FROM observations").fetchone()[0] == r["toolCalls"]
+        assert conn.execute("SELECT count(*) FROM injections").fetchone()[0] == r["injections"]
+        assert conn.execute("SELECT count(*) FROM memories WHERE writer = 'watcher'").fetchone()[0] == r["distillations"]["added"]
+    finally:
+        conn.close()
+
+
+def test_replay_options_change_the_outcome(cli, tmp_path):
+    if BIG is None:
+        pytest.skip("no big transcript available")
+    rc, out, err = cli("replay", BIG, "--json", "--escalate-after", "1", "--every", "5", db=tmp_path / "r.db")
+    assert rc == 0, err
+    (r,) = json.loads(out)
+    assert r["gentle"] == 0 and r["escalations"] == r["injections"] > 0
+
+
+def test_replay_of_a_missing_file_is_an_error(cli, tmp_path):
+    rc, out, err = cli("replay", tmp_path / "nope.jsonl", db=None)
+    assert rc != 0 and "nope.jsonl" in err
+
+
+def test_replay_tolerates_garbage_lines(cli, tmp_path):
+    t = tmp_path / "t.jsonl"
+    t.write_text("not json\n[]\n" + SHORT.read_text() + "\n{\"type\": \"assistant\", \"message\": 5}\n")
+    rc, out, err = cli("replay", t, "--json", db=None)
+    assert rc == 0, err
+    assert json.loads(out)[0]["toolCalls"] >= 1

@@ -1,0 +1,319 @@
+"""Session state (seed lean-session, reference §3) on real git repositories: the
+checkpoint written at Stop/SessionEnd, its history in the store, the Session State
+block printed before compaction and re-injected after it with the project's facts."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import T0
+from fakes.hooks import handle, payload, post_edit, post_read, post_write, run_hook
+
+from ledger.service import file_key
+from ledger.session import state as ST
+from ledger.store import watch as W
+
+MIN = 60_000
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch, tmp_path):
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("LEDGER_LOOP_STATE", str(tmp_path / "no-loop-state.json"))
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    r = tmp_path / "repo"
+    (r / "src").mkdir(parents=True)
+    (r / "src" / "a.py").write_text("A = 1\n")
+    (r / "README.md").write_text("# repo\n")
+    git(r, "init", "-q", "-b", "main")
+    git(r, "add", ".")
+    git(r, "commit", "-q", "-m", "init")
+    git(r, "checkout", "-q", "-b", "feature/ckpt")
+    return r
+
+
+class Hook:
+    def __init__(self, db, cwd, session="s1"):
+        self.db, self.cwd, self.session, self.now = db, cwd, session, T0 + MIN
+
+    def __call__(self, p: dict) -> str:
+        self.now += MIN
+        p = {**p, "session_id": self.session, "cwd": str(self.cwd)}
+        return handle(p, db=self.db, now=self.now)
+
+    def stop(self, active: bool = False) -> str:
+        return self(payload("Stop", stop_hook_active=active, last_assistant_message="done"))
+
+
+def checkpoint_rows(db) -> list[dict]:
+    conn = W.open_store(str(db))
+    try:
+        return W.checkpoints(conn, limit=1000)
+    finally:
+        conn.close()
+
+
+def test_stop_writes_the_checkpoint_in_the_seed_format(db_file, repo):
+    hook = Hook(db_file, repo)
+    (repo / "src" / "a.py").write_text("A = 2\nB = 3\n")
+    hook(post_edit(repo / "src" / "a.py"))
+    hook(post_write(repo / "notes.txt", "hello"))
+    (repo / "notes.txt").write_text("hello\n")
+    hook(post_read(repo / "README.md", "# repo"))  # a read is not a change
+    hook(post_edit(repo / "src" / "a.py"))  # listed once
+    (repo / ".agents").mkdir()
+    (repo / ".agents" / "tasks.md").write_text("- [ ] HITL: ship checkpoints\n- [x] AFK: write tests\n")
+    assert hook.stop() == ""  # nothing for the model
+    md = (repo / ".agents" / "checkpoint.md").read_text()
+    sections = re.findall(r"^## (.+)$", md, re.M)
+    assert sections == ["Current Task", "Branch", "Files Changed This Session", "Git Status", "Git Diff Summary",
+                        "Active Task List"]
+    assert re.match(r"# Checkpoint — \d{4}-\d\d-\d\d \d\d:\d\d UTC\n", md)
+    assert "## Current Task\n_No active task in loop state_\n" in md
+    assert "## Branch\nfeature/ckpt\n" in md
+    assert "## Files Changed This Session\n- src/a.py\n- notes.txt\n\n" in md
+    status = md.split("## Git Status\n")[1].split("\n\n")[0]
+    assert status.startswith("```\n") and " M src/a.py" in status and "?? .agents/" in status and "?? notes.txt" in status
+    diff = md.split("## Git Diff Summary\n")[1].split("\n\n")[0]
+    assert "src/a.py" in diff and "1 file changed" in diff
+    assert "## Active Task List\n- [ ] HITL: ship checkpoints\n- [x] AFK: write tests\n" in md
+    assert md.rstrip().splitlines()[-2:] == ["---", md.rstrip().splitlines()[-1]]
+    assert re.search(r"^_Written by ledger on Stop at \d{4}-\d\d-\d\d \d\d:\d\d UTC_$", md, re.M)
+    (row,) = checkpoint_rows(db_file)
+    assert row["content"] == md and row["branch"] == "feature/ckpt" and row["event"] == "Stop"
+    assert row["project"] == str(repo) and row["session"] == "claude-code:s1"
+
+
+def test_loop_state_task_and_iteration(db_file, repo, tmp_path, monkeypatch):
+    ls = tmp_path / "loop.json"
+    ls.write_text(json.dumps({"task": "migrate the store", "iter": 3}))
+    monkeypatch.setenv("LEDGER_LOOP_STATE", str(ls))
+    Hook(db_file, repo).stop()
+    md = (repo / ".agents" / "checkpoint.md").read_text()
+    assert "## Current Task\nmigrate the store\nLoop iteration: 3\n" in md
+    ls.write_text("{broken")
+    Hook(db_file, repo, session="s2").stop()
+    assert "_No active task in loop state_" in (repo / ".agents" / "checkpoint.md").read_text()
+
+
+def test_a_clean_repo_says_clean_and_no_uncommitted_changes(db_file, repo):
+    git(repo, "checkout", "-q", "main")
+    (repo / ".git" / "info" / "exclude").write_text(".agents/\n")
+    Hook(db_file, repo).stop()
+    md = (repo / ".agents" / "checkpoint.md").read_text()
+    assert "## Branch\nmain\n" in md
+    assert "## Git Status\nclean\n" in md
+    assert "## Git Diff Summary\n_no uncommitted changes_\n" in md
+    assert "## Files Changed This Session\n_none recorded by the watcher_\n" in md
+    assert "## Active Task List\n_create .agents/tasks.md to track tasks_\n" in md
+
+
+def test_stop_with_stop_hook_active_writes_nothing(db_file, repo):
+    hook = Hook(db_file, repo)
+    assert hook.stop(active=True) == ""
+    assert not (repo / ".agents").exists()
+    assert checkpoint_rows(db_file) == []
+
+
+def test_checkpoints_are_idempotent_and_kept_as_history(db_file, repo, cli):
+    hook = Hook(db_file, repo)
+    hook.stop()
+    hook.stop()  # nothing changed but the time
+    hook.stop()
+    assert len(checkpoint_rows(db_file)) == 1
+    (repo / "src" / "a.py").write_text("A = 42\n")
+    hook(post_edit(repo / "src" / "a.py"))
+    hook.stop()
+    assert len(checkpoint_rows(db_file)) == 2
+    hook(payload("SessionEnd", reason="prompt_input_exit"))  # nothing new: no new row
+    assert len(checkpoint_rows(db_file)) == 2
+    git(repo, "commit", "-qam", "answer")
+    hook(payload("SessionEnd", reason="prompt_input_exit"))
+    rows = checkpoint_rows(db_file)
+    assert len(rows) == 3 and rows[0]["event"] == "SessionEnd"
+    assert "_Written by ledger on SessionEnd" in (repo / ".agents" / "checkpoint.md").read_text()
+    # another session in the same project keeps its own history
+    Hook(db_file, repo, session="other").stop()
+    assert len(checkpoint_rows(db_file)) == 4
+
+    rc, out, err = cli("checkpoints")
+    assert rc == 0, err
+    lines = out.strip().splitlines()
+    assert len(lines) == 4  # newest first
+    assert all(str(repo) in l and "feature/ckpt" in l for l in lines)
+    assert "SessionEnd" in lines[0] and "[claude-code:s1]" in lines[0] and "[claude-code:other]" in out
+    rc, out, _ = cli("checkpoints", "--json", "--session", "s1")
+    rows = json.loads(out)
+    assert [r["event"] for r in rows] == ["SessionEnd", "Stop", "Stop"]
+    rc, out, _ = cli("checkpoints", "--full", "--limit", "1", "--project", str(repo))
+    assert "# Checkpoint — " in out and "## Git Diff Summary" in out
+
+
+def test_outside_git_and_without_agents_dir(db_file, tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    hook = Hook(db_file, plain)
+    hook(post_write(plain / "x.txt"))
+    hook.stop()
+    md = (plain / ".agents" / "checkpoint.md").read_text()
+    assert "## Branch\n_not a git repo_\n" in md
+    assert "## Git Status\n_not a git repo_\n" in md
+    assert "## Git Diff Summary\n_no uncommitted changes_\n" in md
+    assert "- x.txt\n" in md
+
+
+def test_a_subdirectory_cwd_checkpoints_the_repository_root(db_file, repo):
+    Hook(db_file, repo / "src").stop()
+    assert (repo / ".agents" / "checkpoint.md").exists()
+    assert not (repo / "src" / ".agents").exists()
+
+
+def test_a_read_only_project_still_keeps_the_checkpoint_in_the_store(db_file, repo):
+    (repo / ".agents").write_text("a file where the folder should be")
+    Hook(db_file, repo).stop()
+    assert len(checkpoint_rows(db_file)) == 1
+    assert (repo / ".agents").read_text().startswith("a file")
+
+
+# ---------------------------------------------------------------- compaction
+
+
+def write_state(repo: Path, tasks="- [ ] finish the parser\n", decisions="- Use SQLite WAL, not a server.\n"):
+    a = repo / ".agents"
+    a.mkdir(exist_ok=True)
+    if tasks is not None:
+        (a / "tasks.md").write_text(tasks)
+    if decisions is not None:
+        (a / "decisions.md").write_text(decisions)
+
+
+def test_pre_compact_prints_the_session_state_block_as_plain_text(db_file, repo):
+    write_state(repo)
+    Hook(db_file, repo).stop()
+    p = run_hook("PreCompact", payload("PreCompact", session="s1", cwd=repo, trigger="auto", custom_instructions=""),
+                 env={"LEDGER_DB": db_file})
+    assert p.returncode == 0 and p.stderr == b""
+    out = p.stdout.decode()
+    assert not out.lstrip().startswith("{")  # plain text: merged into the compaction instructions
+    assert out.startswith("## Session State (auto-injected by ledger from .agents/")
+    assert re.findall(r"^### (.+)$", out, re.M) == ["Active Tasks", "Last Checkpoint", "Project Decisions"]
+    assert "- [ ] finish the parser" in out and "Use SQLite WAL" in out
+    assert "# Checkpoint — " in out and "feature/ckpt" in out
+
+
+def test_pre_compact_with_nothing_recorded_shows_the_placeholders(db_file, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = Hook(db_file, empty)(payload("PreCompact", trigger="manual"))
+    assert "_No .agents/tasks.md found_" in out and "_No checkpoint yet_" in out and "_No decisions recorded_" in out
+
+
+@pytest.mark.parametrize("source", ["compact", "resume"])
+def test_session_start_after_compaction_or_resume_injects_state_and_facts(ledger, db_file, repo, source):
+    write_state(repo)
+    ledger.remember("src/a.py defines A; the tests expect A == 42", cluster="code", agent="a", files=[file_key(repo / "src" / "a.py")])
+    ledger.remember("Some unrelated fact about another project", cluster="code", agent="a",
+                    files=[file_key(repo.parent / "elsewhere.py")])
+    out = Hook(db_file, repo)(payload("SessionStart", source=source))
+    h = json.loads(out)["hookSpecificOutput"]
+    assert h["hookEventName"] == "SessionStart"
+    ctx = h["additionalContext"]
+    assert ctx.startswith("## Session State") and "finish the parser" in ctx and "Use SQLite WAL" in ctx
+    assert "## Known facts about this project (from ledger)" in ctx and "A == 42" in ctx
+    assert "unrelated fact" not in ctx
+
+
+@pytest.mark.parametrize("source", ["startup", "clear", None])
+def test_session_start_otherwise_injects_nothing(db_file, repo, source):
+    write_state(repo)
+    p = payload("SessionStart") if source is None else payload("SessionStart", source=source)
+    assert Hook(db_file, repo)(p) == ""
+
+
+def test_compaction_context_is_bounded_with_visible_notes(ledger, db_file, repo):
+    write_state(repo, tasks="- [ ] task " + "x" * 60 + "\n" * 1 + ("- [ ] another long task line with words\n" * 2000),
+                decisions="- decision\n" * 3000)
+    for i in range(40):
+        ledger.remember(f"src/a.py fact number {i}: " + "detail " * 20, cluster="code", agent="a",
+                        files=[file_key(repo / "src" / "a.py")])
+    out = Hook(db_file, repo)(payload("SessionStart", source="compact"))
+    ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert len(ctx) < 10_000  # Claude Code's cap for one string (A4)
+    assert re.search(r"_… Session State cut at \d+ characters; read .agents/ for the rest._", ctx)
+    facts = ctx.split("## Known facts about this project (from ledger)")[1]
+    assert len(facts) <= ST.FACTS_CAP + 100
+    assert re.search(r"_\(\+\d+ more left out; `ledger recall` finds them\)_", facts)
+    pre = Hook(db_file, repo)(payload("PreCompact", trigger="auto"))
+    assert len(pre) <= ST.BLOCK_CAP
+
+
+def test_a_huge_tasks_file_is_read_bounded(db_file, repo):
+    a = repo / ".agents"
+    a.mkdir()
+    (a / "tasks.md").write_bytes(b"- [ ] t\n" * 2_000_000)  # 16 MB
+    text, note = ST.read_bounded(str(a / "tasks.md"))
+    assert len(text.encode()) <= ST.READ_CAP and note == f"_… tasks.md cut at {ST.READ_CAP} bytes_"
+    Hook(db_file, repo).stop()
+    md = (a / "checkpoint.md").read_text()
+    assert len(md) < ST.READ_CAP + 2_000 and f"_… tasks.md cut at {ST.READ_CAP} bytes_" in md
+    out = Hook(db_file, repo)(payload("PreCompact", trigger="auto"))
+    assert len(out) <= ST.BLOCK_CAP
+
+
+def test_an_unreadable_state_file_is_reported_in_one_line(db_file, repo):
+    a = repo / ".agents"
+    a.mkdir()
+    (a / "decisions.md").mkdir()  # unreadable as a file, even for root
+    (a / "tasks.md").write_text("- [ ] real task\n")
+    out = Hook(db_file, repo)(payload("PreCompact", trigger="auto"))
+    notes = [l for l in out.splitlines() if "unreadable" in l]
+    assert notes == ["_decisions.md unreadable: Is a directory_"]
+    assert "real task" in out and "_No decisions recorded_" in out
+    (a / "tasks.md").unlink()
+    (a / "tasks.md").mkdir()
+    Hook(db_file, repo).stop()
+    md = (a / "checkpoint.md").read_text()
+    assert [l for l in md.splitlines() if "unreadable" in l] == ["_tasks.md unreadable: Is a directory_"]
+
+
+def test_session_end_writes_a_checkpoint_and_forces_a_distillation(db_file, repo):
+    spawned = []
+    from fakes.hooks import cfg_with, post_bash
+
+    cfg = cfg_with(every=100, llm_backend="command")
+    now = T0 + MIN
+    handle({**post_bash("ls", stdout="x"), "cwd": str(repo)}, db=db_file, now=now, cfg=cfg, spawn=lambda k, o: spawned.append(k))
+    assert spawned == []  # 1 step < every
+    handle(payload("SessionEnd", cwd=repo, reason="other"), db=db_file, now=now + 1, cfg=cfg,
+           spawn=lambda k, o: spawned.append(k))
+    assert spawned == ["claude-code:s1"]
+    assert checkpoint_rows(db_file)[0]["event"] == "SessionEnd"
+
+
+def test_a_tracked_checkpoint_file_does_not_make_every_stop_a_new_checkpoint(db_file, repo):
+    hook = Hook(db_file, repo)
+    hook.stop()
+    git(repo, "add", ".agents")
+    git(repo, "commit", "-qm", "track the agent state")
+    hook.stop()  # the status changed (committed): one new checkpoint
+    n = len(checkpoint_rows(db_file))
+    for _ in range(3):
+        hook.stop()  # rewriting the tracked checkpoint.md must not count as a change
+    assert len(checkpoint_rows(db_file)) == n
+    md = (repo / ".agents" / "checkpoint.md").read_text()
+    assert "checkpoint.md" not in md.split("## Git Status")[1]
