@@ -125,7 +125,7 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
     remote = not is_loopback_host(host)
     if remote and not allow_remote:
         print(f"✕ {host} is not a loopback address. The UI can read and change every memory and has no login;"
-              " bind to 127.0.0.1, or pass the explicit remote flag if you really mean to expose it.", file=sys.stderr)
+              " bind to 127.0.0.1, or pass --allow-remote if you really mean to expose it.", file=sys.stderr)
         return 2
     try:
         with Ledger.open(db_path) as led:
