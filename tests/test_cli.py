@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 
 import pytest
 
 from ledger.ingest import source_from_text
 from ledger.service import Ledger
+
+from conftest import LEDGER_BIN
 
 SEED_EXPORT_FIELDS = {
     "id", "text", "kind", "origin", "clusterId", "clusterLabel", "clusterColor", "writer", "readers", "sourceId",
@@ -245,7 +249,7 @@ def _open_conflict(db_file, texts=("Office opens at 08:00", "Office opens at 09:
 
 def test_resolve(cli, db_file):
     cf, a, b = _open_conflict(db_file)
-    assert fail(*cli("resolve", cf)) == f"Try: ledger resolve {cf} a|b|both|merge|dismiss"
+    assert fail(*cli("resolve", cf)).startswith(f"Which outcome? Try: ledger resolve {cf} a|b|both|merge|dismiss")
     msg = fail(*cli("resolve", cf, "keep"))
     assert 'Unknown outcome "keep"' in msg
     assert json.loads(ok(*cli("review", "--json")))["conflicts"][0]["status"] == "open"
@@ -263,7 +267,7 @@ def test_review_is_a_plain_dump_without_a_tty(cli, db_file):
         p = led.remember("Prefers tea over coffee", cluster="prefs", agent="writer").memory
     out = ok(*cli("review"))
     lines = out.splitlines()
-    assert lines[0] == "Review queue  1 claims · 1 conflicts"
+    assert lines[0] == "Review queue  1 claim · 1 conflict"
     assert any(line.startswith(p.id[-6:]) and "writer" in line and "Prefers tea over coffee" in line for line in lines)
     assert any(line.startswith("▲ direct contradiction") for line in lines)
     assert "  A  Office opens at 08:00" in lines or "  A  Office opens at 09:00" in lines
@@ -325,7 +329,7 @@ def test_sources_list_trust_drop(cli, db_file):
     out = ok(*cli("sources"))
     lines = out.splitlines()
     assert lines[0] == "▍ Sources  1 document"
-    assert lines[1].startswith("MD    notes.md") and "1 chunks · 1 claims · 2 reads" in lines[1] and res.source_id in lines[1]
+    assert lines[1].startswith("MD    notes.md") and "1 chunk · 1 claim · 2 reads" in lines[1] and res.source_id in lines[1]
     assert ok(*cli("sources", "trust", res.source_id, "0.9")) == f"trust {res.source_id} → 90\n"
     assert json.loads(ok(*cli("sources", "trust", res.source_id, "0.8", "--json"))) == {"sourceId": res.source_id, "trust": 0.8}
     assert json.loads(ok(*cli("search", "kind:chunk", "--json")))["hits"][0]["strength"] == 0.8
@@ -374,9 +378,9 @@ def test_stats(cli, db_file):
     assert st["requestsToday"] == 4 and st["db"] == str(db_file)
     lines = ok(*cli("stats")).splitlines()
     assert lines[0] == f"▍ LEDGER  {db_file}"
-    assert lines[1] == "     3  memories   2 claims · 1 chunks"
+    assert lines[1] == "     3  memories   2 claims · 1 chunk"
     assert lines[2] == "     2  pending review"
-    assert lines[3] == "     0  open conflicts   1 candidates awaiting an agent"
+    assert lines[3] == "     0  open conflicts   1 candidate awaiting an agent"
     assert lines[4] == "     1  sources"
     assert lines[5] == "     3  agents     4 calls today"
     assert any(re.fullmatch(r" +\d+\.\d  MB on disk", line) for line in lines[6:])
@@ -403,3 +407,90 @@ def test_export_streams_every_match(cli, db_file):
     claims = ok(*cli("export", "kind:claim", "cluster:code")).splitlines()
     assert len(claims) == 200 and all(json.loads(line)["kind"] == "claim" for line in claims)
     assert ok(*cli("export", "zebra")) == ""
+
+
+# --------------------------------------------------------------------------- bad input found by a fresh-user pass
+
+
+def test_remember_reads_stdin_for_dash_and_refuses_ambiguous_input(cli):
+    mid = re.match(r"remembered (m_\w+)", ok(*cli("remember", "-", "--cluster", "code", input="Builds need Go 1.22\n"))).group(1)
+    assert memory(cli, mid)["text"] == "Builds need Go 1.22"
+    assert "not both" in fail(*cli("remember", "words", "--text", "other", "--cluster", "code"))
+    assert "--file needs a path" in fail(*cli("remember", "x y", "--cluster", "code", "--file", ""))
+    assert "--supersedes needs" in fail(*cli("remember", "x y", "--cluster", "code", "--supersedes", ""))
+    # undecodable bytes in argv arrive as lone surrogates: a clear error, not a traceback
+    p = subprocess.run([LEDGER_BIN.encode(), b"remember", b"bad \xed\xa0\x80 \xff", b"--cluster", b"code", b"--db",
+                        str(cli.db).encode()], capture_output=True, env={**os.environ, "NO_COLOR": "1"})
+    assert p.returncode == 1 and b"valid Unicode" in p.stderr and b"Traceback" not in p.stderr
+
+
+def test_remember_same_fact_twice_is_corroboration(cli):
+    mid = remember(cli, "Staging deploys need the VPN", "proc")
+    out = ok(*cli("remember", "staging deploys need the vpn", "--cluster", "proc", "--agent", "codex"))
+    assert out == f"already remembered {mid} — counted as corroboration by codex\n"
+    assert set(memory(cli, mid)["readers"]) == {"agent", "codex"}
+
+
+def test_cluster_given_by_label_suggests_the_id(cli):
+    ok(*cli("clusters", "add", "Client work"))
+    assert "Did you mean --cluster client-work?" in fail(*cli("remember", "Acme pays net 30", "--cluster", "Client work"))
+
+
+def test_show_accepts_the_short_id_that_search_prints(cli):
+    mid = remember(cli, "Invoices go out on the 1st")
+    assert mid in ok(*cli("show", mid[-6:]))
+    assert "No memory" in fail(*cli("show", "zzzzzz"))
+
+
+def test_export_into_a_closed_pipe_is_not_an_error(cli, db_file):
+    with Ledger.open(db_file) as led:
+        led.ingest_chunks("big.md", [f"chunk {i} text" for i in range(3000)], cluster="code", agent="a")
+    p = subprocess.run(f"{LEDGER_BIN} export --db {db_file} | head -1", shell=True, capture_output=True, text=True,
+                       env={**os.environ, "NO_COLOR": "1"}, executable="/bin/bash")
+    assert p.returncode == 0 and p.stdout.count("\n") == 1 and "Traceback" not in p.stderr
+    p = subprocess.run(f"{LEDGER_BIN} export --db {db_file} | head -1; echo ${{PIPESTATUS[0]}}", shell=True,
+                       capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}, executable="/bin/bash")
+    assert p.stdout.splitlines()[-1] == "0", p.stderr
+
+
+def test_closed_std_streams_and_full_disk_do_not_crash(cli, db_file):
+    remember(cli, "A fact")
+    for redirect in ("<&-", ">&-"):
+        p = subprocess.run(f"{LEDGER_BIN} recall fact --db {db_file} {redirect}", shell=True, capture_output=True,
+                           text=True, executable="/bin/bash")
+        assert "Traceback" not in p.stderr and p.returncode == 0, p.stderr
+    if os.path.exists("/dev/full"):
+        p = subprocess.run(f"{LEDGER_BIN} stats --db {db_file} > /dev/full", shell=True, capture_output=True, text=True,
+                           executable="/bin/bash")
+        assert p.returncode == 1 and "Traceback" not in p.stderr and p.stderr.startswith("✕")
+
+
+def test_a_foreign_sqlite_file_is_refused_untouched(cli, tmp_path):
+    import sqlite3
+
+    other = tmp_path / "app.db"
+    c = sqlite3.connect(other)
+    c.execute("CREATE TABLE users (id INTEGER)")
+    c.commit()
+    c.close()
+    assert "another program's tables (users)" in fail(*cli("search", "x", db=other))
+    c = sqlite3.connect(other)
+    assert [r[0] for r in c.execute("SELECT name FROM sqlite_master")] == ["users"]
+    assert c.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+def test_trust_out_of_range_is_refused_on_both_paths(cli, tmp_path):
+    doc = tmp_path / "n.md"
+    doc.write_text("# Notes\n\nSome text.\n")
+    assert "from 0 to 1" in fail(*cli("ingest", str(doc), "--cluster", "reading", "--trust", "2"))
+    sid = json.loads(ok(*cli("ingest", str(doc), "--cluster", "reading", "--json")))["sourceId"]
+    for bad in ("2", "inf", "nan"):
+        assert "from 0 to 1" in fail(*cli("sources", "trust", sid, bad))
+    assert "from 0 to 1" in fail(*cli("sources", "trust", "--db", str(cli.db), sid, "--", "-1", db=None))
+    assert "`ledger sources trust --help`" in fail(*cli("sources", "trust", sid, "-1"))
+
+
+def test_recall_with_nothing_to_look_for_is_an_error(cli):
+    remember(cli, "A fact")
+    assert "What should I recall" in fail(*cli("recall"))
+    assert "What should I recall" in fail(*cli("recall", "cluster:"))

@@ -142,11 +142,15 @@ def test_a_pair_is_proposed_once(ledger, clock):
     ledger.update(a.id, text="Renews every 6 months")
     assert ledger.candidates() == []
     assert n_candidate_rows(ledger) == 1
-    # writing the same text again later is a new memory: it may pair with others, never re-opens (a, b)
-    again = ledger.remember("Renews every 36 months", cluster="money", agent="y").memory
+    # the same text again is corroboration of b, not a new memory: no new pair
+    again = ledger.remember("Renews every 36 months", cluster="money", agent="z")
+    assert again.duplicate and again.memory.id == b.id and "z" in again.memory.readers
+    assert n_candidate_rows(ledger) == 1
+    # a new value pairs with the others, never re-opens (a, b)
+    c = ledger.remember("Renews every 48 months", cluster="money", agent="y").memory
     pairs = candidate_pairs(ledger)
     assert pair(a, b) not in pairs
-    assert pairs == [{a.id, again.id}]
+    assert {a.id, c.id} in pairs and {b.id, c.id} in pairs
 
 
 def test_a_resolved_pair_is_not_proposed_again(ledger, clock):
@@ -454,3 +458,12 @@ def test_supersedes_a_dropped_memory_is_refused(ledger):
     with pytest.raises(InvalidInput, match="already dropped"):
         ledger.remember("The API rate limit is 200 requests per minute", cluster="code", agent="a", supersedes=old.id)
     assert ledger.conflicts() == []
+
+
+def test_a_write_proposes_at_most_twenty_candidates(ledger):
+    for i in range(30):
+        ledger.remember(f"Build agent {i} keeps {i + 100} artifacts", cluster="code", agent="a")
+    before = n_candidate_rows(ledger)
+    res = ledger.remember("Build agent 99 keeps 7 artifacts", cluster="code", agent="a")
+    assert 0 < len(res.proposed) <= 20
+    assert n_candidate_rows(ledger) - before == len(res.proposed)

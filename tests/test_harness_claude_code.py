@@ -185,12 +185,13 @@ def test_event_argument_spellings() -> None:
         assert cc.parse_payload(raw, spelling).kind == "post_tool"
 
 
-def test_tolerates_missing_and_mistyped_fields() -> None:
+def test_tolerates_missing_and_mistyped_fields(monkeypatch) -> None:
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     raw = json.dumps({"hook_event_name": "PostToolUse", "tool_input": "not a dict",
                       "session_id": 5, "duration_ms": "slow", "tool_response": 42})
     ev = cc.parse_payload(raw)
     assert ev.session_id == ""
-    assert ev.cwd  # falls back to CLAUDE_PROJECT_DIR / process cwd
+    assert ev.cwd == ""  # no guess: only the payload or $CLAUDE_PROJECT_DIR name a project
     assert ev.tool.input == {}
     assert ev.tool.duration_ms is None
     assert ev.tool.output == "42"

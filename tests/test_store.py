@@ -379,8 +379,11 @@ def test_retrust_moves_every_chunk(ledger):
     res = ledger.ingest(source_from_text(DOC, "runbook.md"), cluster="proc", agent="a", trust=0.5)
     assert ledger.set_trust(res.source_id, 0.9) == 0.9
     assert all(m.strength == pytest.approx(0.9) for m in ledger.search("kind:chunk").hits)
-    assert ledger.set_trust(res.source_id, 4) == 1.0  # clamped
-    assert all(m.strength == pytest.approx(0.97) for m in ledger.search("kind:chunk").hits)
+    for bad in (4, -0.1, float("inf"), float("nan")):  # refused, like ingest --trust (the seed clamped)
+        with pytest.raises(InvalidInput):
+            ledger.set_trust(res.source_id, bad)
+    assert ledger.set_trust(res.source_id, 1) == 1.0
+    assert all(m.strength == pytest.approx(0.97) for m in ledger.search("kind:chunk").hits)  # chunk clamp
     ev = ledger.events(1)[0]
     assert (ev.op, ev.agent, ev.detail) == ("sources.trust", "human", f"{res.source_id} → 100")
     with pytest.raises(UnknownSource):
@@ -502,3 +505,33 @@ def test_export_is_one_consistent_snapshot_while_time_moves(tmp_path):
         assert len(out) == len(set(out)) == 60
         out = [m.id for m in led.export("fact", batch=7)]
         assert len(out) == len(set(out)) == 40
+
+
+def test_remembering_the_same_fact_again_corroborates_instead_of_copying(ledger):
+    first = ledger.remember("Staging deploys need the VPN", cluster="proc", agent="claude").memory
+    again = ledger.remember("  staging deploys   need the VPN ", cluster="proc", agent="codex")
+    assert again.duplicate and again.memory.id == first.id
+    assert set(again.memory.readers) == {"claude", "codex"}
+    assert again.memory.strength > first.strength  # a second agent corroborates
+    assert ledger.search("staging").total == 1
+    assert ledger.events(1)[0].op == "memory.corroborate"
+    # another cluster is another claim
+    assert not ledger.remember("Staging deploys need the VPN", cluster="code", agent="codex").duplicate
+
+
+@pytest.mark.parametrize("bad", ["bad \udc80 surrogate", "nul \x00 byte", "x" * 20_001, "   "])
+def test_claim_text_is_validated_on_write_and_edit(ledger, bad):
+    with pytest.raises(InvalidInput):
+        ledger.remember(bad, cluster="code", agent="a")
+    m = ledger.remember("A fine claim", cluster="code", agent="a").memory
+    with pytest.raises(InvalidInput):
+        ledger.update(m.id, text=bad)
+    assert ledger.get(m.id).text == "A fine claim"
+
+
+def test_recall_needs_something_to_look_for(ledger):
+    ledger.remember("A fine claim", cluster="code", agent="a")
+    for empty in ("", "   ", "cluster:", "agent:"):
+        with pytest.raises(InvalidInput, match="What should I recall"):
+            ledger.recall(empty, agent="a")
+    assert ledger.recall("cluster:code", agent="a").total == 1

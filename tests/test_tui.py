@@ -468,7 +468,7 @@ def test_plain_dump_exact(store):
         created = led.conflict(store["conflict"]).created_at
     text = plain_dump(queue, now)
     lines = text.splitlines()
-    assert lines[0] == "Review queue  4 claims · 1 conflicts"
+    assert lines[0] == "Review queue  4 claims · 1 conflict"
     assert lines[1] == ""
     assert lines[2] == f"{queue['claims'][0].id[-6:]}  ███░░░  claude-code  " + truncate("word " * 40, 78)
     assert lines[2].endswith("…") and len(truncate("word " * 40, 78)) == 78
@@ -476,8 +476,9 @@ def test_plain_dump_exact(store):
     assert lines[4] == f"{store['pytest'][-6:]}  ███░░░  codex    Tests run with pytest -q from the repo root"
     assert lines[5] == f"{store['ci'][-6:]}  ███░░░  claude   CI runs on Python 3.11"
     assert lines[6] == ""
-    assert lines[7] == f"▲ {'value drift':<22} {ago(now - created)}"
-    assert lines[7] == "▲ value drift            2d"
+    cf_id = queue["conflicts"][0].id
+    assert lines[7] == f"▲ {'value drift':<22} {ago(now - created):<5} {cf_id}"
+    assert lines[7] == f"▲ value drift            2d    {cf_id}"  # the id, for `ledger resolve`
     assert lines[8] == "  A  Renews every 12 months"
     assert lines[9] == "  B  Renews every 24 months"
     assert text.endswith("\n") and len(lines) == 10
@@ -495,7 +496,7 @@ def test_plain_dump_caps_at_twenty_and_truncates_sides(tmp_path):
         queue = led.review_queue()
         text = plain_dump(queue, clock())
     lines = text.splitlines()
-    assert lines[0] == "Review queue  25 claims · 1 conflicts"
+    assert lines[0] == "Review queue  25 claims · 1 conflict"
     claim_lines = [ln for ln in lines[2:] if ln and not ln.startswith(("▲", "  "))]
     assert len(claim_lines) == 20
     a_line = next(ln for ln in lines if ln.startswith("  A  "))

@@ -1,7 +1,7 @@
 """End-to-end: the real ``ledger serve`` (port 0, a real store file) driven by Debian's
 Chromium through Playwright. One user flow per screen, an XSS memory that must stay
 inert, and requests from a foreign host or origin that must be refused. Screenshots of
-every screen are written to ``docs/screenshots/``.
+every screen are written to ``docs/screenshots/`` when ``LEDGER_SCREENSHOTS=1``.
 
 Skipped (with the reason) only when ``/usr/bin/chromium`` is missing; install it with
 ``apt-get install -y chromium`` (never ``playwright install``).
@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import time
+import tempfile
 from pathlib import Path
 
 import httpx
@@ -34,7 +35,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from e2e_web.seed import build  # noqa: E402
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"]
-SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+# The committed screenshots are refreshed only on request (LEDGER_SCREENSHOTS=1), so a
+# test run never dirties the work tree; otherwise they go to a temporary folder.
+SHOTS = (Path(__file__).resolve().parent.parent / "docs" / "screenshots" if os.environ.get("LEDGER_SCREENSHOTS")
+         else Path(tempfile.gettempdir()) / "ledger-screenshots")
 VIEWPORT = {"width": 1440, "height": 900}
 XSS = "<img src=x onerror=window.__xss=1> <script>window.__xss=2</script> hostile memory text"
 

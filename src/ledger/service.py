@@ -40,6 +40,25 @@ REVIEW_ACTIONS = ("keep", "pin", "drop", "edit")
 BULK_OPS = ("pin", "unpin", "archive", "unarchive", "merge", "drop")
 HUMAN = "human"
 MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
+MAX_PROPOSALS_PER_WRITE = 20  # best-scored candidates kept per write: a flood helps nobody judge
+
+
+def clean_text(text: str | None, *, empty: str) -> str:
+    """A claim's text, trimmed and checked: not empty (``empty`` is the message), at most
+    20,000 characters, no NUL bytes, valid Unicode (no unpaired surrogates, which a
+    terminal can pass in from undecodable bytes). Raises InvalidInput."""
+    text = (text or "").strip()
+    if not text:
+        raise InvalidInput(empty)
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidInput(f"A claim is one self-contained fact; this text has {len(text)} characters (max {MAX_TEXT_CHARS}). Use `ledger ingest` for documents.")
+    if "\x00" in text:
+        raise InvalidInput(f"The text contains a NUL byte at position {text.index(chr(0))}; remove it and try again.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"The text is not valid Unicode at position {exc.start} (undecodable bytes?); re-encode it as UTF-8.") from None
+    return text
 
 
 @dataclass(frozen=True)
@@ -51,10 +70,12 @@ class WriteResult:
     proposed: tuple[str, ...]
     conflict_id: str | None
     pending_candidates: int
+    duplicate: bool = False  # the same text was already a live claim: counted as corroboration
 
     def to_dict(self) -> dict:
         d = self.memory.to_dict()
-        d.update({"proposed": list(self.proposed), "conflictId": self.conflict_id, "pendingCandidates": self.pending_candidates})
+        d.update({"proposed": list(self.proposed), "conflictId": self.conflict_id, "pendingCandidates": self.pending_candidates,
+                  "duplicate": self.duplicate})
         return d
 
 
@@ -114,11 +135,7 @@ class Ledger:
         ``supersedes`` id that does not exist). With ``supersedes`` a conflict is opened
         at once (detector 1, seed's "supersede, never overwrite") instead of proposing.
         """
-        text = (text or "").strip()
-        if not text:
-            raise InvalidInput('Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
-        if len(text) > MAX_TEXT_CHARS:
-            raise InvalidInput(f"A claim is one self-contained fact; this text has {len(text)} characters (max {MAX_TEXT_CHARS}). Use `ledger ingest` for documents.")
+        text = clean_text(text, empty='Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
         now = self.clock()
         self.store.require_cluster(cluster)
         if supersedes:
@@ -129,27 +146,42 @@ class Ledger:
         conflict_id = None
         proposed: tuple[str, ...] = ()
         with self.store.atomic():
+            peers = [] if supersedes else self._peers("", text, cluster, [f.path for f in files])
+            same = _normal(text)
+            dup = next((pid for pid, ptext in peers if _normal(ptext) == same), None)
+            if dup is not None:
+                # The same fact again: corroboration, not a copy (the writer becomes a reader).
+                self.store.add_reader(dup, agent)
+                self.store.touch_agent(agent, now)
+                self.store.log(now, agent, "memory.corroborate", dup, "remembered again")
+                return WriteResult(self.store.get(dup, now), (), None, self.store.counts(0)["candidates"], duplicate=True)
             mid = self.store.insert_claim(text, cluster, agent, now, note=note, source_id=source_id, topic=topic, files=files)
             if supersedes:
                 old = self.store.row(supersedes)
                 conflict_id = cq.insert_conflict(self.store, supersedes, mid, "direct contradiction", old["cluster_id"], 1.0,
                                                  f"declared by {agent} on write", now)
             else:
-                proposed = self._propose(mid, text, cluster, [f.path for f in files], now)
+                proposed = self._propose(mid, text, peers, now)
         memory = self.store.get(mid, now)
         return WriteResult(memory, proposed, conflict_id, self.store.counts(0)["candidates"])
 
-    def _propose(self, memory_id: str, text: str, cluster: str, files: Sequence[str], now: int) -> tuple[str, ...]:
-        terms = query_terms(text)
-        peers = cq.find_peers(self.store, memory_id, cluster, terms, files)
+    def _peers(self, memory_id: str, text: str, cluster: str, files: Sequence[str]) -> list[tuple[str, str]]:
+        return cq.find_peers(self.store, memory_id, cluster, query_terms(text), files)
+
+    def _propose(self, memory_id: str, text: str, peers: list[tuple[str, str]], now: int) -> tuple[str, ...]:
+        """Record the best suspected contradictions of ``memory_id`` among ``peers``
+        (at most 20 per write, best score first); pairs seen before are skipped."""
         settled = cq.settled_pairs(self.store, memory_id)
-        out = []
+        found = []
         for peer_id, peer_text in peers:
-            if peer_id in settled:
+            if peer_id == memory_id or peer_id in settled:
                 continue
             s = suspect(text, peer_text)
-            if s is None:
-                continue
+            if s is not None:
+                found.append((s.score, peer_id, s))
+        found.sort(key=lambda x: -x[0])
+        out = []
+        for _, peer_id, s in found[:MAX_PROPOSALS_PER_WRITE]:
             cid = cq.insert_candidate(self.store, memory_id, peer_id, s.score, s.signals, now)
             if cid:
                 out.append(cid)
@@ -158,6 +190,10 @@ class Ledger:
     def get(self, memory_id: str) -> Memory:
         """One memory by id (dropped ones too). Never counts as a retrieval."""
         return self.store.get(memory_id, self.clock())
+
+    def resolve_id(self, ref: str) -> str:
+        """Full id from an id or a unique tail of one (as ``search`` prints them)."""
+        return self.store.resolve_id(ref)
 
     def _search(self, query: str, *, limit: int, offset: int = 0, mode: str = "hybrid", now: int | None = None, **kw) -> SearchResult:
         if mode not in MODES:
@@ -174,6 +210,8 @@ class Ledger:
         """Counted search for agents: the returned page gets hits+1, last read = now and
         ``agent`` as a reader; the search is logged with its timing. Shares one code path
         with :meth:`search`, which never counts."""
+        if not parse(query or "", self.clock()).terms and not parse(query or "", self.clock()).has_filters:
+            raise InvalidInput('What should I recall? Give words or a filter, e.g. ledger recall deploy steps  or  ledger recall cluster:proc')
         res = self._search(query, limit=limit, mode=mode)
         now = self.clock()
         with self.store.atomic():
@@ -237,15 +275,14 @@ class Ledger:
         row = self.store.row(memory_id)
         if text is not None:
             self.store.require_claim(memory_id)
-            text = text.strip()
-            if not text:
-                raise InvalidInput("The new text is empty. To remove a memory, drop it instead.")
+            text = clean_text(text, empty="The new text is empty. To remove a memory, drop it instead.")
         with self.store.atomic():
             if cluster is not None and cluster != row["cluster_id"]:
                 self.store.update_cluster(memory_id, cluster, by, now)
             if text is not None and text != row["text"]:
                 self.store.update_text(memory_id, text, by, now)
-                self._propose(memory_id, text, cluster or row["cluster_id"], [f.path for f in self.store.get(memory_id, now).files], now)
+                files = [f.path for f in self.store.get(memory_id, now).files]
+                self._propose(memory_id, text, self._peers(memory_id, text, cluster or row["cluster_id"], files), now)
         return self.store.get(memory_id, now)
 
     def bulk(self, op: str, ids: Sequence[str], *, by: str = HUMAN) -> dict:
@@ -338,8 +375,8 @@ class Ledger:
             t = float(trust)
         except (TypeError, ValueError):
             raise InvalidInput(f"trust must be a number from 0 to 1, got {trust!r}.") from None
-        if t != t:  # NaN
-            raise InvalidInput("trust must be a number from 0 to 1.")
+        if not 0 <= t <= 1:  # also refuses NaN and infinities
+            raise InvalidInput(f"trust must be from 0 to 1, got {trust}.")
         return self.store.set_trust(source_id, t, by, self.clock())
 
     def drop_source(self, source_id: str, *, by: str = HUMAN) -> dict:
@@ -515,6 +552,11 @@ def file_key(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> F
         return FileKey(str(p), st.st_size, st.st_mtime_ns // 1_000_000, h.hexdigest())
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
         return FileKey(str(p))
+
+
+def _normal(text: str) -> str:
+    """Text compared for exact duplicates: case and whitespace folded."""
+    return " ".join(text.lower().split())
 
 
 def _local_midnight_ms(now_ms: int) -> int:

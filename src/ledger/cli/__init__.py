@@ -12,6 +12,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    _ensure_std_streams()
     if args and args[0] == "hook":
         from ..harness.runner import hook_main
 
@@ -24,3 +25,13 @@ def main(argv: list[str] | None = None) -> int:
     from .app import run
 
     return run(args)
+
+
+def _ensure_std_streams() -> None:
+    """A harness or script may start us with stdin/stdout/stderr closed (``<&-``):
+    Python then sets them to None. Give them /dev/null so nothing crashes on them."""
+    import os
+
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode))

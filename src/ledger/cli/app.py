@@ -134,19 +134,30 @@ def remember(words, text, cluster, note, supersedes, files, topic, agent, db, as
     ledger remember "Staging deploys need VPN access" --cluster proc
     ledger remember "model.ckpt is a safetensors file" --cluster code --file model.ckpt
     """
+    if words and text is not None:
+        raise InvalidInput("Give the claim either as words or with --text, not both.")
     claim = _words(words, text)
-    if not claim:
+    if claim == "-":
+        claim = sys.stdin.read()
+    if not claim.strip():
         raise InvalidInput('Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
     if not cluster:
         raise InvalidInput("--cluster is required. Run `ledger clusters` to see the taxonomy.")
     from ..service import file_key
 
+    if any(not f.strip() for f in files):
+        raise InvalidInput("--file needs a path, e.g. --file model.ckpt")
+    if supersedes is not None and not supersedes.strip():
+        raise InvalidInput("--supersedes needs the id of the memory this one replaces, e.g. --supersedes m_abc123")
     keys = [file_key(f) for f in files]
     with _open(db) as led:
         res = led.remember(claim, cluster=cluster, agent=default_agent(agent), note=note, supersedes=supersedes,
                            files=keys, topic=topic)
         if as_json:
             _json(res.to_dict())
+            return
+        if res.duplicate:
+            _out(f"already remembered {res.memory.id} — counted as corroboration by {default_agent(agent)}")
             return
         lines = [f"remembered {res.memory.id}"]
         if res.conflict_id:
@@ -267,7 +278,7 @@ def judge(candidate, verdict, kind, detector, note, agent, db, as_json):
 @click.argument("path", required=False)
 @click.option("--cluster", help="Topic cluster id (required).")
 @click.option("--trust", type=float, default=0.75, show_default=True, help="How much to trust this document, 0-1.")
-@click.option("--text", help="Inline text instead of a file.")
+@click.option("--text", help="Inline text instead of a file; PATH, if given, only names the source.")
 @common(agent=True)
 def ingest(path, cluster, trust, text, agent, db, as_json):
     """Ingest a document as chunks (md txt csv tsv json jsonl log yaml yml; `-` for stdin).
@@ -294,7 +305,7 @@ def ingest(path, cluster, trust, text, agent, db, as_json):
         _json(res.to_dict())
     else:
         _out(
-            f"ingested {res.source_id}  {res.chunks} chunks\n"
+            f"ingested {res.source_id}  {res.chunks} chunk{'' if res.chunks == 1 else 's'}\n"
             "  Chunks inherit the document's trust and are never reviewed one by one.\n"
             "  Ingesting is not learning: a fact worth keeping on its own deserves\n"
             '  `ledger remember "<fact>" --cluster <id>` as a claim.'
@@ -327,11 +338,16 @@ def search(query, limit, mode, sort, db, as_json):
 @click.argument("memory_id")
 @common()
 def show(memory_id, db, as_json):
-    """Show one memory with its strength explained (never counts as a retrieval)."""
+    """Show one memory with its strength explained (never counts as a retrieval).
+
+    \b
+    ledger show m_mx36zvatn5jla2
+    ledger show n5jla2          # the short id `search` and `review` print
+    """
     from .render import memory_text
 
     with _open(db) as led:
-        m = led.get(memory_id)
+        m = led.get(led.resolve_id(memory_id))
         now = led.clock()
     _json(m.to_dict()) if as_json else _out(memory_text(m, now))
 
@@ -347,7 +363,7 @@ def resolve(conflict, outcome, db, as_json):
     ledger resolve cf_abc123 b
     """
     if not outcome:
-        raise InvalidInput(f"Try: ledger resolve {conflict} a|b|both|merge|dismiss")
+        raise InvalidInput(f"Which outcome? Try: ledger resolve {conflict} a|b|both|merge|dismiss  (a/b keep one side, both keeps both and links them, merge puts B's text on A, dismiss: not a conflict)")
     how = {"a": "kept A, retired B", "b": "kept B, retired A", "both": "kept both, linked", "merge": "merged B's text into A",
            "dismiss": "dismissed, not a conflict"}
     with _open(db) as led:
@@ -436,8 +452,12 @@ def export(query, db, as_json):
     ledger export cluster:code > code.jsonl
     """
     with _open(db) as led:
-        for m in led.export(" ".join(query)):
-            click.echo(json.dumps(m.to_dict(), ensure_ascii=False))
+        try:
+            for m in led.export(" ".join(query)):
+                click.echo(json.dumps(m.to_dict(), ensure_ascii=False))
+        except BrokenPipeError:
+            # `ledger export | head`: the reader has what it wanted; not an error.
+            sys.stdout = open(os.devnull, "w")
 
 
 @cli.command()
@@ -450,7 +470,8 @@ def serve(host, port, open_browser, allow_remote, db, as_json):
     """The supervision web UI on http://127.0.0.1:7444."""
     from ..web.server import serve as run_server
 
-    sys.exit(run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote))
+    rc = run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote)
+    sys.exit(1 if rc else 0)
 
 
 def _register_optional() -> None:
@@ -464,6 +485,13 @@ def _register_optional() -> None:
 _register_optional()
 
 
+def _err(message: str) -> None:
+    try:
+        click.echo(f"✕ {message}", err=True)
+    except (OSError, ValueError):
+        pass
+
+
 def run(args: list[str]) -> int:
     """Run the click app; map errors to ``✕ <message>`` and exit 1."""
     try:
@@ -473,7 +501,7 @@ def run(args: list[str]) -> int:
         click.echo(f"✕ {exc.message}", err=True)
         return 1
     except click.exceptions.NoSuchOption as exc:
-        click.echo(f"✕ {exc.format_message()} Run `ledger {exc.ctx.info_name if exc.ctx else ''} --help`.".replace("ledger ledger", "ledger"), err=True)
+        click.echo(f"✕ {exc.format_message()} Run `{exc.ctx.command_path if exc.ctx else 'ledger'} --help`.", err=True)
         return 1
     except click.UsageError as exc:
         msg = exc.format_message()
@@ -499,3 +527,14 @@ def run(args: list[str]) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:  # e.g. stdout on a full disk
+        _err(f"Cannot write: {exc.strerror or exc}.")
+        return 1
+    except Exception as exc:
+        # SQLite errors past the store's own checks (a read-only file, a corrupt page):
+        # say what and where, never a traceback. Matched by module so this layer need
+        # not import sqlite3.
+        if type(exc).__module__ == "sqlite3":
+            _err(f"The store cannot be used: {exc}. Check the file and its permissions ({db_path()}, or --db).")
+            return 1
+        raise

@@ -31,6 +31,11 @@ def _bar(fraction: float, width: int, color: bool) -> str:
     return click.style(b[:filled], fg=_tint(fraction)) + click.style(b[filled:], dim=True)
 
 
+def plural(n: int, word: str) -> str:
+    """``1 chunk``, ``2 chunks``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def pct(strength: float) -> int:
     """Strength 0–1 shown as 0–100."""
     return round(strength * 100)
@@ -90,7 +95,7 @@ def sources_table(sources: list[Source], color: bool) -> str:
     for s in sources:
         lines.append(
             f"{(s.ext or '—').upper():<5} {truncate(s.filename, 40):<40} {_bar(s.trust, 6, color)} {pct(s.trust):>3}  "
-            f"{s.chunk_count} chunks · {s.claim_count} claims · {s.hits} reads  " + _dim(s.id, color)
+            f"{plural(s.chunk_count, 'chunk')} · {plural(s.claim_count, 'claim')} · {plural(s.hits, 'read')}  " + _dim(s.id, color)
         )
     return "\n".join(lines)
 
@@ -99,9 +104,9 @@ def stats_text(st: dict, color: bool) -> str:
     head = f"▍ LEDGER  {st['db']}"
     return "\n".join([
         click.style(head, bold=True) if color else head,
-        f"{st['memories']:>6}  memories   {st['claims']} claims · {st['chunks']} chunks",
+        f"{st['memories']:>6}  memories   {plural(st['claims'], 'claim')} · {plural(st['chunks'], 'chunk')}",
         f"{st['pending']:>6}  pending review",
-        f"{st['conflicts']:>6}  open conflicts   {st['candidates']} candidates awaiting an agent",
+        f"{st['conflicts']:>6}  open conflicts   {plural(st['candidates'], 'candidate')} awaiting an agent",
         f"{st['sources']:>6}  sources",
         f"{st['agents']:>6}  agents     {st['requestsToday']} calls today",
         f"{st['watcher']['sessions']:>6}  watched sessions   {st['watcher']['observations']} tool calls · {st['watcher']['injections']} injections · {st['watcher']['checkpoints']} checkpoints",

@@ -74,7 +74,9 @@ def uninstall(harness, scope, project_dir, db, as_json):
               help="heuristic: deterministic facts from tool outputs; config: the LLM in config.toml.")
 @click.option("--every", type=click.IntRange(1, 10000), help="Distill every N steps (default from config: 15).")
 @click.option("--escalate-after", type=click.IntRange(1, 1000), help="Injections before escalation (default 4).")
-@common()
+@click.option("--db", type=click.Path(dir_okay=False),
+              help="Replay into this store and keep it (default: a throwaway store, never your own).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 def replay(transcripts, distiller, every, escalate_after, db, as_json):
     """Replay Claude Code transcripts through the hooks and report what ledger would do.
 

@@ -157,7 +157,7 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
             )
 
     kind = EVENTS[event_name]
-    cwd = _str(payload.get("cwd")) or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    cwd = _str(payload.get("cwd")) or os.environ.get("CLAUDE_PROJECT_DIR") or ""
 
     tool = None
     if kind in ("pre_tool", "post_tool"):

@@ -97,6 +97,11 @@ def install_claude_code(scope: str = "project", project: str | None = None, comm
         from ..errors import InvalidInput
 
         raise InvalidInput(f'{path}: "hooks" is not an object; nothing was changed.')
+    for event in CLAUDE_EVENTS:
+        if event in hooks and not isinstance(hooks[event], list):
+            from ..errors import InvalidInput
+
+            raise InvalidInput(f'{path}: hooks.{event} is not a list of matcher groups; fix it, then run install again. Nothing was changed.')
     replaced = _strip_ours(hooks)
     cmd = command or ledger_command()
     for event in CLAUDE_EVENTS:

@@ -186,6 +186,11 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         import shutil
 
         shutil.rmtree(tmpdir, ignore_errors=True)
+    if tool_calls == 0 and not compactions:
+        from ..errors import InvalidInput
+
+        raise InvalidInput(f"{transcript}: no Claude Code tool calls found. Is it a session transcript "
+                           "(~/.claude/projects/<project>/<session>.jsonl)?")
     timings.sort()
     return {
         "transcript": transcript,

@@ -173,6 +173,16 @@ def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
     from ..watcher.engine import project_root, session_key
 
     key = session_key(event)
+    writes = event.kind in ("stop", "session_end")
+    if not event.cwd or (writes and not os.path.isdir(event.cwd)):
+        # No real working directory: never write .agents/ into wherever this process
+        # happens to run, nor create folders that do not exist. (Reading a missing
+        # folder is harmless: the block then says there is no state.)
+        if writes or event.kind in ("pre_compact", "session_start"):
+            from ..harness.runner import log_line
+
+            log_line(f"{event.raw_event_name or event.kind}: cwd {event.cwd!r} is not a directory; session state skipped")
+        return None
     project = project_root(event.cwd)
     if event.kind == "stop":
         if event.stop_hook_active:

@@ -39,6 +39,7 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
             conn = sqlite3.connect(p, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not readonly:
+            _refuse_foreign(conn)
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if p != ":memory:" and mode.lower() != "wal":
                 raise StoreUnavailable(f"Cannot switch {p} to WAL mode (got {mode}). Is it on a network file system?")
@@ -52,6 +53,19 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         raise StoreUnavailable(f"Cannot create the store folder for {p}: {exc.strerror or exc}.") from exc
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _refuse_foreign(conn: sqlite3.Connection) -> None:
+    """Ledger never writes into another program's database (not even its journal mode):
+    a file with tables but no ledger migration history is refused."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    if tables and "_migrations" not in tables:
+        conn.close()
+        shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+        raise StoreUnavailable(
+            f"This SQLite file already holds another program's tables ({shown}); ledger will not write into it. "
+            "Point --db (or $LEDGER_DB) at a new file."
+        )
 
 
 @contextlib.contextmanager

@@ -99,6 +99,11 @@ class Store:
     def require_cluster(self, cluster_id: str) -> None:
         if not self.conn.execute("SELECT 1 FROM clusters WHERE id = ?", (cluster_id,)).fetchone():
             known = ", ".join(r[0] for r in self.conn.execute("SELECT id FROM clusters ORDER BY id"))
+            by_label = self.conn.execute(
+                "SELECT id FROM clusters WHERE id = ? OR lower(label) = lower(?)", (slugify(cluster_id), cluster_id.strip())
+            ).fetchone()
+            if by_label:
+                raise UnknownCluster(f'No cluster "{cluster_id}": clusters are named by id. Did you mean --cluster {by_label[0]}?')
             raise UnknownCluster(
                 f'No cluster "{cluster_id}". Known clusters: {known}. Create it with `ledger clusters add <label>`, or write to an existing one.'
             )
@@ -163,7 +168,8 @@ class Store:
         self.conn.execute("DELETE FROM memories_tri WHERE rowid = ?", (seq,))
         self._index(seq, text, ctx[0] if ctx else "")
 
-    def _add_reader(self, memory_id: str, agent: str) -> None:
+    def add_reader(self, memory_id: str, agent: str) -> None:
+        """Add ``agent`` to the memory's readers (idempotent), keeping reader_count."""
         cur = self.conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (memory_id, agent))
         if cur.rowcount:
             self.conn.execute(
@@ -289,6 +295,20 @@ class Store:
         if not found:
             raise UnknownMemory(f"No memory {memory_id}. It may have been mistyped; `ledger search` lists ids.")
         return found[0]
+
+    def resolve_id(self, ref: str) -> str:
+        """A full memory id from an id or a unique tail of one (the 6-character ids that
+        ``search`` and ``review`` print). Raises UnknownMemory when none or several match."""
+        ref = (ref or "").strip()
+        if self.exists(ref):
+            return ref
+        if len(ref) >= 4 and ref.isalnum():
+            rows = self.conn.execute("SELECT id FROM memories WHERE id LIKE ? LIMIT 2", ("%" + ref,)).fetchall()
+            if len(rows) == 1:
+                return rows[0][0]
+            if len(rows) > 1:
+                raise UnknownMemory(f'"{ref}" matches several memories; give more of the id.')
+        raise UnknownMemory(f"No memory {ref}. It may have been mistyped; `ledger search` lists ids.")
 
     def exists(self, memory_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
@@ -439,7 +459,7 @@ class Store:
             self.touch_agent(agent, now)
             for mid in ids:
                 self.conn.execute("UPDATE memories SET hits = hits + 1, last_read_at = ? WHERE id = ?", (now, mid))
-                self._add_reader(mid, agent)
+                self.add_reader(mid, agent)
 
     # ------------------------------------------------------------------ changing memories
     def soft_delete(self, memory_id: str, reason: str, agent: str, now: int) -> bool:
@@ -549,7 +569,7 @@ class Store:
                 (o["hits"], o["source_count"], o["last_read_at"], keep),
             )
             for (reader,) in self.conn.execute("SELECT agent_id FROM memory_readers WHERE memory_id = ?", (other,)).fetchall():
-                self._add_reader(keep, reader)
+                self.add_reader(keep, reader)
             if take_text:
                 self.conn.execute("UPDATE memories SET text = ? WHERE id = ?", (o["text"], keep))
                 self._reindex(k["seq"], o["text"])

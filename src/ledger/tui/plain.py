@@ -25,7 +25,7 @@ def plain_dump(queue: dict, now_ms: int) -> str:
     """Render ``queue`` as text, ages measured at ``now_ms`` (epoch ms). Ends with a
     newline."""
     n_claims, n_conflicts = _counts(queue)
-    lines = [f"Review queue  {n_claims} claims · {n_conflicts} conflicts"]
+    lines = [f"Review queue  {n_claims} claim{'' if n_claims == 1 else 's'} · {n_conflicts} conflict{'' if n_conflicts == 1 else 's'}"]
     claims = list(queue.get("claims") or [])[:MAX_ITEMS]
     conflicts = list(queue.get("conflicts") or [])[:MAX_ITEMS]
     if claims:
@@ -35,7 +35,7 @@ def plain_dump(queue: dict, now_ms: int) -> str:
     if conflicts:
         for c in conflicts:
             lines.append("")
-            lines.append(f"▲ {c.kind:<22} {ago(now_ms - c.created_at)}")
+            lines.append(f"▲ {c.kind:<22} {ago(now_ms - c.created_at):<5} {c.id}")  # the id: for `ledger resolve`
             lines.append(f"  A  {truncate(c.a.text, 76)}")
             lines.append(f"  B  {truncate(c.b.text, 76)}")
     return "\n".join(lines) + "\n"
