@@ -154,7 +154,7 @@ class Ledger:
                 self.store.add_reader(dup, agent)
                 self.store.touch_agent(agent, now)
                 self.store.log(now, agent, "memory.corroborate", dup, "remembered again")
-                return WriteResult(self.store.get(dup, now), (), None, self.store.counts(0)["candidates"], duplicate=True)
+                return WriteResult(self.store.get(dup, now), (), None, cq.pending_candidate_count(self.store), duplicate=True)
             mid = self.store.insert_claim(text, cluster, agent, now, note=note, source_id=source_id, topic=topic, files=files)
             if supersedes:
                 old = self.store.row(supersedes)
@@ -163,7 +163,8 @@ class Ledger:
             else:
                 proposed = self._propose(mid, text, peers, now)
         memory = self.store.get(mid, now)
-        return WriteResult(memory, proposed, conflict_id, self.store.counts(0)["candidates"])
+        # Only the one count the CLI prints: `counts()` would run ten full counts per write.
+        return WriteResult(memory, proposed, conflict_id, cq.pending_candidate_count(self.store))
 
     def _peers(self, memory_id: str, text: str, cluster: str, files: Sequence[str]) -> list[tuple[str, str]]:
         return cq.find_peers(self.store, memory_id, cluster, query_terms(text), files)
@@ -468,7 +469,7 @@ class Ledger:
             "claims": claims,
             "conflicts": conflicts,
             "claimCount": cq.pending_review_count(self.store),
-            "conflictCount": self.store.counts(0)["conflicts"],
+            "conflictCount": cq.open_conflict_count(self.store),
         }
 
     def review(self, memory_id: str, action: str, *, text: str | None = None, by: str = HUMAN) -> Memory:

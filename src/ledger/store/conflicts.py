@@ -80,10 +80,25 @@ def pending_candidates(store: Store, now: int, limit: int = 5) -> list[Candidate
     return _candidates(store, rows, now)
 
 
+def pending_candidate_count(store: Store) -> int:
+    """Unjudged candidates (both sides are live: dropping a memory settles its
+    candidates). What ``remember`` reports; an index-only count."""
+    return store.conn.execute("SELECT count(*) FROM conflict_candidates WHERE judged_at IS NULL").fetchone()[0]
+
+
+def open_conflict_count(store: Store) -> int:
+    return store.conn.execute("SELECT count(*) FROM conflicts WHERE status = 'open'").fetchone()[0]
+
+
 def get_pending_candidate(store: Store, candidate_id: str, now: int) -> Candidate:
     r = store.conn.execute("SELECT * FROM conflict_candidates WHERE id = ? AND judged_at IS NULL", (candidate_id,)).fetchone()
     if r is None:
-        judged = store.conn.execute("SELECT verdict FROM conflict_candidates WHERE id = ?", (candidate_id,)).fetchone()
+        judged = store.conn.execute("SELECT verdict, a, b FROM conflict_candidates WHERE id = ?", (candidate_id,)).fetchone()
+        if judged and judged[0] == "retired":
+            gone = [x for (x,) in store.conn.execute(
+                "SELECT id FROM memories WHERE id IN (?, ?) AND deleted_at IS NOT NULL", (judged[1], judged[2]))]
+            raise UnknownCandidate(f"Candidate {candidate_id} no longer stands: {gone[0] if gone else 'one side'} was dropped. "
+                                   "`ledger conflicts` lists the ones waiting.")
         if judged:
             raise UnknownCandidate(f"Candidate {candidate_id} was already judged ({judged[0]}). `ledger conflicts` lists the ones waiting.")
         raise UnknownCandidate(f"No pending conflict candidate {candidate_id}. `ledger conflicts` lists the ones waiting.")

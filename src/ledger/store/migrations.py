@@ -213,3 +213,14 @@ def m003_count_indexes(conn: sqlite3.Connection) -> None:
         CREATE INDEX memories_pending_live ON memories (reviewed_at, deleted_at) WHERE kind = 'claim'
         """,
     )
+
+
+@migration
+def m004_settle_candidates_of_dropped_memories(conn: sqlite3.Connection) -> None:
+    """Dropping a memory now settles its unjudged candidates (verdict ``retired``), so the
+    pending count is an index count. Settle those left by earlier versions."""
+    conn.execute(
+        """UPDATE conflict_candidates SET judged_at = strftime('%s','now') * 1000, verdict = 'retired'
+           WHERE judged_at IS NULL AND EXISTS (
+             SELECT 1 FROM memories m WHERE m.id IN (conflict_candidates.a, conflict_candidates.b) AND m.deleted_at IS NOT NULL)"""
+    )

@@ -463,14 +463,20 @@ class Store:
 
     # ------------------------------------------------------------------ changing memories
     def soft_delete(self, memory_id: str, reason: str, agent: str, now: int) -> bool:
-        """Stamp ``deleted_at`` (FTS rows stay, for ``asof:``) and close every open
-        conflict touching the memory. Returns whether it was live before."""
+        """Stamp ``deleted_at`` (FTS rows stay, for ``asof:``), close every open conflict
+        touching the memory, and settle its unjudged candidates (verdict ``retired``):
+        nothing is left to judge once a side is gone, and the pending count stays a
+        cheap index count. Returns whether it was live before."""
         with self.atomic():
             cur = self.conn.execute("UPDATE memories SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL", (now, memory_id))
             if not cur.rowcount:
                 return False
             self.conn.execute(
                 "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = coalesce(resolution, 'retired') WHERE status = 'open' AND (a = ? OR b = ?)",
+                (now, memory_id, memory_id),
+            )
+            self.conn.execute(
+                "UPDATE conflict_candidates SET judged_at = ?, verdict = 'retired' WHERE judged_at IS NULL AND (a = ? OR b = ?)",
                 (now, memory_id, memory_id),
             )
             self.log(now, agent, "memory.drop", memory_id, reason)
