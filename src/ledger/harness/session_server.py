@@ -258,8 +258,7 @@ class SessionServer:
     # ------------------------------------------------------------------ session state
     def checkpoint(self, engine, p: opencode.Parsed, key: str) -> str | None:
         """Write the idle checkpoint with the watcher's edited files plus the files
-        ``session.diff`` / patch parts reported. Same format and idempotence as
-        :func:`ledger.session.state.write_checkpoint` (which takes no extra files)."""
+        ``session.diff`` / patch parts reported (:func:`ledger.session.state.write_checkpoint`)."""
         from ..session import state
         from ..store import watch as W
         from ..watcher.engine import project_root, reader_agent
@@ -268,23 +267,8 @@ class SessionServer:
         W.touch_session(conn, key, harness=self.harness, session_id=p.session_id, project=project_root(p.cwd), cwd=p.cwd,
                         agent=reader_agent(p.event), transcript_path=None, now=engine.now)
         project = project_root(p.cwd)
-        changed = list(dict.fromkeys([*W.files_changed(conn, key), *self.diff_files.get(key, {})]))
-        md, branch = state.checkpoint_markdown(project, changed, "session.idle", engine.now)
-        prev = W.checkpoints(conn, session=key, limit=1)
-        if prev and _without_times(prev[0]["content"]) == _without_times(md):
-            return None
-        W.add_checkpoint(conn, session=key, project=project, event="session.idle",
-                         branch=branch, content=md, now=engine.now)
-        agents = os.path.join(project, ".agents")
-        try:
-            os.makedirs(agents, exist_ok=True)
-            tmp = os.path.join(agents, f".checkpoint.{os.getpid()}.tmp")
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(md)
-            os.replace(tmp, os.path.join(agents, "checkpoint.md"))
-        except OSError:
-            pass  # read-only project: the store keeps it (`ledger checkpoints`)
-        return md
+        return state.write_checkpoint(conn, key, project, "session.idle", engine.now,
+                                      extra_files=list(self.diff_files.get(key, {})))
 
     def compaction_context(self, engine, p: opencode.Parsed) -> list[str]:
         """The Session State block plus the project's strongest facts: OpenCode has no
@@ -412,10 +396,6 @@ class SessionServer:
 def _is_db_error(exc: BaseException) -> bool:
     """An error raised by sqlite3 (only ``ledger/store`` may import it)."""
     return any(c.__module__ == "sqlite3" for c in type(exc).__mro__)
-
-
-def _without_times(md: str) -> str:
-    return "\n".join(l for l in md.splitlines() if not l.startswith(("# Checkpoint — ", "_Written by ledger")))
 
 
 def _load_config() -> dict:

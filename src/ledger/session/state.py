@@ -104,11 +104,14 @@ def _cap(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n] + f"\n… ({len(text) - n} more characters)"
 
 
-def write_checkpoint(conn, key: str, project: str, event_name: str, now_ms: int) -> str | None:
-    """Write ``.agents/checkpoint.md`` and keep it in the store. Idempotent: when nothing
-    but the time changed since the latest checkpoint of this session, nothing is
-    written. Returns the markdown written, or None."""
-    md, branch = checkpoint_markdown(project, W.files_changed(conn, key), event_name, now_ms)
+def write_checkpoint(conn, key: str, project: str, event_name: str, now_ms: int,
+                     extra_files: list[str] | tuple[str, ...] = ()) -> str | None:
+    """Write ``.agents/checkpoint.md`` and keep it in the store. Files changed are the
+    session's edit observations plus ``extra_files`` (what a harness reported, e.g.
+    OpenCode's ``session.diff``). Idempotent: when nothing but the time changed since the
+    latest checkpoint of this session, nothing is written. Returns the markdown, or None."""
+    changed = list(dict.fromkeys([*W.files_changed(conn, key), *extra_files]))
+    md, branch = checkpoint_markdown(project, changed, event_name, now_ms)
     prev = W.checkpoints(conn, session=key, limit=1)
     if prev and _strip_times(prev[0]["content"]) == _strip_times(md):
         return None

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 
+from ledger.harness.events import _Frozen
 from ledger.watcher.redact import bound, clip, redact
 
 TYPE_CHECKING = False
@@ -47,36 +48,6 @@ MIN_SHARE = 200
 MAX_FACT_CHARS = 400
 MAX_TOPIC_CHARS = 120
 MAX_FINDINGS = 20
-
-
-class _Frozen:
-    """Immutable value object over ``__slots__`` (no ``dataclasses`` import: hook path)."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is frozen")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is frozen")
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, f) for f in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _Frozen) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash((self.__class__.__name__,) + self._values())
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.__slots__)
-        return f"{type(self).__name__}({inner})"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in self.__slots__}
 
 
 class Observation(_Frozen):
