@@ -178,6 +178,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-counted", action="store_true", help="skip the second, counted (recall) pass")
     ap.add_argument("--as-claims", action="store_true", help="store turns as claims through remember (no neighbour context)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--out", type=Path, help="also write the JSON result to this file")
     args = ap.parse_args(argv)
     args.k = sorted(set(args.k))
 
@@ -222,6 +223,8 @@ def main(argv=None) -> int:
     if passes["recall"]:
         result["recall"] = report(passes["recall"], args.k)
 
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2))
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -600,6 +600,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="recall,cli,remember,ingest,writers")
     ap.add_argument("--baseline-store", help="another store.py to time side by side with the current one (identity checked)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--out", type=Path, help="also write the JSON result to this file")
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
     result: dict = {"bench": "scale", "machine": machine(), "code_hash": CODE_HASH, "sizes": {}}
@@ -624,6 +625,8 @@ def main(argv=None) -> int:
         print(f"{args.writers} writers ...", file=sys.stderr, flush=True)
         result["writers"] = measure_writers(args.writers, args.writes)
 
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2, default=str))
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0

@@ -45,6 +45,7 @@ FUZZY_FLOOR = 0.42  # seed: minimum trigram containment for a fuzzy hit
 FUZZY_WEIGHT = 0.6  # seed: fuzzy relevance = containment * 0.6, below good BM25 hits
 CONTEXT_WEIGHT = 0.3  # DESIGN.md retrieval notes: neighbour context column weight
 SORTS = ("relevance", "strength", "hits", "created", "last")
+_MAX_STRENGTH = max(S.MAX_STRENGTH, S.PINNED_STRENGTH, S.CHUNK_MAX)  # for the page bound in search
 
 _MEMORY_COLS = """m.seq, m.id, m.text, m.kind, m.origin, m.cluster_id, m.writer, m.source_id, m.chunk_index,
     m.provenance, m.topic, m.created_at, m.last_read_at, m.hits, m.source_count, m.reader_count, m.pinned,
@@ -372,13 +373,17 @@ class Store:
             total = self.conn.execute(f"SELECT count(*) FROM {src} WHERE {cond}", params).fetchone()[0]
             if not total:
                 return [], 0
-            page = self.conn.execute(
-                f"""SELECT m.seq, {st} AS st, 0.75 * {rel} + 0.25 * {st} AS score
-                    FROM {src} WHERE {cond}
-                    ORDER BY {order_col} {d}, m.seq {d}
-                    LIMIT :limit OFFSET :offset""",
-                params,
-            ).fetchall()
+            page = None
+            if has_text and sort == "relevance" and d == "DESC" and params["limit"]:
+                page = self._bounded_page(st, cond, params)
+            if page is None:
+                page = self.conn.execute(
+                    f"""SELECT m.seq, {st} AS st, 0.75 * {rel} + 0.25 * {st} AS score
+                        FROM {src} WHERE {cond}
+                        ORDER BY {order_col} {d}, m.seq {d}
+                        LIMIT :limit OFFSET :offset""",
+                    params,
+                ).fetchall()
             if not page:
                 return [], total
             seqs = [r[0] for r in page]
@@ -389,6 +394,37 @@ class Store:
             rows = [by_seq[s] for s in seqs]
             scores = {by_seq[r[0]]["id"]: r[2] for r in page}
             return self._hydrate(rows, now, scores), total
+
+    def _bounded_page(self, st: str, cond: str, params: dict) -> list | None:
+        """The relevance page computed from the best-relevance matches only, or None
+        when that cannot be proven exact (the caller then ranks every match).
+
+        Score = 0.75·r + 0.25·strength and strength ≤ ``_MAX_STRENGTH``, so a match
+        outside the ``n`` highest r (all have r ≤ r_n) scores at most
+        0.75·r_n + 0.25·_MAX_STRENGTH. When that bound is strictly below the score of
+        the last row of the page ranked among the top ``n``, no other match can enter
+        or tie into the page: it is the exact page. ``n`` grows ×8 until the bound
+        holds; at 1M memories it typically holds at 1-5 % of the matches, sparing the
+        join with ``memories`` for the rest."""
+        c = self.conn
+        matches = c.execute("SELECT count(*) FROM temp.ledger_rel").fetchone()[0]
+        want = params["limit"] + params["offset"]
+        n = max(256, 8 * want)
+        while n < matches:
+            cut = c.execute("SELECT r FROM temp.ledger_rel ORDER BY r DESC LIMIT 1 OFFSET ?", (n - 1,)).fetchone()[0]
+            page = c.execute(
+                f"""SELECT m.seq, {st} AS st, 0.75 * rel.r + 0.25 * {st} AS score
+                    FROM (SELECT seq, r FROM temp.ledger_rel ORDER BY r DESC LIMIT {int(n)}) rel
+                    CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id
+                    WHERE {cond}
+                    ORDER BY score DESC, m.seq DESC
+                    LIMIT :limit OFFSET :offset""",
+                params,
+            ).fetchall()
+            if len(page) == params["limit"] and 0.75 * cut + 0.25 * _MAX_STRENGTH + 1e-9 < page[-1][2]:
+                return page
+            n *= 8
+        return None
 
     def _fill_relevance(self, terms: Sequence[str], mode: str) -> bool:
         """Fill ``temp.ledger_rel(seq, r)`` with every match's relevance; False if none."""
