@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 from fakes.claude_model import Scenario, is_compaction, tool_results
 from fakes.llm_server import ModelServer
+from fakes.npm import npm_install
 
 CLAUDE_CODE_VERSION = "2.1.332"
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,28 +58,7 @@ def _binary() -> Path | None:
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The native Claude Code binary, installed into the cache folder on first use."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    if not (CACHE / ".gitignore").exists():
-        (CACHE / ".gitignore").write_text("*\n")
-    exe = _binary()
-    if exe is not None:
-        return exe
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: cannot fetch @anthropic-ai/claude-code for the end-to-end test")
-    CC_DIR.mkdir(parents=True, exist_ok=True)
-    (CC_DIR / "package.json").write_text(json.dumps({"private": True,
-                                                     "dependencies": {"@anthropic-ai/claude-code": CLAUDE_CODE_VERSION}}))
-    try:
-        p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=CC_DIR,
-                           capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"npm install @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION} timed out (registry unreachable?)")
-    exe = _binary()
-    if exe is None:
-        pytest.skip(f"npm install @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION} failed (registry unreachable?): "
-                    f"{(p.stderr or p.stdout).strip()[-500:]}")
-    return exe
+    return npm_install(CACHE, CC_DIR, "@anthropic-ai/claude-code", CLAUDE_CODE_VERSION, _binary, timeout=600)
 
 
 def git(repo: Path, *args: str) -> None:

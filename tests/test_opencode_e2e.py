@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LEDGER_BIN
+from fakes.npm import npm_install
 from fakes.openai_sse import OpenAIServer, ToolCall, Turn, messages_text, tool_results
 from ledger.harness.opencode_install import install_opencode, uninstall_opencode
 from ledger.service import Ledger, file_key
@@ -62,26 +63,7 @@ def _binary() -> Path | None:
 
 @pytest.fixture(scope="session")
 def opencode_bin() -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    (CACHE / ".gitignore").write_text("*\n")
-    exe = _binary()
-    if exe is not None:
-        return exe
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: cannot fetch opencode-ai for the end-to-end test")
-    OC_DIR.mkdir(parents=True, exist_ok=True)
-    (OC_DIR / "package.json").write_text(json.dumps({"private": True, "dependencies": {"opencode-ai": OPENCODE_VERSION}}))
-    try:
-        p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=OC_DIR,
-                           capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"npm install opencode-ai@{OPENCODE_VERSION} timed out (registry unreachable?)")
-    exe = _binary()
-    if p.returncode != 0 or exe is None:
-        pytest.skip(f"npm could not install opencode-ai@{OPENCODE_VERSION} (registry unavailable?): "
-                    f"{(p.stderr or p.stdout).strip()[-400:]}")
-    return exe
+    return npm_install(CACHE, OC_DIR, "opencode-ai", OPENCODE_VERSION, _binary, timeout=900)
 
 
 def ledger_command(tmp_path: Path) -> str:
