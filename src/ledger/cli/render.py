@@ -126,6 +126,10 @@ def memory_text(m: Memory, now: int) -> str:
     ]
     if m.provenance:
         lines.append(f"  provenance: {m.provenance}")
+    if m.topic:
+        lines.append(f"  topic: {m.topic}")
+    for f in m.files:
+        lines.append(f"  file: {f.path}" + (f"  ({f.size} bytes, sha256 {f.sha256[:12]}…)" if f.sha256 else ""))
     if m.deleted_at:
         lines.append(f"  dropped {ago(now - m.deleted_at)} ago")
     return "\n".join(lines)

@@ -301,6 +301,8 @@ class Store:
         """A full memory id from an id or a unique tail of one (the 6-character ids that
         ``search`` and ``review`` print). Raises UnknownMemory when none or several match."""
         ref = (ref or "").strip()
+        if not ref:
+            raise UnknownMemory("Which memory? Give its id, e.g. ledger show m_abc123 (or the short id `search` prints).")
         if self.exists(ref):
             return ref
         if len(ref) >= 4 and ref.isalnum():
