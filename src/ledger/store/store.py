@@ -398,35 +398,38 @@ class Store:
             return self._hydrate(rows, now, scores), total
 
     def _bounded_page(self, st: str, cond: str, params: dict) -> list | None:
-        """The relevance page computed from the best-relevance matches only, or None
-        when that cannot be proven exact (the caller then ranks every match).
+        """The relevance page, joining only the matches that can reach it; None when
+        no bound is found (the caller then ranks every match).
 
-        Score = 0.75·r + 0.25·strength and strength ≤ ``_MAX_STRENGTH``, so a match
-        outside the ``n`` highest r (all have r ≤ r_n) scores at most
-        0.75·r_n + 0.25·_MAX_STRENGTH. When that bound is strictly below the score of
-        the last row of the page ranked among the top ``n``, no other match can enter
-        or tie into the page: it is the exact page. ``n`` grows ×8 until the bound
-        holds; at 1M memories it typically holds at 1-5 % of the matches, sparing the
-        join with ``memories`` for the rest."""
+        Score = 0.75·r + 0.25·strength with strength ≤ ``_MAX_STRENGTH``. First the
+        page is ranked among the few highest-r matches; the score θ of its last row is
+        a lower bound on the true last score (more rows can only raise it). A match
+        with 0.75·r + 0.25·_MAX_STRENGTH < θ can therefore neither enter nor tie into
+        the page, so the exact page is the page ranked among the matches with
+        r ≥ (θ − 0.25·_MAX_STRENGTH) / 0.75 (a hair lower, for float rounding). At 1M
+        memories that is a few per cent of the matches."""
         c = self.conn
-        matches = c.execute("SELECT count(*) FROM temp.ledger_rel").fetchone()[0]
         want = params["limit"] + params["offset"]
-        n = max(256, 8 * want)
-        while n < matches:
-            cut = c.execute("SELECT r FROM temp.ledger_rel ORDER BY r DESC LIMIT 1 OFFSET ?", (n - 1,)).fetchone()[0]
-            page = c.execute(
-                f"""SELECT m.seq, {st} AS st, 0.75 * rel.r + 0.25 * {st} AS score
-                    FROM (SELECT seq, r FROM temp.ledger_rel ORDER BY r DESC LIMIT {int(n)}) rel
-                    CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id
-                    WHERE {cond}
-                    ORDER BY score DESC, m.seq DESC
-                    LIMIT :limit OFFSET :offset""",
-                params,
-            ).fetchall()
-            if len(page) == params["limit"] and 0.75 * cut + 0.25 * _MAX_STRENGTH + 1e-9 < page[-1][2]:
-                return page
-            n *= 8
-        return None
+        probe = c.execute(
+            f"""SELECT m.seq, {st} AS st, 0.75 * rel.r + 0.25 * {st} AS score
+                FROM (SELECT seq, r FROM temp.ledger_rel ORDER BY r DESC LIMIT {int(max(64, 4 * want))}) rel
+                CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id
+                WHERE {cond}
+                ORDER BY score DESC, m.seq DESC
+                LIMIT :limit OFFSET :offset""",
+            params,
+        ).fetchall()
+        if len(probe) < params["limit"]:
+            return None  # the filters left too few of the best matches to bound anything
+        floor = (probe[-1][2] - 0.25 * _MAX_STRENGTH) / 0.75 - 1e-9
+        return c.execute(
+            f"""SELECT m.seq, {st} AS st, 0.75 * rel.r + 0.25 * {st} AS score
+                FROM temp.ledger_rel rel CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id
+                WHERE rel.r >= :rel_floor AND {cond}
+                ORDER BY score DESC, m.seq DESC
+                LIMIT :limit OFFSET :offset""",
+            {**params, "rel_floor": floor},
+        ).fetchall()
 
     def _fill_relevance(self, terms: Sequence[str], mode: str) -> bool:
         """Fill ``temp.ledger_rel(seq, r)`` with every match's relevance; False if none."""
