@@ -6,12 +6,16 @@ Usage::
                           [--cli-runs 20] [--remembers 200] [--claims-store 100000]
                           [--ingest-mb 8] [--writers 8] [--writes 200] [--verify 5]
                           [--only recall,cli,remember,ingest,writers]
+                          [--baseline-store OLD_store.py] [--out result.json]
+                          [--shared ../shared]
 
 Stores of N memories of synthetic but realistic text are built once and cached under
-``bench/out/`` (git-ignored), keyed by N and a hash of the schema (the migrations
-module), the generator and the indexing code, so reruns start at once. Text: sentences
-of 60-200 characters drawn from a ~40k-word vocabulary with a Zipf-like distribution
-(real words from ``reference/*.md`` for the head, generated words for the tail), about
+``bench/out/`` (git-ignored), keyed by N and a hash of the generator, the first
+migration and the indexing code, so reruns start at once (later migrations are applied
+to a cached store when it is reused, as to any user's store). Text: sentences of 60-200
+characters drawn from a ~40k-word vocabulary with a Zipf-like distribution (real words
+of ``--shared``'s ``reference/*.md``, LoCoMo turns and transcripts for the head,
+pronounceable made-up words for the tail), about
 40 % function words, numbers, versions and paths here and there, with a topical bias per
 cluster. Ten clusters and five agents. 70 % of the memories are chunks bulk-loaded
 through :meth:`Ledger.ingest_chunks` (sources of 40-300 chunks, neighbours indexed as
@@ -32,6 +36,11 @@ Measured, on a private working copy of each cached store:
 * ``--verify N``: for N queries per store, the page and total are checked against an
   independent computation in Python (BM25 from FTS5 per match, trigram containment by
   scanning every row, strength from :mod:`ledger.strength`).
+* ``--baseline-store FILE``: another version of ``store.py`` (``git show
+  <rev>:src/ledger/store/store.py > FILE``) is timed on the same queries in the same run,
+  and its page and total compared with the current code's.
+* Where search time goes: BM25 over every match, the trigram (fuzzy) pass, and the rest
+  (count, top-k, page), timed by wrapping the store's fill steps from the bench.
 """
 
 from __future__ import annotations
@@ -63,8 +72,8 @@ from ledger.store import store as store_mod  # noqa: E402
 
 GENERATOR_VERSION = "5"
 SHARED = ROOT.parent / "shared"
-REFERENCE = SHARED / "reference"  # --reference overrides: markdown for ingest and words
-DATA = SHARED / "data"  # --data overrides: LoCoMo turns and transcripts for words
+REFERENCE = SHARED / "reference"  # markdown for ingest and words (--shared overrides SHARED)
+DATA = SHARED / "data"  # LoCoMo turns and transcripts for words
 CLUSTERS = ("prefs", "people", "code", "travel", "health", "money", "home", "reading", "proc", "projects")
 AGENTS = ("claude", "codex", "opencode", "gemini", "watcher")
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z: the build's clock starts here ...
@@ -601,7 +610,10 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline-store", help="another store.py to time side by side with the current one (identity checked)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", type=Path, help="also write the JSON result to this file")
+    ap.add_argument("--shared", type=Path, default=SHARED, help="folder with reference/*.md and data/ (default ../shared)")
     args = ap.parse_args(argv)
+    global REFERENCE, DATA
+    REFERENCE, DATA = args.shared / "reference", args.shared / "data"
     only = set(args.only.split(","))
     result: dict = {"bench": "scale", "machine": machine(), "code_hash": CODE_HASH, "sizes": {}}
 
