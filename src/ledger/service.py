@@ -211,7 +211,8 @@ class Ledger:
         """Counted search for agents: the returned page gets hits+1, last read = now and
         ``agent`` as a reader; the search is logged with its timing. Shares one code path
         with :meth:`search`, which never counts."""
-        if not parse(query or "", self.clock()).terms and not parse(query or "", self.clock()).has_filters:
+        q = parse(query or "", self.clock())
+        if not q.terms and not q.has_filters:
             raise InvalidInput('What should I recall? Give words or a filter, e.g. ledger recall deploy steps  or  ledger recall cluster:proc')
         res = self._search(query, limit=limit, mode=mode)
         now = self.clock()
