@@ -63,6 +63,31 @@ OPENSSH = ("-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1rZXktdjEAAAAABG
         ("gh auth --token=abcDEF123456", "abcDEF123456", "token"),
         ("postgres://admin:Pa55w0rd@db.example.com:5432/app", "Pa55w0rd", "url-password"),
         ("redis://:hunter22@cache:6379/0", "hunter22", "url-password"),
+        # issue 12: passwords in client flags not spelled "password"
+        ("mysql -h db -u root -pS3cretPw shop", "S3cretPw", "password"),
+        ("mysqldump -uroot -p'qu0ted pass' app > a.sql", "qu0ted pass", "password"),
+        ("sshpass -p hunter22x ssh deploy@host", "hunter22x", "password"),
+        ("redis-cli -h cache -a Zz9secret ping", "Zz9secret", "password"),
+        ("docker login -u me -p Tok3nValue registry.example.com", "Tok3nValue", "password"),
+        ("curl -u bob:Pa55word https://api.example.com", "Pa55word", "password"),
+        # cloud storage connection strings and SAS signatures
+        ("AccountName=a;AccountKey=QUJDREVGR0g0123==;EndpointSuffix=core.windows.net", "QUJDREVGR0g0123",
+         "cloud-storage-key"),
+        ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=R;SharedAccessKey=c2VjcmV0a2V5MTIz=",
+         "c2VjcmV0a2V5MTIz", "cloud-storage-key"),
+        ("https://a.blob.core.windows.net/c/f?sv=2022-11-02&sig=AbCdEfGhIjKlMnOpQrSt%3D", "AbCdEfGhIjKlMnOpQrSt",
+         "cloud-storage-key"),
+        # .env lines whose key does not end in password/secret/token
+        ("DB_PWD=abc123", "abc123", "password"),
+        ("JWT_SIGNING_KEY=zzz999yyy", "zzz999yyy", "secret"),
+        ("ENCRYPTION_KEY='0123abcd4567'", "0123abcd4567", "secret"),
+        # more token formats (payment, chat, registries, cloud)
+        ("whsec_" + "AbCdEfGhIjKlMnOpQrStUvWx12", "AbCdEfGhIjKlMnOpQrStUvWx12", "stripe-webhook-secret"),
+        ("sq0atp-" + "AbCdEfGhIjKlMnOpQrStUv", "AbCdEfGhIjKlMnOpQrStUv", "square-token"),
+        ("https://discord.com/api/webhooks/1234567890/" + "AbCdEf_GhIjKl-MnOp", "AbCdEf_GhIjKl-MnOp",
+         "discord-webhook"),
+        ("SG." + "A" * 22 + "." + "b" * 43, "b" * 43, "sendgrid-key"),
+        ("dop_v1_" + "a1" * 32, "a1" * 32, "digitalocean-token"),
     ],
 )
 def test_each_secret_kind_is_redacted(text: str, secret: str, kind: str) -> None:

@@ -73,6 +73,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 HARNESS = "claude-code"
+#: Per-string and total caps (characters) applied to a PostToolUse ``tool_response``
+#: before it is flattened; the engine cuts the flattened text again to its own cap.
+RESPONSE_STRING_CAP = 16_000
+RESPONSE_TOTAL_CAP = 64_000
 
 #: Claude Code event name -> :attr:`HookEvent.kind`. Iterating gives the names we handle.
 EVENTS: dict[str, str] = {
@@ -134,6 +138,11 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
         raise ValueError(
             f"hook payload must be a JSON object, got {type(payload).__name__}"
         )
+    if "\\u" in text:
+        # JSON may escape a lone surrogate ("build ok \ud83d"): Python keeps it in the str,
+        # and SQLite, files and UTF-8 streams then refuse the whole value. Replaced with
+        # U+FFFD here, at the edge, so every later step sees valid text.
+        payload = scrub_surrogates(payload)
 
     name = payload.get("hook_event_name")
     if not isinstance(name, str) or not name:
@@ -190,6 +199,20 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
     )
 
 
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate code point (U+D800-U+DFFF) in every string,
+    key included, at any depth replaced by U+FFFD. Other values pass unchanged."""
+    if isinstance(value, str):
+        if not any("\ud800" <= c <= "\udfff" for c in value):
+            return value
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_surrogates(v) for v in value]
+    return value
+
+
 def _str(value: object) -> str | None:
     """``value`` if it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None
@@ -209,9 +232,22 @@ def _tool_call(event_name: str, payload: dict[str, Any]) -> ToolCall:
     output: str | None = None
     ok: bool | None = None
     if event_name == "PostToolUse":
-        output, ok = tool_output(name, payload.get("tool_response"))
+        response = payload.get("tool_response")
+        if response is not None and not isinstance(response, (bool, int, float)):
+            # Redact and bound every string of the structured response *before* it is
+            # flattened: a secret nested in an MCP result or an escaped JSON string is
+            # then caught in its own text, and a multi-megabyte field costs a clip, not
+            # a copy. Imported here: PreToolUse never needs it.
+            from ..watcher.redact import clip_value
+
+            response = clip_value(response, per_string=RESPONSE_STRING_CAP, total=RESPONSE_TOTAL_CAP)
+        output, ok = tool_output(name, response)
     elif event_name == "PostToolUseFailure":
         err = payload.get("error")
+        if isinstance(err, str) and len(err) > RESPONSE_TOTAL_CAP:
+            from ..watcher.redact import clip
+
+            err = clip(err, RESPONSE_TOTAL_CAP)
         output = err if isinstance(err, str) else (None if err is None else _dumps(err))
         if payload.get("is_interrupt") is True:
             output = (output + "\n" if output else "") + "[interrupted]"

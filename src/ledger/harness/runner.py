@@ -29,10 +29,31 @@ def log_line(message: str) -> None:
 
         home = home_dir()
         os.makedirs(home, exist_ok=True)
-        with open(os.path.join(home, "hook.log"), "a", encoding="utf-8") as fh:
-            fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + " " + " ".join(str(message).split())[:2000] + "\n")
+        from ..watcher.redact import clip
+
+        # Messages can quote payload text (an exception about a value): redacted, and
+        # written with errors="replace" so a lone surrogate cannot lose the line.
+        line = " ".join(clip(str(message), 2000).split())
+        with open(os.path.join(home, "hook.log"), "a", encoding="utf-8", errors="replace") as fh:
+            fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + " " + line + "\n")
     except Exception:
         pass
+
+
+def write_answer(text: str, stream=None) -> None:
+    """Write ``text`` to stdout as UTF-8 bytes, whatever ``PYTHONIOENCODING`` or the
+    locale say (an ASCII stdout would raise on the em dash of the Session State block and
+    lose it). Harnesses read hook output as UTF-8."""
+    out = stream if stream is not None else sys.stdout
+    out.flush()
+    buf = getattr(out, "buffer", None)
+    data = text.encode("utf-8", "replace")
+    if buf is not None:
+        buf.write(data)
+        buf.flush()
+    else:  # a text-only stream (tests): nothing else to do
+        out.write(data.decode("utf-8"))
+        out.flush()
 
 
 def spawn_distiller(db: str):
@@ -122,8 +143,7 @@ def _hook(args: list[str], *, close: bool) -> None:
 
         out = handle_payload(harness, raw, expected, db=db_file(), close=close)
         if out:
-            sys.stdout.write(out)
-            sys.stdout.flush()
+            write_answer(out)
     except BaseException as exc:  # noqa: BLE001 - fail open, whatever it was
         if isinstance(exc, KeyboardInterrupt):
             return

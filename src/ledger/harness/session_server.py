@@ -170,6 +170,10 @@ class SessionServer:
             return reply(None, error=f"request is not valid JSON: {type(exc).__name__}: {str(exc)[:200]}")
         if not isinstance(req, dict):
             return reply(None, error=f"request must be a JSON object, got {type(req).__name__}")
+        if (b"\\u" if isinstance(line, bytes) else "\\u") in line:
+            from .claude_code import scrub_surrogates  # lone "\ud83d" escapes -> U+FFFD
+
+            req = scrub_surrogates(req)
         rid = req.get("id")
         try:
             return self.dispatch(rid, req)

@@ -97,13 +97,17 @@ class Engine:
         # clip = bound(redact(...)) that redacts only what it keeps: a 10 MB output full of
         # trigger words costs milliseconds, not seconds, on the tool call's critical path.
         # Imported here: PreToolUse hooks never need it.
-        from .redact import clip
+        # clip_value does the same at every depth of the input (MultiEdit edits[i].new_string,
+        # an MCP tool's nested arguments) and bounds the whole, so no field stored is
+        # unbounded or unredacted.
+        from .redact import bound, clip, clip_value
 
         out = clip(tool.output or "", int(self.w["max_output_chars"]))
-        safe_input = {k: (clip(v, 4000) if isinstance(v, str) else v) for k, v in (tool.input or {}).items()}
+        safe_input = clip_value(tool.input or {})
         step = W.add_observation(
-            self.conn, key, tool=tool.name, input=safe_input, output=out, ok=tool.ok, duration_ms=tool.duration_ms,
-            tool_use_id=tool.tool_use_id, files=files, now=self.now,
+            self.conn, key, tool=bound(tool.name or "", 200), input=safe_input, output=out, ok=tool.ok,
+            duration_ms=tool.duration_ms, tool_use_id=bound(tool.tool_use_id, 200) if tool.tool_use_id else None,
+            files=[p for p in files if len(p) <= 4096], now=self.now,
         )
         return step
 

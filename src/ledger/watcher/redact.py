@@ -23,9 +23,22 @@ jwt                 three base64url segments starting ``eyJ``
 bearer-token        the credential after ``Authorization:`` (scheme kept) or ``Bearer``
 url-password        the password in ``scheme://user:password@host`` (user kept)
 password, secret,   the value of ``password=``, ``secret:``, ``"token": "..."``,
-token, api-key      ``API_KEY=...``, ``--password=...`` and similar assignments in
-                    env/shell/ini/yaml/json/CLI styles; the key name is kept
+token, api-key      ``API_KEY=...``, ``--password=...``, ``DB_PWD=``,
+                    ``SIGNING_KEY=`` and similar assignments in env/shell/ini/yaml/
+                    json/CLI styles (``.env`` lines); the key name is kept
+password (CLI)      client flags not spelled "password": ``mysql -pSECRET``,
+                    ``sshpass -p``, ``redis-cli -a``, ``docker login -p``,
+                    ``curl -u user:SECRET``
+cloud-storage-key   ``AccountKey=`` / ``SharedAccessKey=`` in connection strings,
+                    ``sig=`` of a SAS URL
+more token formats  Stripe ``whsec_``, Square ``sq0atp-``, Braintree
+                    ``access_token$production$``, Discord bot tokens and webhooks,
+                    Telegram bot tokens, SendGrid ``SG.``, PyPI ``pypi-``,
+                    DigitalOcean ``dop_v1_``
 ==================  =========================================================
+
+:func:`clip_value` applies :func:`clip` to every string at every depth of a JSON-like
+value (tool inputs and responses) and bounds item counts, depth and total size.
 
 Assignments need the secret word at the *end* of the key (``DB_PASSWORD``,
 ``access_token``, ``OPENAI_API_KEY``), so ``max_tokens: 5``, ``tokenizer=...`` and
@@ -103,6 +116,18 @@ _TOKENS: list[tuple[str, tuple[str, ...], str]] = [
     ("huggingface-token", ("hf_",), r"(?<![A-Za-z0-9_])hf_[A-Za-z]{30,}(?![A-Za-z0-9])"),
     ("jwt", ("eyJ",),
      r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    ("stripe-webhook-secret", ("whsec_",), r"whsec_[A-Za-z0-9]{24,}"),
+    ("square-token", ("sq0",), r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}"),
+    ("braintree-token", ("$production$", "$sandbox$"),
+     r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}"),
+    ("discord-webhook", ("discord",),
+     r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+"),
+    ("discord-token", (".",),
+     r"(?<![A-Za-z0-9_-])[MN][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"),
+    ("telegram-bot-token", (":AA",), r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}"),
+    ("sendgrid-key", ("SG.",), r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    ("pypi-token", ("pypi-",), r"pypi-AgE[A-Za-z0-9_-]{50,}"),
+    ("digitalocean-token", ("_v1_",), r"do[opr]_v1_[a-f0-9]{64}"),
 ]
 
 # Authorization header value (scheme kept), in header, JSON or CLI style. The atomic
@@ -120,6 +145,29 @@ _URL_CREDS = (
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>]*:)(?P<val>[^\s/@\"'<>]+)(?=@)"
 )
 
+# Cloud storage connection strings (Azure: AccountKey=...; SharedAccessKey=...) and the
+# signature of a SAS URL (?sig=...): the value runs to the next ';', quote or space.
+_CONN_STRING = (
+    r"(?P<head>\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecretValue)\s*=\s*)"
+    r"(?P<val>[^;\"'\s]+)"
+)
+_SAS_SIG = r"(?P<head>[?&]sig=)(?P<val>[A-Za-z0-9%+/=]{16,})"
+
+# Passwords glued to or following a client's own flag, where the flag is not spelled
+# "password": mysql -pSECRET, sshpass -p SECRET, redis-cli -a SECRET, docker login -p
+# SECRET, curl -u user:SECRET. (kind, triggers, pattern with head/val groups).
+_CLI_VAL = r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'|;&<>]+)"
+_CLI: list[tuple[str, tuple[str, ...], str]] = [
+    ("password", ("mysql", "mariadb"),
+     r"(?P<head>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
+     r"[^\n|;&]*?[ \t]-p)" + _CLI_VAL),
+    ("password", ("sshpass",), r"(?P<head>\bsshpass\b[^\n|;&]*?[ \t]-p[ \t]*)" + _CLI_VAL),
+    ("password", ("redis-cli",), r"(?P<head>\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]*)" + _CLI_VAL),
+    ("password", ("login",), r"(?P<head>\b(?:docker|podman|helm\s+registry)\s+login\b[^\n|;&]*?[ \t]-p[ \t]+)" + _CLI_VAL),
+    ("password", ("curl",),
+     r"(?P<head>\bcurl\b[^\n|;&]*?[ \t](?:-u|--user)[ \t=]*[\"']?[^:\s\"'|;&]+:)(?P<val>[^\s\"'|;&@]+)"),
+]
+
 # ---------------------------------------------------------------- assignments
 
 # The secret word must end the key name: DB_PASSWORD, access_token, OPENAI_API_KEY.
@@ -127,13 +175,14 @@ _KEY = (
     r"(?P<key>(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?"
     r"(?P<word>passw(?:or)?d|passphrase|secret(?:[_.-]?key(?:[_.-]?base)?)?"
     r"|secret[_.-]?access[_.-]?key|access[_.-]?key|private[_.-]?key"
-    r"|token|api[_.-]?key|apikey|auth[_.-]?key|credentials?))"
+    r"|(?:account|shared[_.-]?access|signing|encryption|master|client|app|session|webhook)[_.-]?key"
+    r"|(?<=[_.-])pwd|token|api[_.-]?key|apikey|auth[_.-]?key|credentials?))"
 )
 _ASSIGN = (
     r"(?P<head>" + _KEY + r"(?P<kq>[\"']?)[ \t]*(?::=|=>|:|=)[ \t]*)"
     r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'}\]&)]+)"
 )
-_ASSIGN_TRIGGERS = ("pass", "secret", "token", "key", "credential")
+_ASSIGN_TRIGGERS = ("pass", "secret", "token", "key", "credential", "pwd")
 # --password VALUE / --token VALUE on a command line.
 _FLAG = (
     r"(?P<head>(?<![A-Za-z0-9_-])--?(?:[A-Za-z0-9-]*-)?"
@@ -145,7 +194,7 @@ _FLAG_TRIGGERS = ("pass", "secret", "token", "api-key", "apikey")
 
 def _kind_of(word: str) -> str:
     w = word.lower()
-    if w.startswith("pass"):
+    if w.startswith("pass") or w == "pwd":
         return "password"
     if w == "token":
         return "token"
@@ -202,6 +251,16 @@ def _sub_auth(m: re.Match[str]) -> str:
     return m.group("head") + _tag("bearer-token")
 
 
+def _sub_value(kind: str):
+    def sub(m: re.Match[str]) -> str:
+        parts = _secret_value(m.group("val"))
+        if parts is None:
+            return m.group(0)
+        return m.group("head") + parts[0] + _tag(kind) + parts[0]
+
+    return sub
+
+
 def _sub_url(m: re.Match[str]) -> str:
     if _not_secret(m.group("val")):
         return m.group(0)
@@ -222,6 +281,14 @@ def redact(text: str) -> str:
     for kind, triggers, src in _TOKENS:
         if any(t in out for t in triggers):
             out = _rx(src).sub(_tag(kind), out)
+    if "=" in out:
+        if "Shared" in out or "AccountKey" in out:
+            out = _rx(_CONN_STRING).sub(_sub_value("cloud-storage-key"), out)
+        if "sig=" in out:
+            out = _rx(_SAS_SIG).sub(_sub_value("cloud-storage-key"), out)
+    for kind, triggers, src in _CLI:
+        if any(t in out for t in triggers):
+            out = _rx(src).sub(_sub_value(kind), out)
     lowered = out.lower()
     if "authorization" in lowered:
         out = _rx(_AUTH_HEADER, _AI).sub(_sub_auth, out)
@@ -289,3 +356,68 @@ def clip(text: str, max_chars: int) -> str:
     t = room - h
     cut = (len(head) - h) + middle + (len(tail) - t)
     return head[:h] + _MARK.format(n=cut) + (tail[-t:] if t else "")
+
+
+# ---------------------------------------------------------------- structured values
+
+#: Default caps for a structured value (a tool's input or response) that is stored:
+#: each string, each container's item count, nesting depth and the whole JSON text.
+STRING_CAP = 4_000
+ITEMS_CAP = 200
+DEPTH_CAP = 12
+TOTAL_CAP = 16_000
+
+
+def clip_value(value: object, *, per_string: int = STRING_CAP, total: int = TOTAL_CAP,
+               max_items: int = ITEMS_CAP, max_depth: int = DEPTH_CAP) -> object:
+    """A copy of a JSON-like ``value`` with every string at every depth (dict keys too)
+    redacted and bounded, safe to store, log or send.
+
+    - each string: :func:`clip` to ``per_string`` characters (keys to 200);
+    - each list/dict: at most ``max_items`` entries, then one ``"… [N more items]"``
+      entry (key ``"…"`` in a dict);
+    - deeper than ``max_depth``: the sub-value becomes ``"[nested too deep]"``;
+    - the whole, as compact JSON, within about ``total`` characters: when it is longer
+      the per-string cap is halved until it fits (down to 64), and if even that does not
+      fit, the result is ``{"[truncated]": <clip of the JSON text>}``.
+
+    Numbers, booleans and ``None`` pass unchanged; other objects become their ``str``.
+    Never raises.
+    """
+    import json
+
+    cap = max(64, per_string)
+    while True:
+        out = _clip_walk(value, cap, max_items, max_depth, 0)
+        try:
+            text = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError):  # pragma: no cover - _clip_walk yields JSON types
+            text = str(out)
+        if len(text) <= total:
+            return out
+        if cap <= 64:
+            return {"[truncated]": clip(text, max(total - 20, 0))}
+        cap = max(64, cap // 2)
+
+
+def _clip_walk(v: object, cap: int, max_items: int, max_depth: int, depth: int) -> object:
+    if isinstance(v, str):
+        return clip(v, cap)
+    if v is None or isinstance(v, (bool, int, float)):
+        return v
+    if depth >= max_depth:
+        return "[nested too deep]"
+    if isinstance(v, dict):
+        out: dict[str, object] = {}
+        for i, (k, item) in enumerate(v.items()):
+            if i >= max_items:
+                out["…"] = f"… [{len(v) - max_items} more items]"
+                break
+            out[clip(k if isinstance(k, str) else str(k), 200)] = _clip_walk(item, cap, max_items, max_depth, depth + 1)
+        return out
+    if isinstance(v, (list, tuple)):
+        items = [_clip_walk(x, cap, max_items, max_depth, depth + 1) for x in list(v)[:max_items]]
+        if len(v) > max_items:
+            items.append(f"… [{len(v) - max_items} more items]")
+        return items
+    return clip(str(v), cap)
