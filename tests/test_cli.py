@@ -24,9 +24,14 @@ RECALL_LINE = re.compile(r"^(m|c)_[0-9a-z]+  [ \d]{2}\d  \S.*  \[[a-z0-9-]+\]$")
 
 
 def fail(rc: int, out: str, err: str) -> str:
-    """Assert a failed command: exit 1, one ``✕`` line on stderr, nothing on stdout."""
+    """Assert a failed command: exit 1, one ``✕`` line on stderr (with ``--json``, one
+    JSON object with ``error`` and ``kind``), nothing on stdout."""
     assert rc == 1, (out, err)
     assert out == ""
+    if err.startswith("{"):
+        obj = json.loads(err)
+        assert obj["kind"] and err.count("\n") == 1, err
+        return obj["error"]
     assert err.startswith("✕ ") and err.endswith("\n") and err.count("\n") == 1, err
     return err[2:-1]
 

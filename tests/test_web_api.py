@@ -424,7 +424,7 @@ def test_front_end_never_parses_html_and_loads_nothing_remote():
 
 def test_first_run_commands_are_current():
     text = (STATIC / "js" / "connections.js").read_text()
-    for cmd in ("pip install ledger-memory", "ledger install claude-code", "ledger remember", "--cluster code", "ledger recall",
+    for cmd in ("pipx install .", "uv tool install .", "pip install git+<repository URL>", "ledger install claude-code", "ledger remember", "--cluster code", "ledger recall",
                 "ledger ingest notes.md --cluster reading"):
         assert cmd in text
     everything = " ".join(p.read_text() for p in STATIC.rglob("*") if p.is_file() and p.suffix in (".js", ".html"))

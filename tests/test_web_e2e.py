@@ -415,7 +415,7 @@ def test_first_run_shows_real_commands_then_switches(page, empty):
     page.goto(empty.url + "#/review")
     card = page.locator(".firstrun-card")
     expect(card).to_be_visible()
-    for cmd in ("pip install ledger-memory", "ledger install claude-code", "ledger remember", "--cluster code", "ledger recall",
+    for cmd in ("pipx install .", "uv tool install .", "pip install git+<repository URL>", "ledger install claude-code", "ledger remember", "--cluster code", "ledger recall",
                 "ledger ingest notes.md --cluster reading"):
         expect(card).to_contain_text(cmd)
     assert "mcp" not in card.inner_text().lower()

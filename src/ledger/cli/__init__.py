@@ -13,7 +13,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     _ensure_std_streams()
-    if args and args[0] == "hook":
+    if args and args[0] == "hook" and not _wants_help(args[1:]):
         from ..harness.runner import hook_main
 
         return hook_main(args[1:], fast_exit=True)
@@ -25,6 +25,19 @@ def main(argv: list[str] | None = None) -> int:
     from .app import run
 
     return run(args)
+
+
+def _wants_help(rest: list[str]) -> bool:
+    """``ledger hook --help``, ``ledger hook claude-code -h``, or a bare ``ledger hook``
+    typed at a terminal: a person asking, not a harness (a harness names the harness,
+    sends no flags and pipes the payload), so click prints the help. A bare ``ledger
+    hook`` with piped stdin stays on the hook path and fails open."""
+    if any(a in ("--help", "-h") for a in rest):
+        return True
+    try:
+        return not rest and sys.stdin.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _ensure_std_streams() -> None:

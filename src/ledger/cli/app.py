@@ -470,7 +470,7 @@ def serve(host, port, open_browser, allow_remote, db, as_json):
     """The supervision web UI on http://127.0.0.1:7444."""
     from ..web.server import serve as run_server
 
-    rc = run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote)
+    rc = run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote, on_error=_err)
     sys.exit(1 if rc else 0)
 
 
@@ -485,38 +485,56 @@ def _register_optional() -> None:
 _register_optional()
 
 
-def _err(message: str) -> None:
+def _err(message: str, kind: str = "error") -> None:
+    """Print an error on stderr: ``✕ <message>``, or with ``--json`` one JSON object
+    ``{"error": <message>, "kind": <slug>}`` so a script can branch on ``kind``."""
     try:
-        click.echo(f"✕ {message}", err=True)
+        if _JSON_ERRORS:
+            click.echo(json.dumps({"error": message, "kind": kind}, ensure_ascii=False), err=True)
+        else:
+            click.echo(f"✕ {message}", err=True)
     except (OSError, ValueError):
         pass
 
 
+#: Set by :func:`run` when the command line asks for ``--json`` (before ``--``).
+_JSON_ERRORS = False
+
+
+def _asks_json(args: list[str]) -> bool:
+    head = args[: args.index("--")] if "--" in args else args
+    return "--json" in head
+
+
 def run(args: list[str]) -> int:
-    """Run the click app; map errors to ``✕ <message>`` and exit 1."""
+    """Run the click app; map errors to ``✕ <message>`` (or, with ``--json``, a JSON
+    object on stderr, see :func:`_err`) and exit 1. Exit statuses do not depend on
+    ``--json``."""
+    global _JSON_ERRORS
+    _JSON_ERRORS = _asks_json(args)
     try:
         cli.main(args=args, prog_name="ledger", standalone_mode=False)
         return 0
     except LedgerError as exc:
-        click.echo(f"✕ {exc.message}", err=True)
+        _err(exc.message, exc.kind)
         return 1
     except click.exceptions.NoSuchOption as exc:
-        click.echo(f"✕ {exc.format_message()} Run `{exc.ctx.command_path if exc.ctx else 'ledger'} --help`.", err=True)
+        _err(f"{exc.format_message()} Run `{exc.ctx.command_path if exc.ctx else 'ledger'} --help`.", "usage")
         return 1
     except click.UsageError as exc:
         msg = exc.format_message()
         if "No such command" in msg:
             name = msg.split("'")[1] if "'" in msg else msg
             msg = f'Unknown command "{name}". Run `ledger --help`.'
-        click.echo(f"✕ {msg}", err=True)
+        _err(msg, "usage")
         return 1
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:
-        click.echo("✕ Aborted.", err=True)
+        _err("Aborted.", "aborted")
         return 1
     except click.ClickException as exc:
-        click.echo(f"✕ {exc.format_message()}", err=True)
+        _err(exc.format_message(), "usage")
         return 1
     except BrokenPipeError:
         # `ledger export | head`: the reader went away; that is not an error.
@@ -527,14 +545,23 @@ def run(args: list[str]) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as exc:
+        # A partial install (a dependency removed by hand, a broken venv): one line that
+        # names the reinstall command, never a traceback.
+        from ..install_hint import missing_module_message
+
+        _err(missing_module_message(exc.name or str(exc), " ".join(a for a in args[:1] if not a.startswith("-")) or "…"),
+             "missing-dependency")
+        return 1
     except OSError as exc:  # e.g. stdout on a full disk
-        _err(f"Cannot write: {exc.strerror or exc}.")
+        _err(f"Cannot write: {exc.strerror or exc}.", "io")
         return 1
     except Exception as exc:
         # SQLite errors past the store's own checks (a read-only file, a corrupt page):
         # say what and where, never a traceback. Matched by module so this layer need
         # not import sqlite3.
         if type(exc).__module__ == "sqlite3":
-            _err(f"The store cannot be used: {exc}. Check the file and its permissions ({db_path()}, or --db).")
+            _err(f"The store cannot be used: {exc}. Check the file and its permissions ({db_path()}, or --db).",
+                 "store-unavailable")
             return 1
         raise

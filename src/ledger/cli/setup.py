@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
@@ -127,8 +128,20 @@ def checkpoints(session, project_dir, limit, full, db, as_json):
 
 @cli.command(hidden=False, context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1)
-def hook(args):
-    """Harness hook entry (JSON on stdin): ledger hook claude-code <Event>."""
+@click.pass_context
+def hook(ctx, args):
+    """Harness hook entry (JSON on stdin): ledger hook claude-code <Event>.
+
+    A harness runs this on every hook event, with the event's JSON on stdin; ledger
+    answers in the harness's format and exits 0 whatever happens (failures go to
+    $LEDGER_HOME/hook.log). `ledger install claude-code` registers it for you.
+
+    \b
+    echo '{"hook_event_name":"SessionStart","session_id":"s1","cwd":"."}' | ledger hook claude-code SessionStart
+    """
+    if not args and sys.stdin.isatty():
+        click.echo(ctx.get_help())
+        return
     # `ledger hook` is normally routed before click is imported (cli/__init__.py); this
     # command exists for --help and for callers that import the click app directly.
     from ..harness.runner import hook_main

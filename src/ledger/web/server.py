@@ -116,49 +116,67 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser: bool = False, allow_remote: bool = False) -> int:
+def _say_error(message: str, kind: str) -> None:
+    print(f"✕ {message}", file=sys.stderr)
+
+
+def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser: bool = False, allow_remote: bool = False,
+          on_error=None) -> int:
     """Run the web UI for the store at ``db_path`` until interrupted. Returns an exit
     code: 0 after a clean stop, 1 if the port cannot be bound or the store cannot be
-    opened, 2 for a non-loopback host without ``allow_remote``."""
+    opened, 2 for a non-loopback host without ``allow_remote``.
+
+    The banner with the URL is printed only once uvicorn has started and the socket
+    accepts connections, so a script may request the URL as soon as it reads the line.
+    ``on_error(message, kind)`` reports a failure (default: ``✕ <message>`` on stderr;
+    the CLI passes its own so ``--json`` gets a JSON object)."""
     import uvicorn
 
+    say_error = on_error or _say_error
     remote = not is_loopback_host(host)
     if remote and not allow_remote:
-        print(f"✕ {host} is not a loopback address. The UI can read and change every memory and has no login;"
-              " bind to 127.0.0.1, or pass --allow-remote if you really mean to expose it.", file=sys.stderr)
+        say_error(f"{host} is not a loopback address. The UI can read and change every memory and has no login;"
+                  " bind to 127.0.0.1, or pass --allow-remote if you really mean to expose it.", "not-loopback")
         return 2
     try:
         with Ledger.open(db_path) as led:
             st = led.stats()
             path = led.path
     except LedgerError as exc:
-        print(f"✕ {exc.message}", file=sys.stderr)
+        say_error(exc.message, exc.kind)
         return 1
     try:
         sock = _bind(host, port)
     except OSError as exc:
         hint = " Try --port 0 to pick a free port." if port else ""
-        print(f"✕ Cannot listen on {host}:{port}: {exc.strerror or exc}.{hint}", file=sys.stderr)
+        say_error(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.{hint}", "port-unavailable")
         return 1
     bound_port = sock.getsockname()[1]
     extra = (host.strip("[]").lower(),) if remote else ()
     app = create_app(str(path), port=bound_port, extra_hosts=extra, any_host=remote and is_wildcard_host(host))
     url = _url(host, bound_port)
 
-    print(f"● LEDGER running   {url}")
-    print(f"  {st['memories']} memories · {st['pending']} pending review · {path}")
-    if remote:
-        print(f"  ⚠ Bound to {host}, not loopback: anyone who can reach this machine on port {bound_port}"
-              " can read and change this store. There is no login.")
-    else:
-        print("  Bound to loopback. Nothing in this store leaves this machine.")
-    sys.stdout.flush()
+    def banner() -> None:
+        print(f"● LEDGER running   {url}")
+        print(f"  {st['memories']} {'memory' if st['memories'] == 1 else 'memories'} · {st['pending']} pending review · {path}")
+        if remote:
+            print(f"  ⚠ Bound to {host}, not loopback: anyone who can reach this machine on port {bound_port}"
+                  " can read and change this store. There is no login.")
+        else:
+            print("  Bound to loopback. Nothing in this store leaves this machine.")
+        sys.stdout.flush()
+        if open_browser:
+            threading.Timer(0.1, webbrowser.open, args=(url,)).start()
 
-    if open_browser:
-        threading.Timer(0.4, webbrowser.open, args=(url,)).start()
+    class _Server(uvicorn.Server):
+        # uvicorn sets `started` after its listener is created; only then is the URL true.
+        async def startup(self, sockets=None):
+            await super().startup(sockets=sockets)
+            if self.started and not self.should_exit:
+                banner()
 
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=3)
-    server = uvicorn.Server(config)
+    server = _Server(config)
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:

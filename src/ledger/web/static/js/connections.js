@@ -6,23 +6,31 @@ import { on, state, toast } from './state.js';
 
 const FEED = 30;
 
+// The install step says what src/ledger/install_hint.py says (tests/test_install_hint.py):
+// ledger is not on PyPI, so every way starts from the repository.
 export const CONNECT_STEPS = [
-  ['install', 'pip install ledger-memory'],
-  ['wire up Claude Code (hooks and the skill)', 'ledger install claude-code'],
+  ['install ledger — from a clone of the repository: the first or second; without a clone: the third',
+    ['pipx install .', 'uv tool install .', 'pip install git+<repository URL>']],
+  ['wire up Claude Code (adds its hooks)', 'ledger install claude-code'],
   ['an agent writes a fact', 'ledger remember "CI runs on Python 3.11" --cluster code --agent claude'],
   ['an agent recalls it (counts as a read)', 'ledger recall "python version" --agent claude'],
   ['give it a document', 'ledger ingest notes.md --cluster reading'],
 ];
 
+function cmdline(cmd) {
+  return h('div', { class: 'cmdline' },
+    h('code', { class: 'cmd mono', text: cmd }),
+    h('button', { class: 'copy', type: 'button', title: 'copy', 'aria-label': `copy: ${cmd}`,
+      onclick: async () => {
+        try { await navigator.clipboard.writeText(cmd); toast('copied'); } catch (e) { toast('select the command and copy it by hand', { error: true }); }
+      }, text: 'COPY' }));
+}
+
+// A step is [what, command] or [what, [alternative commands]].
 export function commandBlock(steps = CONNECT_STEPS) {
   return h('ol', { class: 'steps' }, steps.map(([what, cmd]) => h('li', {},
     h('span', { class: 'step-what dim small', text: what }),
-    h('div', { class: 'cmdline' },
-      h('code', { class: 'cmd mono', text: cmd }),
-      h('button', { class: 'copy', type: 'button', title: 'copy', 'aria-label': `copy: ${cmd}`,
-        onclick: async () => {
-          try { await navigator.clipboard.writeText(cmd); toast('copied'); } catch (e) { toast('select the command and copy it by hand', { error: true }); }
-        }, text: 'COPY' })))));
+    ...(Array.isArray(cmd) ? cmd : [cmd]).map(cmdline))));
 }
 
 export function mount(root) {

@@ -1,0 +1,113 @@
+"""First-run behaviour through the real ``ledger`` command (issue: install and first run):
+help on every command, JSON errors with ``--json``, ``serve`` ready when it says so."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import urllib.request
+
+import pytest
+
+from conftest import LEDGER_BIN
+
+
+def _command_paths() -> list[list[str]]:
+    import click
+
+    from ledger.cli.app import cli
+
+    out: list[list[str]] = []
+
+    def walk(cmd, path):
+        if isinstance(cmd, click.Group):
+            for name, sub in sorted(cmd.commands.items()):
+                out.append(path + [name])
+                walk(sub, path + [name])
+
+    walk(cli, [])
+    return out
+
+
+def test_every_command_prints_help_through_the_installed_command(cli):
+    paths = _command_paths()
+    assert ["hook"] in paths and ["install"] in paths and ["clusters", "add"] in paths
+    for path in [[]] + paths:
+        for flag in ("--help", "-h"):
+            rc, out, err = cli(*path, flag, db=None)
+            assert rc == 0, (path, err)
+            assert out.startswith("Usage: ledger " + " ".join(path)), (path, out[:100])
+            assert len(out.splitlines()) >= 4, (path, out)  # a description, not just a usage line
+
+
+@pytest.mark.parametrize("argv", [["hook", "--help"], ["hook", "claude-code", "--help"], ["hook", "-h"]])
+def test_hook_help_is_help_not_a_silent_hook(cli, argv):
+    rc, out, err = cli(*argv, db=None)
+    assert rc == 0 and out.startswith("Usage: ledger hook"), (out, err)
+    assert "claude-code" in out and "stdin" in out
+
+
+def test_a_real_hook_call_still_prints_nothing(cli, tmp_path):
+    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(tmp_path), "tool_name": "Bash",
+               "tool_input": {"command": "ls"}, "tool_response": {"stdout": "", "stderr": ""}}
+    rc, out, err = cli("hook", "claude-code", "PostToolUse", input=json.dumps(payload), db=None)
+    assert rc == 0 and out == ""
+
+
+@pytest.mark.parametrize("argv, kind", [
+    (["show", "m_doesnotexist"], "unknown-memory"),
+    (["resolve", "cf_nope", "a"], "unknown-conflict"),
+    (["recall", "x", "--limit", "0"], "usage"),
+    (["remember", "a fact"], "invalid-input"),
+    (["search", "strength:>>7"], "invalid-query"),
+    (["sources", "trust", "s_nope", "0.5"], "unknown-source"),
+])
+def test_json_errors_are_json_on_stderr_with_the_same_exit_status(cli, argv, kind):
+    rc_plain, out_plain, err_plain = cli(*argv)
+    rc, out, err = cli(*argv, "--json")
+    assert rc == rc_plain == 1
+    assert out == out_plain == ""
+    assert err_plain.startswith("✕ ")
+    obj = json.loads(err)
+    assert set(obj) >= {"error", "kind"}
+    assert obj["kind"] == kind, obj
+    assert obj["error"] == err_plain[2:].strip()
+
+
+def test_unknown_command_with_json(cli):
+    rc, out, err = cli("recal", "--json", db=None)
+    assert rc == 1 and json.loads(err)["kind"] == "usage"
+
+
+def test_serve_accepts_requests_as_soon_as_it_prints_the_url(db_file):
+    db_file.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(3):
+        with subprocess.Popen([LEDGER_BIN, "serve", "--port", "0", "--db", str(db_file)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) as proc:
+            try:
+                line = proc.stdout.readline()
+                m = re.match(r"● LEDGER running   (http://127\.0\.0\.1:(\d+)/)$", line.rstrip("\n"))
+                assert m, (line, proc.stderr.read() if proc.poll() is not None else "")
+                url = m.group(1)
+                # No retry loop: every request right after the line must be answered.
+                for _ in range(4):
+                    with urllib.request.urlopen(url + "health", timeout=5) as r:
+                        assert json.load(r)["ok"] is True
+                assert "0 memories" in proc.stdout.readline()
+            finally:
+                proc.terminate()
+                proc.communicate(timeout=10)
+
+
+def test_serve_busy_port_with_json_is_a_json_error(db_file):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        p = subprocess.run([LEDGER_BIN, "serve", "--port", str(port), "--db", str(db_file), "--json"],
+                           capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1
+    obj = json.loads(p.stderr)
+    assert obj["kind"] == "port-unavailable" and str(port) in obj["error"]
