@@ -73,7 +73,7 @@ def test_unknown_command(cli):
 
 
 def test_query_grammar_errors_exit_1(cli):
-    assert fail(*cli("search", "asof:xyz")) == 'Cannot parse "asof:xyz": expected a date like 2026-01-01 or a span like 30d, 2w, 6mo, 1y'
+    assert fail(*cli("search", "asof:xyz")) == 'Cannot parse "asof:xyz": expected a date like 2026-01-01 or a span like 30m, 2h, 30d, 2w, 6mo, 1y'
     assert fail(*cli("recall", "deploy", "strength:50")).startswith('Cannot parse "strength:50": expected strength:<N or strength:>N')
     assert fail(*cli("export", "before:soon", "--json")).startswith('Cannot parse "before:soon": ')
 
@@ -339,7 +339,7 @@ def test_sources_list_trust_drop(cli, db_file):
     assert json.loads(ok(*cli("sources", "trust", res.source_id, "0.8", "--json"))) == {"sourceId": res.source_id, "trust": 0.8}
     assert json.loads(ok(*cli("search", "kind:chunk", "--json")))["hits"][0]["strength"] == 0.8
     assert "s_nope" in fail(*cli("sources", "trust", "s_nope", "0.5"))
-    assert ok(*cli("sources", "drop", res.source_id)) == f"dropped {res.source_id} · 1 chunks removed, 1 claims flagged for review\n"
+    assert ok(*cli("sources", "drop", res.source_id)) == f"dropped {res.source_id} · 1 chunk removed, 1 claim flagged for review\n"
     assert memory(cli, claim.id)["reviewedAt"] is None
     assert ok(*cli("sources")) == "▍ Sources  0 documents\n"
     assert json.loads(ok(*cli("sources", "--json"))) == []
@@ -386,7 +386,7 @@ def test_stats(cli, db_file):
     assert lines[1] == "     3  memories   2 claims · 1 chunk"
     assert lines[2] == "     2  pending review"
     assert lines[3] == "     0  open conflicts   1 candidate awaiting an agent"
-    assert lines[4] == "     1  sources"
+    assert lines[4] == "     1  source"
     assert lines[5] == "     3  agents     4 calls today"
     assert any(re.fullmatch(r" +\d+\.\d  MB on disk", line) for line in lines[6:])
 

@@ -111,3 +111,67 @@ def test_serve_busy_port_with_json_is_a_json_error(db_file):
     assert p.returncode == 1
     obj = json.loads(p.stderr)
     assert obj["kind"] == "port-unavailable" and str(port) in obj["error"]
+
+
+# ---------------------------------------------------------------- query typos, spans
+@pytest.mark.parametrize("query, nearest", [("clster:code", "cluster"), ("agnet:claude", "agent"),
+                                            ("strenght:>40", "strength"), ("befor:2d deploy", "before")])
+def test_a_filter_typo_is_refused_with_the_keys_and_the_nearest(cli, query, nearest):
+    for verb in ("search", "recall", "export"):
+        rc, out, err = cli(verb, *query.split())
+        assert rc == 1 and out == "", (verb, out)
+        assert f"did you mean {nearest}:?" in err
+        assert "agent: cluster: type: kind: strength: asof: after: before:" in err
+
+
+def test_text_with_colons_still_searches(cli):
+    cli("remember", "colour:blue is set in theme.css line 12", "--cluster", "code")
+    for q in ("colour:blue", "theme.css:12", "http://localhost:7444"):
+        rc, out, err = cli("search", q)
+        assert rc == 0 and err == "", (q, err)
+
+
+def test_an_unknown_cluster_warns_naming_the_known_ones(cli):
+    cli("remember", "Deploys need the VPN", "--cluster", "proc")
+    rc, out, err = cli("search", "deploy", "cluster:prco")
+    assert rc == 0
+    assert err.startswith("⚠ ") and '"prco"' in err and "proc" in err and "code" in err
+    rc, out, err = cli("recall", "deploy", "cluster:nope", "--json")
+    assert rc == 0 and json.loads(out) == []
+    w = json.loads(err)
+    assert w["kind"] == "unknown-cluster" and "proc" in w["known"]
+    rc, out, err = cli("search", "deploy", "cluster:proc")
+    assert rc == 0 and err == "" and "Deploys need the VPN" in out
+
+
+def test_hour_and_minute_spans(cli):
+    cli("remember", "The release branch is cut on Mondays", "--cluster", "proc")
+    def hits(q):
+        rc, out, err = cli("search", *q.split(), "--json")
+        assert rc == 0, err
+        return json.loads(out)["total"]
+    assert hits("release after:1h") == 1
+    assert hits("release after:30m") == 1
+    assert hits("release before:2m") == 0
+    assert hits("release asof:5m") == 0      # it did not exist five minutes ago
+    assert hits("release before:1h") == 0
+    rc, out, err = cli("search", "asof:5x")
+    assert rc == 1 and "30m, 2h" in err
+
+
+# ---------------------------------------------------------------- plurals
+def test_stats_and_counts_use_singular_for_one(cli, tmp_path):
+    cli("remember", "The only fact", "--cluster", "code", "--agent", "claude")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    stop = {"hook_event_name": "Stop", "session_id": "s-one", "cwd": str(proj), "transcript_path": "",
+            "stop_hook_active": False}
+    rc, out, err = cli("hook", "claude-code", "Stop", input=json.dumps(stop), db=None,
+                       env={"LEDGER_DB": str(cli.db)})
+    assert rc == 0
+    rc, out, err = cli("stats")
+    assert rc == 0, err
+    assert "1  memory " in out and "1 claim ·" in out and "1  agent " in out
+    assert "1 checkpoint" in out and "1 checkpoints" not in out, out
+    for wrong in ("1 memories", "1 claims", "1 agents", "1 sources", "1 tool calls", "1 calls"):
+        assert wrong not in out, (wrong, out)

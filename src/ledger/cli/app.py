@@ -24,7 +24,7 @@ FILTERS_HELP = """\
 Filters (in any query):
   agent:<id>  cluster:<id>  type:chat|doc  kind:claim|chunk
   strength:<40 | strength:>70   (0-100)
-  asof:<date|span>  after:<date|span>  before:<date|span>   e.g. 2026-01-01, 30d, 2w, 6mo, 1y
+  asof:<date|span>  after:<date|span>  before:<date|span>   e.g. 2026-01-01, 30m, 2h, 30d, 2w, 6mo, 1y
   Repeating a key widens it: cluster:code cluster:proc"""
 
 
@@ -83,6 +83,34 @@ def _open(db: str | None):
     return Ledger.open(db)
 
 
+def _warn_unknown_clusters(led, query: str) -> None:
+    """Warn on stderr when ``cluster:`` names a cluster the store does not have (the
+    query still runs: it matches nothing from that value). With ``--json`` the warning
+    is a JSON object ``{"warning", "kind": "unknown-cluster", "known"}``."""
+    from ..query.parser import parse
+
+    try:
+        wanted = parse(query, led.clock()).clusters
+    except LedgerError:
+        return  # the command itself reports the bad query
+    if not wanted:
+        return
+    known = [c.id for c in led.clusters()]
+    missing = [c for c in wanted if c not in known]
+    if not missing:
+        return
+    names = ", ".join(f'"{c}"' for c in missing)
+    msg = (f"no cluster {names} in this store, so it matches nothing. Known clusters: {', '.join(known) or '(none)'}"
+           " (ledger clusters).")
+    try:
+        if _JSON_ERRORS:
+            click.echo(json.dumps({"warning": msg, "kind": "unknown-cluster", "known": known}, ensure_ascii=False), err=True)
+        else:
+            click.echo(f"⚠ {msg}", err=True)
+    except (OSError, ValueError):
+        pass
+
+
 def _words(words: tuple[str, ...], text: str | None) -> str:
     return (text if text is not None else " ".join(words)).strip()
 
@@ -114,6 +142,7 @@ def recall(query, limit, mode, agent, db, as_json):
     from .render import recall_lines
 
     with _open(db) as led:
+        _warn_unknown_clusters(led, " ".join(query))
         res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
     _json([m.to_dict() for m in res.hits]) if as_json else _out(recall_lines(res, _color()))
 
@@ -329,6 +358,7 @@ def search(query, limit, mode, sort, db, as_json):
     from .render import search_table
 
     with _open(db) as led:
+        _warn_unknown_clusters(led, " ".join(query))
         res = led.search(" ".join(query), limit=limit, mode=mode, sort=sort)
         now = led.clock()
     _json(res.to_dict()) if as_json else _out(search_table(res, now, _color()))
@@ -428,7 +458,9 @@ def sources_drop(ctx, source_id, db, as_json):
     if as_json or (ctx.obj or {}).get("json"):
         _json(r)
     else:
-        _out(f"dropped {source_id} · {r['chunks']} chunks removed, {r['flagged']} claims flagged for review")
+        from .render import plural
+
+        _out(f"dropped {source_id} · {plural(r['chunks'], 'chunk')} removed, {plural(r['flagged'], 'claim')} flagged for review")
 
 
 @cli.command()
@@ -452,6 +484,7 @@ def export(query, db, as_json):
     ledger export cluster:code > code.jsonl
     """
     with _open(db) as led:
+        _warn_unknown_clusters(led, " ".join(query))
         try:
             for m in led.export(" ".join(query)):
                 click.echo(json.dumps(m.to_dict(), ensure_ascii=False))

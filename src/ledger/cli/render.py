@@ -10,7 +10,7 @@ import click
 
 from ..models import Candidate, Cluster, Memory, SearchResult, Source
 from ..text import collapse
-from ..tui.fmt import ago, bar, truncate
+from ..tui.fmt import age, ago, bar, truncate
 
 LIME, AMBER, RED = (183, 193, 74), (217, 160, 60), (214, 96, 106)
 
@@ -63,7 +63,7 @@ def search_table(res: SearchResult, now: int, color: bool) -> str:
                 f"{truncate(m.writer, 7):<7}",
                 f"{truncate(m.text, 70):<70}",
                 _dim(f"{truncate(m.cluster_label, 16):<16}", color),
-                ago(now - m.last_read_at),
+                age(now - m.last_read_at),
             ])
         )
     return "\n".join(lines)
@@ -100,18 +100,25 @@ def sources_table(sources: list[Source], color: bool) -> str:
     return "\n".join(lines)
 
 
+def _count(n: int, word: str, many: str | None = None) -> str:
+    """A right-aligned count column and its noun, singular for 1: ``     1  memory``."""
+    return f"{n:>6}  {word if n == 1 else (many or word + 's')}"
+
+
 def stats_text(st: dict, color: bool) -> str:
     head = f"▍ LEDGER  {st['db']}"
+    w, llm = st["watcher"], st["llmToday"]
     return "\n".join([
         click.style(head, bold=True) if color else head,
-        f"{st['memories']:>6}  memories   {plural(st['claims'], 'claim')} · {plural(st['chunks'], 'chunk')}",
+        f"{_count(st['memories'], 'memory', 'memories')}   {plural(st['claims'], 'claim')} · {plural(st['chunks'], 'chunk')}",
         f"{st['pending']:>6}  pending review",
-        f"{st['conflicts']:>6}  open conflicts   {plural(st['candidates'], 'candidate')} awaiting an agent",
-        f"{st['sources']:>6}  sources",
-        f"{st['agents']:>6}  agents     {st['requestsToday']} calls today",
-        f"{st['watcher']['sessions']:>6}  watched sessions   {st['watcher']['observations']} tool calls · {st['watcher']['injections']} injections · {st['watcher']['checkpoints']} checkpoints",
-        f"{st['llmToday']['calls']:>6}  LLM calls today   {st['llmToday']['promptTokens'] + st['llmToday']['completionTokens']} tokens"
-        + (f" · {st['llmToday']['failed']} failed" if st['llmToday']['failed'] else ""),
+        f"{_count(st['conflicts'], 'open conflict')}   {plural(st['candidates'], 'candidate')} awaiting an agent",
+        _count(st["sources"], "source"),
+        f"{_count(st['agents'], 'agent')}     {plural(st['requestsToday'], 'call')} today",
+        f"{_count(w['sessions'], 'watched session')}   {plural(w['observations'], 'tool call')} · "
+        f"{plural(w['injections'], 'injection')} · {plural(w['checkpoints'], 'checkpoint')}",
+        f"{_count(llm['calls'], 'LLM call')} today   {plural(llm['promptTokens'] + llm['completionTokens'], 'token')}"
+        + (f" · {llm['failed']} failed" if llm['failed'] else ""),
         f"{st['diskBytes'] / 1e6:>6.1f}  MB on disk",
     ])
 
@@ -122,7 +129,7 @@ def memory_text(m: Memory, now: int) -> str:
         f"{m.id}  {m.kind} · {m.origin} · [{m.cluster_id}] {m.cluster_label}",
         f"  {collapse(m.text)}",
         f"  strength {pct(m.strength)}  (used {f.used:.2f} · fresh {f.fresh:.2f} · corroborated {f.corroborated:.2f})",
-        f"  writer {m.writer} · readers {', '.join(m.readers)} · hits {m.hits} · last read {ago(now - m.last_read_at)} ago",
+        f"  writer {m.writer} · readers {', '.join(m.readers)} · hits {m.hits} · last read {ago(now - m.last_read_at)}",
     ]
     if m.provenance:
         lines.append(f"  provenance: {m.provenance}")
@@ -131,5 +138,5 @@ def memory_text(m: Memory, now: int) -> str:
     for f in m.files:
         lines.append(f"  file: {f.path}" + (f"  ({f.size} bytes, sha256 {f.sha256[:12]}…)" if f.sha256 else ""))
     if m.deleted_at:
-        lines.append(f"  dropped {ago(now - m.deleted_at)} ago")
+        lines.append(f"  dropped {ago(now - m.deleted_at)}")
     return "\n".join(lines)

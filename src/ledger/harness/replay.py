@@ -216,7 +216,7 @@ def format_report(r: dict) -> str:
         f"  tool calls            {r['toolCalls']}",
         f"  repeated reads        {r['repeatedReads']}   (same file read/searched again)",
         f"  repeated commands     {r['repeatedCommands']}",
-        f"  distillations         {r['distillations']['runs']}  ({r['distillations']['added']} facts added, {r['distillations']['corroborated']} corroborated)",
+        f"  distillations         {r['distillations']['runs']}  ({r['distillations']['added']} fact{'' if r['distillations']['added'] == 1 else 's'} added, {r['distillations']['corroborated']} corroborated)",
         f"  injections            {r['injections']}  ({r['gentle']} gentle, {r['escalations']} escalated)",
         f"  characters injected   {r['charsInjected']}",
         f"  hook time (in-process) p50 {r['hookP50Ms']} ms · p95 {r['hookP95Ms']} ms",

@@ -6,14 +6,17 @@ Grammar, in short:
 
 * The text is split on whitespace; there is no quoting.
 * A token is a filter only if it has a colon at index > 0 and the text before the
-  first colon, lowercased, is one of :data:`KEYS`. Every other token (``colour:blue``,
-  ``:nope``) is a lowercased free-text term.
+  first colon, lowercased, is one of :data:`KEYS`. A ``word:value`` token whose word is
+  a near miss of a key (``clster:code``, ``agnet:x``, ``befor:2d``; see
+  :func:`near_key`) is an error naming the keys, because it would otherwise match
+  nothing in silence. Every other token (``colour:blue``, ``file.py:12``,
+  ``http://x``, ``:nope``) is a lowercased free-text term, so pasted text still searches.
 * ``key:`` with an empty value is ignored, so half-typed queries are not errors.
 * ``agent:``, ``cluster:``, ``type:`` and ``kind:`` values are lowercased and not
   validated; repeating one of these keys widens it (OR within a key, AND across keys).
 * ``strength:<N`` / ``strength:>N`` with N in 0..100, stored as N/100.
-* ``asof:``, ``after:``, ``before:`` take a span (``30d``, ``2w``, ``6mo``, ``1y``,
-  measured back from now) or an ISO date/datetime. A date alone is UTC midnight; a
+* ``asof:``, ``after:``, ``before:`` take a span (``30m``, ``2h``, ``30d``, ``2w``,
+  ``6mo``, ``1y``, measured back from now; ``m`` is minutes, ``mo`` months) or an ISO date/datetime. A date alone is UTC midnight; a
   datetime without an offset is taken as UTC.
 * For ``strength``, ``asof``, ``after`` and ``before`` the last occurrence wins.
 
@@ -56,13 +59,15 @@ KEY_HINTS: dict[str, str] = {
 }
 
 STRENGTH_REASON = "expected strength:<N or strength:>N, N between 0 and 100"
-WHEN_REASON = "expected a date like 2026-01-01 or a span like 30d, 2w, 6mo, 1y"
+WHEN_REASON = "expected a date like 2026-01-01 or a span like 30m, 2h, 30d, 2w, 6mo, 1y"
 
 _DAY_MS = 86_400_000
 # Span units in whole milliseconds (30.4 days = 2_626_560_000 ms exactly), so span
 # arithmetic stays in integers.
-_SPAN_MS = {"d": _DAY_MS, "w": 7 * _DAY_MS, "mo": 304 * _DAY_MS // 10, "y": 365 * _DAY_MS}
-_SPAN_RE = re.compile(r"([0-9]+)(d|w|mo|y)")
+_SPAN_MS = {"m": 60_000, "h": 3_600_000, "d": _DAY_MS, "w": 7 * _DAY_MS, "mo": 304 * _DAY_MS // 10,
+            "y": 365 * _DAY_MS}
+_SPAN_RE = re.compile(r"([0-9]+)(mo|m|h|d|w|y)")
+_WORD_KEY_RE = re.compile(r"[a-z]{3,10}")
 _STRENGTH_RE = re.compile(r"([<>])\s*([0-9]{1,3})")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -135,6 +140,28 @@ class Query:
         }
 
 
+def near_key(word: str) -> str | None:
+    """The filter key ``word`` is a likely typo of, or None.
+
+    ``word`` (lowercased, 3-10 letters) is a near miss when it is not a key and
+    :func:`difflib.get_close_matches` rates a key at 0.75 or more (one dropped, added
+    or swapped letter in a key of 4+ letters: ``clster``, ``agnet``, ``strenght``,
+    ``befor``). Plain words that merely look like keys (``colour``, ``note``, ``http``)
+    stay free text.
+    """
+    import difflib
+
+    if word in KEYS or not _WORD_KEY_RE.fullmatch(word):
+        return None
+    match = difflib.get_close_matches(word, KEYS, n=1, cutoff=0.75)
+    return match[0] if match else None
+
+
+def unknown_key_reason(word: str, nearest: str) -> str:
+    """The message for a near-miss key: the suggestion, then every key."""
+    return f"unknown filter {word}:; did you mean {nearest}:? Filters: " + " ".join(f"{k}:" for k in KEYS)
+
+
 def _split_filter(token: str) -> tuple[str, str] | None:
     """``(key, value)`` if ``token`` is filter-shaped (value may be ''), else None."""
     i = token.find(":")
@@ -149,8 +176,8 @@ def _split_filter(token: str) -> tuple[str, str] | None:
 def parse_when(value: str, now_ms: int) -> int | None:
     """Resolve an ``asof:``/``after:``/``before:`` value to epoch milliseconds, UTC.
 
-    ``value`` is either a span ``<N>d|w|mo|y`` (1, 7, 30.4 or 365 days per unit,
-    case-insensitive) counted back from ``now_ms`` (epoch ms UTC), clamped to
+    ``value`` is either a span ``<N>m|h|d|w|mo|y`` (a minute, an hour, or 1, 7, 30.4
+    or 365 days per unit, case-insensitive) counted back from ``now_ms`` (epoch ms UTC), clamped to
     :data:`MIN_MS`; or anything :meth:`datetime.fromisoformat` accepts, optionally with
     a trailing ``Z``. A date alone is UTC midnight; a datetime without an offset is
     taken as UTC; sub-millisecond digits are floored. Returns None if the value is
@@ -180,7 +207,8 @@ def parse(text: str, now_ms: int) -> Query:
 
     ``now_ms`` (epoch milliseconds, UTC) anchors spans such as ``30d``. Raises
     :class:`~ledger.errors.InvalidQuery` naming the first bad token for a malformed
-    ``strength:``, ``asof:``, ``after:`` or ``before:`` value; nothing else is an error.
+    ``strength:``, ``asof:``, ``after:`` or ``before:`` value, or for a near-miss key
+    (:func:`near_key`); nothing else is an error.
     """
     terms: list[str] = []
     multi: dict[str, list[str]] = {field: [] for field in _MULTI_FIELDS.values()}
@@ -188,6 +216,11 @@ def parse(text: str, now_ms: int) -> Query:
     for token in text.split():
         split = _split_filter(token)
         if split is None:
+            i = token.find(":")
+            if i > 0 and i < len(token) - 1:
+                nearest = near_key(token[:i].lower())
+                if nearest:
+                    raise InvalidQuery(token, unknown_key_reason(token[:i].lower(), nearest))
             terms.append(token.lower())
             continue
         key, value = split

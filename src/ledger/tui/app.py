@@ -33,7 +33,7 @@ from textual.widgets import Input, Static
 from ..errors import LedgerError, UnknownMemory
 from ..models import Conflict, Memory
 from ..service import Ledger
-from .fmt import AMBER, LIME, RED, ago, bar, pct, strength_color
+from .fmt import AMBER, LIME, RED, age, bar, pct, strength_color
 
 REFRESH_SECONDS = 2.0
 QUEUE_LIMIT = 200
@@ -87,7 +87,7 @@ def claim_card(m: Memory, now: int) -> Text:
     t = Text()
     t.append(m.writer, style=f"bold {FG}")
     t.append("  ·  ", style=DIM)
-    t.append(ago(now - m.created_at), style=FG)
+    t.append(age(now - m.created_at), style=FG)
     t.append("  ·  ", style=DIM)
     t.append(m.cluster_label, style=m.cluster_color or FG)
     t.append("\n")
@@ -105,7 +105,7 @@ def _side(label: str, m: Memory, now: int) -> tuple[Text, Text]:
     head = Text()
     head.append(m.writer, style=f"bold {FG}")
     head.append("  ·  ", style=DIM)
-    head.append(ago(now - m.created_at), style=FG)
+    head.append(age(now - m.created_at), style=FG)
     head.append("  ·  ", style=DIM)
     head.append_text(_strength(m.strength, 6))
     head.append("\n")
@@ -337,7 +337,7 @@ class ReviewApp(App[int]):
             msg = Text()
             msg.append("QUEUE CLEAR", style=f"bold {LIME}")
             msg.append("\n\n")
-            msg.append(f"Your agents are writing straight through. {self.store_size} memories on this machine.", style=DIM)
+            msg.append(f"Your agents are writing straight through. {self.store_size} {'memory' if self.store_size == 1 else 'memories'} on this machine.", style=DIM)
             clear.update(msg)
         else:
             clear.display = False

@@ -1,7 +1,7 @@
 """Small terminal formatting helpers shared by the review TUI, its plain dump and the CLI.
 
 They follow the seed's terminal helpers (reference §1.14): a strength bar of ``█`` and
-``░`` cells, a compact age (``4h``, ``12d``, ``7mo``) and a one-line truncation with
+``░`` cells, ages (``4h``, ``12d``, ``7mo``; :func:`age` and :func:`ago`) and a one-line truncation with
 ``…``. Strength colours are lime above 0.7, amber above 0.4 and red otherwise.
 
 Stdlib only: the CLI imports this module on every human command.
@@ -57,16 +57,60 @@ def pct(fraction: float) -> int:
     return _round_half_up(clamp01(fraction) * 100)
 
 
+SECOND_MS = 1000
+MINUTE_MS = 60_000
+YEAR_DAYS = 365
+#: Within this distance of now, either way, an instant is "just now": two processes'
+#: clocks (an agent's hook, the web server) may disagree by a few seconds.
+JUST_NOW_MS = 10_000
+
+
+def age(ms_delta: float) -> str:
+    """A compact age for table columns: ``now``, ``42s``, ``5m``, ``3h``, ``12d``,
+    ``7mo``, ``1y``, ``2.5y``; ``in 5m`` for a future instant.
+
+    ``ms_delta`` is now minus the instant, in milliseconds (negative: the instant is in
+    the future, e.g. written by a process whose clock runs ahead). Rules, each unit
+    floored so an age never rounds up past what it is: under 10 s either way ``now``;
+    seconds under a minute, minutes under an hour, hours under a day, days under 60
+    days, then months of 30.4 days (rounded half up, as the seed did) under 365 days,
+    then years to one decimal (``1y``, ``1.5y``). The web UI's ``age()`` in
+    ``static/js/dom.js`` follows the same rules (``tests/test_ages.py`` runs both).
+    """
+    ms = float(ms_delta)
+    if ms != ms:  # NaN
+        return "—"
+    if abs(ms) < JUST_NOW_MS:
+        return "now"
+    text = _span(abs(ms))
+    return text if ms > 0 else f"in {text}"
+
+
 def ago(ms_delta: float) -> str:
-    """A compact age: hours under a day (at least ``1h``), days under 60 days, then
-    months of 30.4 days. Negative deltas (clock skew between processes) count as 0."""
-    ms = max(0.0, float(ms_delta))
+    """The age as a phrase for prose: ``just now``, ``42s ago``, ``3h ago``, and for a
+    future instant (clock skew) ``in 5m``. Same rules as :func:`age`."""
+    text = age(ms_delta)
+    if text == "now":
+        return "just now"
+    if text.startswith("in ") or text == "—":
+        return text
+    return f"{text} ago"
+
+
+def _span(ms: float) -> str:
+    if ms < MINUTE_MS:
+        return f"{int(ms // SECOND_MS)}s"
+    if ms < HOUR_MS:
+        return f"{int(ms // MINUTE_MS)}m"
+    if ms < DAY_MS:
+        return f"{int(ms // HOUR_MS)}h"
     days = ms / DAY_MS
-    if days < 1:
-        return f"{max(1, _round_half_up(ms / HOUR_MS))}h"
     if days < 60:
-        return f"{_round_half_up(days)}d"
-    return f"{_round_half_up(days / MONTH_DAYS)}mo"
+        return f"{int(days)}d"
+    if days < YEAR_DAYS:
+        return f"{min(11, _round_half_up(days / MONTH_DAYS))}mo"
+    years = math.floor(days / YEAR_DAYS * 10) / 10
+    return f"{years:g}y"
 
 
 def one_line(text: str) -> str:

@@ -10,7 +10,7 @@ Stdlib only; the queue is the dict returned by ``Ledger.review_queue``.
 
 from __future__ import annotations
 
-from .fmt import ago, bar, truncate
+from .fmt import age, bar, truncate
 
 MAX_ITEMS = 20
 
@@ -35,7 +35,7 @@ def plain_dump(queue: dict, now_ms: int) -> str:
     if conflicts:
         for c in conflicts:
             lines.append("")
-            lines.append(f"▲ {c.kind:<22} {ago(now_ms - c.created_at):<5} {c.id}")  # the id: for `ledger resolve`
+            lines.append(f"▲ {c.kind:<22} {age(now_ms - c.created_at):<6} {c.id}")  # the id: for `ledger resolve`
             lines.append(f"  A  {truncate(c.a.text, 76)}")
             lines.append(f"  B  {truncate(c.b.text, 76)}")
     return "\n".join(lines) + "\n"

@@ -2,7 +2,7 @@
 // #/connections), the search box with autocomplete and mode toggle, the sidebar counts
 // and the first-run screen for an empty store.
 import { api } from './api.js';
-import { bytes, debounce, duration, num } from './dom.js';
+import { bytes, debounce, duration, num, plural } from './dom.js';
 import { attachAutocomplete } from './query.js';
 import { emit, on, setQuery, state, fail } from './state.js';
 import * as inspector from './inspector.js';
@@ -64,7 +64,7 @@ function paintStats(st) {
   set('sb-requests', num(st.requestsToday));
   set('sb-disk', bytes(st.diskBytes));
   set('status-origin', location.host);
-  set('status-count', `${num(st.memories)} memories`);
+  set('status-count', plural(st.memories, 'memory', 'memories'));
 }
 
 async function refreshStats(withClusters = false) {

@@ -2,7 +2,7 @@
 // search box (so the box always states the filter), flags are API parameters, the mode
 // toggle is sent with every search, and rows can be selected for bulk actions.
 import { api } from './api.js';
-import { ago, debounce, download, h, hashColor, meter, num, pct, replace } from './dom.js';
+import { age, ago, debounce, download, h, hashColor, meter, num, pct, replace, plural } from './dom.js';
 import * as inspector from './inspector.js';
 import { hasFreeText, hasToken, stripFacetTokens, toggleToken } from './query.js';
 import { agentColor, changed, emit, fail, on, searchParams, setQuery, state, toast } from './state.js';
@@ -179,13 +179,13 @@ export function mount(root) {
       m.readers.length > 3 ? h('span', { class: 'dim small', text: `+${m.readers.length - 3}` }) : null),
     h('td', { class: 'c-strength' }, meter(m.strength, { width: 48 }), h('span', { class: 'mono', text: pct(m.strength) })),
     h('td', { class: 'c-hits mono', text: num(m.hits) }),
-    h('td', { class: 'c-seen mono dim', text: ago(m.lastReadAt) }),
-    h('td', { class: 'c-age mono dim', text: ago(m.createdAt) }),
+    h('td', { class: 'c-seen mono dim', text: age(m.lastReadAt) }),
+    h('td', { class: 'c-age mono dim', text: age(m.createdAt) }),
     h('td', { class: 'c-flags' },
       m.pinned ? h('span', { class: 'flag-pin', title: 'pinned', text: '◆' }) : null,
       m.conflictWith ? h('span', { class: 'flag-conflict', title: 'in an open conflict', text: '▲' }) : null,
       m.archived ? h('span', { class: 'flag-arch', title: 'archived', text: '▫' }) : null,
-      m.deletedAt ? h('span', { class: 'flag-drop', title: `dropped ${ago(m.deletedAt)} ago — shown because of asof:`, text: '✕' }) : null));
+      m.deletedAt ? h('span', { class: 'flag-drop', title: `dropped ${ago(m.deletedAt)} — shown because of asof:`, text: '✕' }) : null));
     return tr;
   }
 
@@ -271,7 +271,7 @@ export function mount(root) {
     try {
       const blob = await api.exportSelected([...selected]);
       download(blob, 'ledger-export.jsonl');
-      toast(`exported ${selected.size} as NDJSON`);
+      toast(`exported ${plural(selected.size, 'memory', 'memories')} as NDJSON`);
     } catch (e) { fail(e); }
   }
 

@@ -3,7 +3,7 @@
 // heat; zoom, pan, hover, click to inspect. The time scrubber asks the server for
 // `asof:` views, so memories dropped since reappear (ringed) as they were.
 import { api } from './api.js';
-import { AMBER, CONFLICT, GREY, LIME, ago, date, debounce, h, hashColor, num, pct, replace, strengthColor } from './dom.js';
+import { AMBER, CONFLICT, GREY, LIME, ago, date, debounce, h, hashColor, num, pct, replace, strengthColor, plural } from './dom.js';
 import { DotStamper, hasGpuCanvas } from './dots.js';
 import * as inspector from './inspector.js';
 import { ForceSim, clustersLayout, heatLayout, timelineLayout } from './layouts.js';
@@ -533,7 +533,7 @@ export function mount(root) {
       h('div', { class: 'tip-text', text: n.text }),
       h('div', { class: 'tip-meta mono small' },
         h('span', { class: 'dot', style: { background: n.color } }),
-        `${n.clusterLabel} · ${n.writer} · str ${pct(n.strength)} · ${n.hits} reads · ${ago(n.createdAt)} old`,
+        `${n.clusterLabel} · ${n.writer} · str ${pct(n.strength)} · ${plural(n.hits, 'read')} · created ${ago(n.createdAt)}`,
         n.deletedAt ? h('span', { class: 'tip-drop', text: ` · dropped ${date(n.deletedAt)}` }) : null));
     tip.hidden = false;
     const tw = tip.offsetWidth, th = tip.offsetHeight;

@@ -103,7 +103,7 @@ export function mount(root) {
                 h('span', { class: 'bar-track' }, h('span', { class: 'bar-fill', style: { width: `${(t.count / maxTop) * 100}%`, background: c?.color || '#888' } })),
                 h('span', { class: 'mono small dim', text: num(t.count) }));
             }) : h('p', { class: 'dim small', text: 'nothing read yet' })),
-          h('p', { class: 'small dim scopes', text: `may read ${a.readScope || 'all clusters'} · may write ${a.writeScope || 'all clusters'} (descriptive, not enforced) · last call ${ago(a.lastSeen)} ago` }));
+          h('p', { class: 'small dim scopes', text: `may read ${a.readScope || 'all clusters'} · may write ${a.writeScope || 'all clusters'} (descriptive, not enforced) · last call ${ago(a.lastSeen)}` }));
       }));
     }
     const pairs = overlap.filter((p) => p.shared > 0).slice(0, 6);

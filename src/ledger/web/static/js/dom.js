@@ -49,17 +49,36 @@ export function debounce(fn, ms) {
 }
 
 // ---------------------------------------------------------------- formatting
-const HOUR = 3600e3, DAY = 86400e3;
+// Ages follow src/ledger/tui/fmt.py exactly (tests/test_ages.py runs both at the same
+// boundaries): within 10 s either way "now"; then s, m, h, d (under 60 days), mo (30.4
+// days, rounded half up, at most 11), y (one decimal); each other unit floored. A future
+// instant (another process's clock runs ahead) reads "in 5m".
+const SECOND = 1e3, MINUTE = 60e3, HOUR = 3600e3, DAY = 86400e3, JUST_NOW = 10e3;
 
+function span(d) {
+  if (d < MINUTE) return `${Math.floor(d / SECOND)}s`;
+  if (d < HOUR) return `${Math.floor(d / MINUTE)}m`;
+  if (d < DAY) return `${Math.floor(d / HOUR)}h`;
+  const days = d / DAY;
+  if (days < 60) return `${Math.floor(days)}d`;
+  if (days < 365) return `${Math.min(11, Math.floor(days / 30.4 + 0.5))}mo`;
+  return `${Math.floor(days / 365 * 10) / 10}y`;
+}
+
+// Compact age for table columns: "now", "42s", "3h", "in 5m".
+export function age(ms, now = Date.now()) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return '—';
+  const d = now - ms;
+  if (Math.abs(d) < JUST_NOW) return 'now';
+  return d > 0 ? span(d) : `in ${span(-d)}`;
+}
+
+// The same as a phrase: "just now", "42s ago", "in 5m".
 export function ago(ms, now = Date.now()) {
-  if (ms === null || ms === undefined) return '—';
-  const d = Math.max(0, now - ms);
-  if (d < 60e3) return 'now';
-  if (d < HOUR) return `${Math.floor(d / 60e3)}m`;
-  if (d < DAY) return `${Math.max(1, Math.floor(d / HOUR))}h`;
-  if (d < 60 * DAY) return `${Math.floor(d / DAY)}d`;
-  if (d < 365 * DAY) return `${Math.floor(d / DAY / 30.4)}mo`;
-  return `${(d / DAY / 365).toFixed(1)}y`;
+  const a = age(ms, now);
+  if (a === 'now') return 'just now';
+  if (a === '—' || a.startsWith('in ')) return a;
+  return `${a} ago`;
 }
 
 export function duration(ms) {
@@ -78,6 +97,11 @@ export function bytes(n) {
   let i = 0;
   while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
   return `${n >= 10 || i === 0 ? Math.round(n) : n.toFixed(1)} ${u[i]}`;
+}
+
+// "1 chunk", "2 chunks"; `many` for irregular plurals ("memories").
+export function plural(n, word, many) {
+  return `${num(n)} ${n === 1 ? word : (many || `${word}s`)}`;
 }
 
 export const pct = (x) => Math.round((x || 0) * 100);

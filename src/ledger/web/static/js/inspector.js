@@ -92,7 +92,7 @@ function render(m, related) {
   const why = h('section', { class: 'insp-sec' }, h('h4', { text: 'WHY THIS STRENGTH' }));
   why.append(
     factorRow('used', S.wUsed, f.used, `${m.hits} ${m.hits === 1 ? 'read' : 'reads'} by agents (saturates at ${S.useCeiling ?? 300})`),
-    factorRow('fresh', S.wFresh, f.fresh, `last read ${ago(m.lastReadAt)} ago (halves in about ${Math.round((S.tauDays ?? 190) * Math.LN2)} days unread)`),
+    factorRow('fresh', S.wFresh, f.fresh, `last read ${ago(m.lastReadAt)} (halves in about ${Math.round((S.tauDays ?? 190) * Math.LN2)} days unread)`),
     factorRow('corroborated', S.wCorroborated, f.corroborated, `${m.sourceCount} ${m.sourceCount === 1 ? 'source' : 'sources'} · ${nReaders} ${nReaders === 1 ? 'agent' : 'agents'}`),
   );
   let note;
@@ -110,8 +110,8 @@ function render(m, related) {
     ['kind', kindLabel(m)],
     ['cluster', h('span', { class: 'chip' }, h('span', { class: 'dot', style: { background: m.clusterColor } }), m.clusterLabel)],
     ['written by', h('span', { class: 'badge', style: { '--c': agentColor(m.writer) || hashColor(m.writer) }, text: m.writer })],
-    ['created', `${datetime(m.createdAt)} · ${ago(m.createdAt)} ago`],
-    ['last read', `${datetime(m.lastReadAt)} · ${ago(m.lastReadAt)} ago`],
+    ['created', `${datetime(m.createdAt)} · ${ago(m.createdAt)}`],
+    ['last read', `${datetime(m.lastReadAt)} · ${ago(m.lastReadAt)}`],
     ['reads', String(m.hits)],
     ['reviewed', m.kind === 'chunk' ? 'documents are not reviewed' : m.reviewedAt ? date(m.reviewedAt) : 'not yet — waiting in Review'],
   ];

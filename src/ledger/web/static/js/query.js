@@ -1,6 +1,6 @@
 // The query language in the search box: token helpers (facets write `key:value`
 // tokens so the box always states the filter) and key/value autocomplete.
-import { h, replace } from './dom.js';
+import { h, replace, plural } from './dom.js';
 import { state } from './state.js';
 
 export function tokens(q) {
@@ -77,11 +77,11 @@ export function suggestionsFor(tok) {
     const counts = state.facets?.agent || {};
     const ids = new Set([...Object.keys(counts), ...state.agents.map((a) => a.id)]);
     values = [...ids].sort((a, b) => (counts[b] || 0) - (counts[a] || 0))
-      .map((id) => ({ v: id, hint: counts[id] ? `${counts[id]} memories` : 'agent', color: state.agents.find((a) => a.id === id)?.color }));
+      .map((id) => ({ v: id, hint: counts[id] ? plural(counts[id], 'memory', 'memories') : 'agent', color: state.agents.find((a) => a.id === id)?.color }));
   } else {
     const hints = { chat: 'said in a conversation', doc: 'from a document', claim: 'one assertion', chunk: 'a slice of a document',
       '<20': 'fading', '<40': 'weak', '>70': 'strong', '>90': 'pinned or heavily used' };
-    values = (meta.presets[key] || []).map((v) => ({ v, hint: hints[v] || (/^\d+(d|w|mo|y)$/.test(v) ? `${v} ago` : 'date') }));
+    values = (meta.presets[key] || []).map((v) => ({ v, hint: hints[v] || (/^\d+(m|h|d|w|mo|y)$/.test(v) ? `${v} ago` : 'date') }));
   }
   return values.filter((x) => x.v.toLowerCase().startsWith(prefix))
     .map((x) => ({ insert: `${key}:${x.v} `, label: `${key}:${x.v}`, hint: x.hint, color: x.color }));

@@ -4,7 +4,7 @@
 //   conflicts  1 keep A · 2 keep B · b both · m merge · n not a conflict
 //   j/k or arrows move · Tab switches lane
 import { api } from './api.js';
-import { ago, date, h, isTyping, num, pct, replace, strengthColor, hashColor } from './dom.js';
+import { ago, date, h, isTyping, num, pct, replace, strengthColor, hashColor, plural } from './dom.js';
 import { agentColor, changed, fail, on, state, toast } from './state.js';
 
 const CLAIM_KEYS = { a: 'keep', e: 'edit', d: 'drop', p: 'pin' };
@@ -74,7 +74,7 @@ export function mount(root) {
     if (!data.claims.length && !data.conflicts.length) {
       replace(laneEl, h('div', { class: 'empty' },
         h('div', { class: 'empty-title mono', text: 'QUEUE CLEAR' }),
-        h('p', { text: `Your agents are writing straight through. ${num(state.stats?.memories ?? 0)} memories on this machine.` }),
+        h('p', { text: `Your agents are writing straight through. ${plural(state.stats?.memories ?? 0, 'memory', 'memories')} on this machine.` }),
         h('p', { class: 'dim', text: 'Everything new is searchable right away — the queue is an audit, not a gate.' })));
       return;
     }
@@ -102,7 +102,7 @@ export function mount(root) {
   function meta(m) {
     return [
       h('span', { class: 'badge', style: { '--c': agentColor(m.writer) || hashColor(m.writer) }, text: m.writer }),
-      h('span', { class: 'dim mono small', text: `${ago(m.createdAt)} ago` }),
+      h('span', { class: 'dim mono small', text: `${ago(m.createdAt)}` }),
       h('span', { class: `pill pill-${m.origin}`, text: m.origin === 'doc' ? 'DOC' : 'CHAT' }),
       h('span', { class: 'chip' }, h('span', { class: 'dot', style: { background: m.clusterColor } }), m.clusterLabel),
       h('span', { class: 'mono small', style: { color: strengthColor(m.strength) }, text: `str ${pct(m.strength)}` }),
@@ -136,7 +136,7 @@ export function mount(root) {
         h('span', { class: 'conflict-kind mono', text: `▲ ${c.kind.toUpperCase()}` }),
         h('span', { class: 'chip' }, h('span', { class: 'dot', style: { background: c.a.clusterColor } }), c.a.clusterLabel),
         h('span', { class: 'mono small dim', text: `detector ${pct(c.detector)}` }),
-        h('span', { class: 'mono small dim', text: `${ago(c.createdAt)} ago` })),
+        h('span', { class: 'mono small dim', text: `${ago(c.createdAt)}` })),
       h('div', { class: 'sides' }, side('A', c.a), side('B', c.b)),
       c.note ? h('p', { class: 'card-note', text: c.note }) : null,
       h('div', { class: 'card-actions' },

@@ -2,7 +2,7 @@
 // moves every chunk's strength at once; dropping removes its chunks and sends the claims
 // distilled from it back to review.
 import { api } from './api.js';
-import { ago, bytes, h, hashColor, num, pct, replace, strengthColor } from './dom.js';
+import { ago, bytes, h, hashColor, num, pct, replace, strengthColor, plural } from './dom.js';
 import * as inspector from './inspector.js';
 import { agentColor, changed, fail, on, toast } from './state.js';
 
@@ -60,7 +60,7 @@ export function mount(root) {
       try {
         const res = await api.trust(s.id, v);
         s.trust = res.trust;
-        toast(`${s.filename} trusted at ${pct(res.trust)} · ${num(s.chunkCount)} chunks moved with it`);
+        toast(`${s.filename} trusted at ${pct(res.trust)} · ${plural(s.chunkCount, 'chunk')} moved with it`);
         if (expanded.has(s.id)) fillBody(s, body);
         changed('trust');
       } catch (e) { fail(e); }
@@ -77,7 +77,7 @@ export function mount(root) {
             h('span', { class: 'fname', text: s.filename }),
             h('span', { class: 'source-sub' },
               h('span', { class: 'badge', style: { '--c': agentColor(s.ingestedBy) || hashColor(s.ingestedBy) }, text: s.ingestedBy }),
-              h('span', { class: 'dim small mono', text: `${ago(s.ingestedAt)} ago · ${bytes(s.bytes)}` })))),
+              h('span', { class: 'dim small mono', text: `ingested ${ago(s.ingestedAt)} · ${bytes(s.bytes)}` })))),
         count('CHUNKS', s.chunkCount), count('CLAIMS', s.claimCount), count('READS', s.hits),
         h('div', { class: 'trust-wrap' }, h('span', { class: 'stat-l', text: 'TRUST' }), slider, trustNum),
         dropButton(s)),
@@ -98,14 +98,14 @@ export function mount(root) {
       if (!armed) {
         armed = true;
         b.textContent = 'CONFIRM';
-        b.title = `removes ${s.chunkCount} chunks; ${s.claimCount} distilled claims go back to review`;
+        b.title = `removes ${plural(s.chunkCount, 'chunk')}; ${plural(s.claimCount, 'distilled claim')} go back to review`;
         t = setTimeout(() => { armed = false; b.textContent = 'DROP'; }, 3500);
         return;
       }
       clearTimeout(t);
       try {
         const res = await api.dropSource(s.id);
-        toast(`dropped ${s.filename} · ${res.chunks} chunks removed, ${res.flagged} claims flagged`);
+        toast(`dropped ${s.filename} · ${plural(res.chunks, 'chunk')} removed, ${plural(res.flagged, 'claim')} flagged`);
         expanded.delete(s.id);
         changed('source');
       } catch (e) { fail(e); }
@@ -137,9 +137,9 @@ export function mount(root) {
       d.chunkPreview.map((c) => h('button', { class: 'chunk', type: 'button', onclick: () => inspector.open(c.id) },
         h('span', { class: 'chunk-i mono dim', text: `#${c.chunkIndex}` }),
         h('span', { class: 'chunk-text', text: c.text.replace(/\s+/g, ' ') }),
-        h('span', { class: 'mono small dim', text: `${c.hits} reads` }))));
+        h('span', { class: 'mono small dim', text: plural(c.hits, 'read') }))));
     const consequence = h('p', { class: 'consequence small', text:
-      `Dropping ${d.filename} removes its ${num(d.chunkCount)} chunks (still visible to asof: queries) and sends ${num(d.claimCount)} distilled ${d.claimCount === 1 ? 'claim' : 'claims'} back to review.` });
+      `Dropping ${d.filename} removes its ${plural(d.chunkCount, 'chunk')} (still visible to asof: queries) and sends ${num(d.claimCount)} distilled ${d.claimCount === 1 ? 'claim' : 'claims'} back to review.` });
     replace(body, claims, chunks, consequence);
   }
 
