@@ -279,7 +279,7 @@ async def test_empty_queue_shows_queue_clear(tmp_path):
         assert app.query_one("#body").display is False
         text = shown(app, "#clear")
         assert "QUEUE CLEAR" in text
-        assert "Your agents are writing straight through. 1 memories on this machine." in text
+        assert "Your agents are writing straight through. 1 memory on this machine." in text
         await pilot.press("j", "tab", "a", "1")  # nothing to act on: no crash
         assert app.errors == [] and app.is_running
         await pilot.press("q")
