@@ -628,5 +628,5 @@ def test_stats_text_shows_llm_calls_and_tokens(ledger, db_file, proj, cli):
                       completion_tokens=234, ms=5, ok=True, error=None, now=int(time.time() * 1000))
     rc, out, _ = cli("stats")
     assert rc == 0
-    line = next(l for l in out.splitlines() if "LLM calls" in l)
+    line = next(l for l in out.splitlines() if "LLM call" in l)
     assert line.split()[0] == "1" and "1234 tokens" in line
