@@ -177,10 +177,25 @@ def test_outside_git_and_without_agents_dir(db_file, tmp_path):
     assert "- x.txt\n" in md
 
 
-def test_a_subdirectory_cwd_checkpoints_the_repository_root(db_file, repo):
-    Hook(db_file, repo / "src").stop()
+def test_a_session_that_moves_into_a_subdirectory_checkpoints_the_folder_it_started_in(db_file, repo):
+    # The project is where the session started (its first cwd; Claude Code also says it
+    # in $CLAUDE_PROJECT_DIR), not wherever the agent cd'd to (docs/watcher.md).
+    hook = Hook(db_file, repo)
+    hook(post_read(repo / "README.md", "# repo"))
+    hook.cwd = repo / "src"
+    hook.stop()
     assert (repo / ".agents" / "checkpoint.md").exists()
     assert not (repo / "src" / ".agents").exists()
+
+
+def test_a_session_started_in_a_subfolder_of_a_repository_checkpoints_that_folder(db_file, repo):
+    # A harness started in repo/src has repo/src as its project (Claude Code keys its
+    # projects by that folder); the parent repository's .agents/ is not touched.
+    Hook(db_file, repo / "src").stop()
+    assert (repo / "src" / ".agents" / "checkpoint.md").exists()
+    assert not (repo / ".agents").exists()
+    md = (repo / "src" / ".agents" / "checkpoint.md").read_text()
+    assert "_not a git repo_" not in md  # git still answers from the subfolder
 
 
 def test_a_read_only_project_still_keeps_the_checkpoint_in_the_store(db_file, repo):

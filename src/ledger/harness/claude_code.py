@@ -166,7 +166,11 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
             )
 
     kind = EVENTS[event_name]
-    cwd = _str(payload.get("cwd")) or os.environ.get("CLAUDE_PROJECT_DIR") or ""
+    # Claude Code's project is the folder it was started in: $CLAUDE_PROJECT_DIR (set for
+    # every hook, does not follow `cd`); the payload's cwd is the live directory.
+    env_project = os.environ.get("CLAUDE_PROJECT_DIR") or ""
+    project = os.path.abspath(env_project) if os.path.isabs(env_project) else None
+    cwd = _str(payload.get("cwd")) or env_project or ""
 
     tool = None
     if kind in ("pre_tool", "post_tool"):
@@ -196,6 +200,7 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
         raw_event_name=event_name,
         prompt=prompt,
         agent_id=_str(payload.get("agent_id")),
+        project=project,
     )
 
 

@@ -139,6 +139,10 @@ class HookEvent(_Frozen):
       ``custom_instructions`` (the ``/compact`` argument) on ``pre_compact``.
     - ``agent_id``: set when the event comes from a subagent (Claude Code ``agent_id``);
       callers usually skip subagent traffic. Defaults to ``None``.
+    - ``project``: the folder the harness was started in, as the harness defines its
+      project (Claude Code: ``$CLAUDE_PROJECT_DIR``, which does not follow ``cd``);
+      ``None`` when the harness did not say (the session's first ``cwd`` is used then).
+      See docs/watcher.md, "Projects and worktrees".
     """
 
     __slots__ = (
@@ -153,6 +157,7 @@ class HookEvent(_Frozen):
         "raw_event_name",
         "prompt",
         "agent_id",
+        "project",
     )
 
     harness: str
@@ -166,6 +171,7 @@ class HookEvent(_Frozen):
     raw_event_name: str
     prompt: str | None
     agent_id: str | None
+    project: str | None
 
     def __init__(
         self,
@@ -180,6 +186,7 @@ class HookEvent(_Frozen):
         raw_event_name: str = "",
         prompt: str | None = None,
         agent_id: str | None = None,
+        project: str | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown event kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -195,6 +202,7 @@ class HookEvent(_Frozen):
         s(self, "raw_event_name", raw_event_name)
         s(self, "prompt", prompt)
         s(self, "agent_id", agent_id)
+        s(self, "project", project)
 
 
 class HookResponse(_Frozen):

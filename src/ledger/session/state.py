@@ -154,7 +154,16 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
     says how many were left out."""
     from ..watcher.engine import fact_strength
 
-    facts = W.strongest_facts(conn, project, now_ms, limit)
+    from ..watcher.worktrees import aliases
+
+    # The project as checked out in the repository's other linked worktrees shares facts
+    # about the same repository-relative files.
+    facts, seen = [], set()
+    for root in [project, *aliases(project)]:
+        for f in W.strongest_facts(conn, root, now_ms, limit):
+            if f["id"] not in seen:
+                seen.add(f["id"])
+                facts.append(f)
     if not facts:
         return ""
     facts.sort(key=lambda f: (-int(bool(f["pinned"])), -fact_strength(f, now_ms)))
@@ -173,7 +182,7 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
 
 def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
     """Session-state side of a hook event (the engine handles tool events)."""
-    from ..watcher.engine import project_root, session_key
+    from ..watcher.engine import session_key
 
     key = session_key(event)
     writes = event.kind in ("stop", "session_end")
@@ -186,7 +195,7 @@ def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
 
             log_line(f"{event.raw_event_name or event.kind}: cwd {event.cwd!r} is not a directory; session state skipped")
         return None
-    project = project_root(event.cwd)
+    project = engine.project or event.project or os.path.abspath(event.cwd)
     if event.kind == "stop":
         if event.stop_hook_active:
             return None

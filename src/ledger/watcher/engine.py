@@ -34,17 +34,18 @@ def session_key(event: HookEvent) -> str:
 
 
 def project_root(cwd: str) -> str:
-    """The git work tree containing ``cwd`` (found by walking up to ``.git``, no
-    subprocess), else ``cwd`` itself."""
-    d = os.path.abspath(cwd or os.getcwd())
-    probe = d
-    while True:
-        if os.path.exists(os.path.join(probe, ".git")):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return d
-        probe = parent
+    """The project folder for a working directory: ``cwd`` itself, absolute. A project
+    is the folder the harness was started in, never a parent git repository: two
+    folders under one repository (dotfiles in a home directory) are two projects
+    (docs/watcher.md, "Projects and worktrees")."""
+    return os.path.abspath(cwd or os.getcwd())
+
+
+def event_project(event: HookEvent, stored: str | None = None) -> str:
+    """The project of ``event``'s session: the harness's own project folder when it
+    says (``event.project``), else the one recorded when the session was first seen
+    (``stored``: its first ``cwd``), else the event's ``cwd``."""
+    return event.project or stored or project_root(event.cwd)
 
 
 def reader_agent(event: HookEvent) -> str:
@@ -65,6 +66,7 @@ class Engine:
         self.now = now
         self.spawn_distill = spawn_distill
         self.session_state = session_state  # callable(event, engine) -> HookResponse | None (issue 7)
+        self.project: str | None = None  # the current event's project, set by _touch
 
     # ------------------------------------------------------------------ entry
     def handle(self, event: HookEvent) -> HookResponse | None:
@@ -85,10 +87,11 @@ class Engine:
         return None
 
     def _touch(self, event: HookEvent, key: str) -> None:
-        W.touch_session(
-            self.conn, key, harness=event.harness, session_id=event.session_id, project=project_root(event.cwd),
+        row = W.touch_session(
+            self.conn, key, harness=event.harness, session_id=event.session_id, project=event_project(event),
             cwd=event.cwd, agent=reader_agent(event), transcript_path=event.transcript_path, now=self.now,
         )
+        self.project = event_project(event, (row or {}).get("project"))
 
     # ------------------------------------------------------------------ observe
     def observe(self, event: HookEvent, key: str) -> int:
@@ -132,9 +135,20 @@ class Engine:
         if not self.w.get("enabled", True) or not is_file_tool(tool.name):
             return None
         paths = files_touched(tool, event.cwd)
-        facts = W.facts_for_files(self.conn, paths)
+        # The same repository-relative file in the repository's other linked worktrees
+        # carries the same facts; each is reported (and checked for staleness) under the
+        # path the agent touched.
+        from .worktrees import aliases
+
+        asked = {p: p for p in paths}
+        for p in paths:
+            for a in aliases(p):
+                asked.setdefault(a, p)
+        facts = W.facts_for_files(self.conn, list(asked))
         if not facts:
             return None
+        for f in facts:
+            f["path"] = asked.get(f["path"], f["path"])
         step = W.session(self.conn, key).get("steps", 0) + 1  # the step this call will be
         by_path: dict[str, list[dict]] = {}
         for f in facts:

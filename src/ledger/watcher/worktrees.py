@@ -1,0 +1,102 @@
+"""Linked worktrees of one git repository share facts about the same file.
+
+A fact is keyed to a resolved absolute path (DESIGN.md, watcher). ``git worktree add``
+checks the same repository out in another folder, so ``/repo/src/app.py`` and
+``/repo-wt/src/app.py`` are the same repository-relative file: :func:`aliases` gives,
+for a path inside a work tree, that path in every *other* work tree of the repository,
+so a fact learned in one checkout is handed back in the others (docs/watcher.md,
+"Projects and worktrees"). Paths in different repositories, or in sibling folders of one
+repository (``projA/config.yml`` vs ``projB/config.yml``), are never aliases: only the
+same repository-relative path is.
+
+Read straight from git's files, no subprocess (this runs on PreToolUse):
+
+- a work tree has a ``.git`` entry: a folder (the main checkout) or a file
+  ``gitdir: <path>`` (a linked worktree, whose git dir holds ``commondir``);
+- the repository's common dir lists linked worktrees as ``worktrees/<name>/gitdir``,
+  each holding the path of that worktree's ``.git`` file.
+
+A repository without linked worktrees costs a few ``stat`` calls per path. Never raises.
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import os
+
+_MAX_WORKTREES = 64
+
+
+def work_tree(path: str) -> str | None:
+    """The root of the git work tree holding ``path`` (walking up to a ``.git`` entry),
+    or None."""
+    probe = path if os.path.isdir(path) else os.path.dirname(path)
+    while True:
+        if os.path.lexists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(4096).strip()
+    except OSError:
+        return None
+
+
+def common_dir(root: str) -> str | None:
+    """The repository's common git dir for the work tree at ``root``, or None."""
+    dot = os.path.join(root, ".git")
+    if os.path.isdir(dot):
+        return dot
+    text = _read(dot)
+    if not text or not text.startswith("gitdir:"):
+        return None
+    gitdir = os.path.normpath(os.path.join(root, text[len("gitdir:"):].strip()))
+    common = _read(os.path.join(gitdir, "commondir"))
+    return os.path.normpath(os.path.join(gitdir, common)) if common else gitdir
+
+
+def roots(common: str) -> list[str]:
+    """Every work tree root of the repository whose common dir is ``common``: the main
+    checkout (when not bare) first, then linked worktrees that still exist."""
+    out: list[str] = []
+    if os.path.basename(common) == ".git":
+        out.append(os.path.dirname(common))
+    wt = os.path.join(common, "worktrees")
+    try:
+        names = sorted(os.listdir(wt))[:_MAX_WORKTREES]
+    except OSError:
+        names = []
+    for name in names:
+        target = _read(os.path.join(wt, name, "gitdir"))
+        if target:
+            root = os.path.dirname(os.path.normpath(target))
+            if os.path.isdir(root):
+                out.append(root)
+    return [os.path.realpath(r) for r in out]
+
+
+def aliases(path: str) -> list[str]:
+    """``path`` (absolute, resolved) as it lies in every other work tree of its
+    repository; ``[]`` outside git or when the repository has one work tree."""
+    try:
+        root = work_tree(path)
+        if root is None:
+            return []
+        common = common_dir(root)
+        if common is None:
+            return []
+        if os.path.isdir(os.path.join(root, ".git")) and not os.path.isdir(os.path.join(common, "worktrees")):
+            return []  # a main checkout with no linked worktrees: the common case, cheap
+        real_root = os.path.realpath(root)
+        rel = os.path.relpath(path, real_root)
+        if rel.startswith(".."):
+            return []
+        return [os.path.normpath(os.path.join(r, rel)) for r in roots(common) if r != real_root]
+    except (OSError, ValueError):
+        return []
