@@ -125,3 +125,20 @@ def test_replay_tolerates_garbage_lines(cli, tmp_path):
     rc, out, err = cli("replay", t, "--json", db=None)
     assert rc == 0, err
     assert json.loads(out)[0]["toolCalls"] >= 1
+
+
+def test_replay_distils_outlines_and_command_outcomes_not_first_lines(big_report):
+    _, _, db = big_report
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute("SELECT topic, text FROM memories WHERE writer = 'watcher'").fetchall()
+    finally:
+        conn.close()
+    assert rows
+    assert not [t for _, t in rows if "starts with:" in t]
+    outlines = [t for topic, t in rows if topic.startswith("outline:")]
+    assert outlines and all(" top-level: " in t for t in outlines)
+    assert any("lines, " in t and " bytes, sha256 " in t for t in outlines)
+    commands = [t for topic, t in rows if topic.split(":")[0] in ("test", "build", "error")]
+    assert any(" works (exit 0)" in t for t in commands)
+    assert any(" last failed (" in t for t in commands)

@@ -43,7 +43,9 @@ def trajectory_part(prompt: str) -> str:
 def test_prompt_asks_for_confirmed_durable_facts_as_json() -> None:
     p = build_prompt([obs(1, "hello")], [])
     assert "OUTPUTS" in p and "reasoning" in p and "plans" in p
-    assert "durable" in p and "specific" in p
+    assert "durable" in p and "checkable" in p and "tied to a file" in p
+    # trivia is refused by name (issue 12: facts like "x starts with: ..." tell nothing)
+    assert "Refuse" in p and "its first line" in p and "how many lines" in p
     assert '"fact"' in p and '"topic"' in p and '"files"' in p
     assert "file-format:model.ckpt" in p and "build:command" in p
     assert "Return []" in p

@@ -72,7 +72,7 @@ def uninstall(harness, scope, project_dir, db, as_json):
 @cli.command()
 @click.argument("transcripts", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--distiller", type=click.Choice(["heuristic", "config"]), default="heuristic", show_default=True,
-              help="heuristic: deterministic facts from tool outputs; config: the LLM in config.toml.")
+              help="heuristic: the deterministic fallback distiller (file outlines, command outcomes; docs/watcher.md); config: the LLM in config.toml.")
 @click.option("--every", type=click.IntRange(1, 10000), help="Distill every N steps (default from config: 15).")
 @click.option("--escalate-after", type=click.IntRange(1, 1000), help="Injections before escalation (default 4).")
 @click.option("--db", type=click.Path(dir_okay=False),

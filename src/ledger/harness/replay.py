@@ -4,8 +4,9 @@ Each ``tool_use`` block of the transcript (with its ``tool_result``) becomes a
 PreToolUse payload and a PostToolUse payload in Claude Code's own shape, handled by
 :func:`ledger.harness.runner.handle_payload` exactly as a live hook would be, at the
 transcript's own timestamps. Distillation runs inline when due, through the configured
-LLM or a deterministic *heuristic* distiller (facts read off tool outputs: a file's line
-count and first line, a command's failure) so replays run with no LLM at all. At each
+LLM or the deterministic distiller of :mod:`ledger.watcher.fallback` (file outlines with
+size and hash, a command's last outcome, the test and build commands that worked) so
+replays run with no LLM at all. At each
 compaction boundary the report shows what the PreCompact and SessionStart(compact) hooks
 would have injected.
 
@@ -74,26 +75,36 @@ def _ms(ts: str | None, fallback: int) -> int:
         return fallback
 
 
-def heuristic_answer(observations_prompt_rows: list[dict]) -> list[dict]:
-    """Deterministic findings from observations: for a successful Read, the file's line
-    count and first non-empty line; for a failed command, that it fails and its first
-    error line. Not an LLM: a stand-in that makes replays reproducible."""
-    out = []
-    for r in observations_prompt_rows:
-        try:
-            inp = json.loads(r["input"])
-        except (TypeError, ValueError):
-            inp = {}
-        text = r.get("output") or ""
-        if r["tool"] == "Read" and r["files"] and r.get("ok") != 0 and text.strip():
-            lines = [l for l in text.splitlines() if l.strip()]
-            first = lines[0].strip()[:120] if lines else ""
-            name = os.path.basename(r["files"][0])
-            out.append({"fact": f"{name} starts with: {first}", "topic": f"file-content:{name}", "files": [r["files"][0]]})
-        elif r["tool"] == "Bash" and r.get("ok") == 0 and isinstance(inp, dict) and inp.get("command"):
-            err = next((l.strip() for l in text.splitlines() if l.strip()), "")[:160]
-            out.append({"fact": f"`{str(inp['command'])[:120]}` fails: {err}", "topic": "error:command", "files": r["files"][:3]})
-    return out[:10]
+def _full_read(results: dict):
+    """``full_read(row)`` for the fallback distiller: the uncut content of a Read from
+    the transcript's ``toolUseResult`` (``file.content``, ``startLine``, ``numLines``,
+    ``totalLines``), so outlines, sizes and hashes are those of the whole file."""
+
+    def read(row: dict):
+        res = results.get(row.get("tool_use_id"))
+        f = res.get("file") if isinstance(res, dict) else None
+        if not isinstance(f, dict) or not isinstance(f.get("content"), str):
+            return None
+        start = f.get("startLine") if isinstance(f.get("startLine"), int) else 1
+        num, total = f.get("numLines"), f.get("totalLines")
+        complete = start == 1 and (not isinstance(total, int) or not isinstance(num, int) or num >= total)
+        return f["content"], start, complete
+
+    return read
+
+
+def _full_output(results: dict):
+    """``full_output(row)``: a command's uncut output text from the transcript."""
+    from .claude_code import tool_output
+
+    def output(row: dict):
+        res = results.get(row.get("tool_use_id"))
+        if res is None:
+            return None
+        text, _ = tool_output(row.get("tool") or "", res)
+        return text
+
+    return output
 
 
 def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristic", every: int | None = None,
@@ -102,7 +113,6 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     import tempfile
 
     from ..service import Ledger
-    from ..store import watch as W
     from ..watcher import config as config_mod
     from ..watcher.distill import distill_session
     from .runner import handle_payload
@@ -117,18 +127,17 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     if escalate_after:
         cfg["watcher"]["escalate_after"] = escalate_after
     if distiller == "heuristic":
-        cfg["llm"]["backend"] = "heuristic"
+        cfg["llm"]["backend"] = "fallback"
     led = Ledger.open(db)
     clock_now = [int(time.time() * 1000)]
     led.clock = lambda: clock_now[0]
     distills = {"runs": 0, "added": 0, "corroborated": 0}
 
-    def spawn(key: str, owner: str) -> None:
-        def answer(_prompt: str):
-            rows = W.observations(led.store.conn, key, after_step=W.session(led.store.conn, key).get("distilled_step", 0))
-            return json.dumps(heuristic_answer(rows)), 0, 0
+    results: dict = {}  # tool_use_id -> the transcript's uncut toolUseResult
 
-        r = distill_session(led, key, owner, cfg, answer_fn=answer if distiller == "heuristic" else None, log=lambda m: None)
+    def spawn(key: str, owner: str) -> None:
+        r = distill_session(led, key, owner, cfg, log=lambda m: None, full_read=_full_read(results),
+                           full_output=_full_output(results))
         distills["runs"] += 1
         distills["added"] += r["added"]
         distills["corroborated"] += r["corroborated"]
@@ -173,6 +182,7 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
             chars += len(ctx)
             levels["escalated" if "ESCALATION" in ctx else "gentle"] += 1
         result = u["result"]
+        results[u["id"]] = result
         resp = result if isinstance(result, dict) else {"stdout": str(result), "stderr": "", "interrupted": False}
         if u["is_error"] and isinstance(resp, dict):
             resp = {**resp, "is_error": True}

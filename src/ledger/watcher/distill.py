@@ -38,11 +38,19 @@ def _midnight(now_ms: int) -> int:
     return int(time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday, 0, 0, 0, 0, 0, -1)) * 1000)
 
 
-def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log=print) -> dict:
+#: Backends that need no LLM: the deterministic distiller of :mod:`.fallback`.
+FALLBACK_BACKENDS = ("fallback", "heuristic")
+
+
+def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log=print, full_read=None,
+                    full_output=None) -> dict:
     """Distill the observations of session ``key`` after its last distilled step.
 
     ``led`` is an open :class:`ledger.service.Ledger`; ``answer_fn(prompt) -> (text,
-    prompt_tokens, completion_tokens)`` replaces the LLM (replays and tests). Always
+    prompt_tokens, completion_tokens)`` replaces the LLM (tests). With ``[llm] backend``
+    ``fallback`` (or ``heuristic``) and no ``answer_fn`` the deterministic distiller of
+    :mod:`.fallback` answers, ``full_read`` and ``full_output`` being its optional
+    sources of uncut Read contents and command outputs. Always
     releases the lease. Returns counts: ``{"observations", "findings", "added",
     "corroborated", "rejected", "skipped"}``.
     """
@@ -69,6 +77,13 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         prompt = build_prompt(obs, known, per_output_cap=int(cfg["watcher"]["max_output_chars"]),
                               total_cap=int(cfg["watcher"]["max_trajectory_chars"]))
         t0 = time.perf_counter()
+        backend_name = str(cfg["llm"].get("backend") or "").lower()
+        if answer_fn is None and backend_name in FALLBACK_BACKENDS:
+            from . import fallback
+
+            def answer_fn(_prompt: str):
+                return json.dumps(fallback.findings(rows, cwd=sess.get("cwd"), full_read=full_read,
+                                                   full_output=full_output)), 0, 0
         try:
             if answer_fn is not None:
                 text, pt, ct = answer_fn(prompt)
@@ -81,8 +96,9 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
                               completion_tokens=0, ms=(time.perf_counter() - t0) * 1000, ok=False, error=str(exc), now=led.clock())
             log(f"distill {key}: {exc}")
             raise
-        W.record_llm_call(conn, session=key, backend=backend, model=model, prompt_tokens=pt, completion_tokens=ct,
-                          ms=(time.perf_counter() - t0) * 1000, ok=True, error=None, now=led.clock())
+        if backend_name not in FALLBACK_BACKENDS:  # no LLM was called: nothing to account
+            W.record_llm_call(conn, session=key, backend=backend, model=model, prompt_tokens=pt, completion_tokens=ct,
+                              ms=(time.perf_counter() - t0) * 1000, ok=True, error=None, now=led.clock())
         findings = parse_findings(text)
         result["findings"] = len(findings)
         agent = cfg["watcher"]["agent"]

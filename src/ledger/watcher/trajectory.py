@@ -161,25 +161,33 @@ def observation(
 # --------------------------------------------------------------------------- prompt
 
 _INSTRUCTIONS = """\
-You are reviewing the recent tool calls of a coding agent. Extract the facts that the \
-tool OUTPUTS below confirm, so the agent does not have to rediscover them later.
+You are reviewing the recent tool calls of a coding agent. Extract the durable facts \
+that the tool OUTPUTS below confirm, so the agent does not have to rediscover them in a \
+later session. Each fact must be checkable: tied to a file (with its path) or to a \
+command (quoted exactly), so anyone can verify it by opening the file or running the \
+command.
 
-A finding is a concrete, verifiable fact established by a tool's output, for example:
-- a file format or data layout (header bytes, keys, shapes, dtypes, column names);
-- a command that works for building, testing or running, with its needed flags;
-- where something is configured or defined (file, key, function);
-- verified behaviour (what a function returns, what a token decodes to);
-- the root cause of an error, when an output shows it.
+Worth keeping:
+- where something is defined or configured: "lib/app/router.ex defines the /api scope \
+with the :api pipeline (line 20)", "config/dev.exs sets the Repo port to 5433";
+- a file format or data layout: header bytes, keys, columns, shapes, dtypes;
+- a command that works, with the flags it needs: "`mix test --seed 0` passes \
+(373 tests)", "`npm run build` needs NODE_OPTIONS=--openssl-legacy-provider";
+- a command's outcome and its cause: "`mix credo --strict` fails on nested modules \
+in lib/x.ex (Credo.Check.Design.AliasUsage)";
+- verified behaviour or the root cause of an error, when an output shows it.
 
-Do NOT report:
-- the agent's plans, guesses, intentions or reasoning, or anything it "will try";
-- what the agent asked for (commands, edits it made) unless an output confirms the effect;
-- transient state (a process currently running, a test momentarily failing);
+Refuse (do not report):
+- trivia the agent sees at a glance: that a file exists, its first line, how many lines \
+it has, that a command printed something, that a directory lists some files;
+- the agent's plans, guesses or reasoning, or anything it "will try";
+- what the agent asked for (commands run, edits made) unless an output confirms the effect;
+- transient state (a process running now, a test failing only mid-edit, git status);
 - anything not backed by the outputs shown; anything already known (listed below).
 
-Each fact must be durable (still true next week unless the files change), specific \
-(name the file, command, key or value) and self-contained (no "this file", "the above"); \
-at most one sentence or two, under 400 characters.
+Each fact is self-contained (no "this file", "the above"), names its file or command, \
+and is at most one or two sentences, under 400 characters. Fewer, better facts beat \
+many weak ones; [] is a good answer.
 
 Answer with ONLY a JSON array, no prose:
 [{"fact": "...", "topic": "...", "files": ["/abs/path", ...]}]
