@@ -21,8 +21,10 @@ HARNESSES = ("claude-code", "opencode")
               help="This project: ./.claude/settings.json or ./.opencode/plugins/ (default).")
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="Project folder (default: current directory).")
 @click.option("--link", is_flag=True, help="OpenCode: symlink the plugin instead of copying it.")
+@click.option("--no-distill", is_flag=True,
+              help="Do not turn distillation on (by default it runs through `claude -p` or OpenCode itself).")
 @common()
-def install(harness, scope, project_dir, link, db, as_json):
+def install(harness, scope, project_dir, link, no_distill, db, as_json):
     """Wire ledger's hooks into a harness (idempotent; your own hooks are kept).
 
     \b
@@ -30,24 +32,33 @@ def install(harness, scope, project_dir, link, db, as_json):
     ledger install claude-code --user     # every project
     ledger install opencode               # ./.opencode/plugins/ledger.js
     """
+    from ..harness import distill_setup
+
     if harness == "opencode":
         from ..harness.opencode_install import install_opencode
 
         r = install_opencode(scope, project_dir, link=link)
+        d = distill_setup.disable() if no_distill else distill_setup.enable("opencode")
         if as_json:
-            _json(r)
+            _json({**r, "distill": d})
         else:
-            _out(f"✓ OpenCode plugin at {r['path']} (starts {r['command'] or 'ledger'} __serve-session opencode)"
-                 + '\n  Distillation: set [llm] backend = "opencode" to distill through OpenCode itself, or any other backend.')
+            _out(f"✓ OpenCode plugin at {r['path']} (starts {r['command'] or 'ledger'} __serve-session opencode)")
+            _out("  " + (_opted_out(d) if no_distill else distill_setup.summary(d, "opencode")))
         return
     from ..harness.install import install_claude_code
 
     r = install_claude_code(scope, project_dir)
+    d = distill_setup.disable() if no_distill else distill_setup.enable("claude-code")
     if as_json:
-        _json(r)
+        _json({**r, "distill": d})
     else:
-        _out(f"✓ hooks for {', '.join(r['events'])} in {r['path']}" + (f" (replaced {r['replaced']} old ones)" if r["replaced"] else "")
-             + "\n  Distillation needs an LLM: set [llm] in $LEDGER_HOME/config.toml (see README). Injection and checkpoints work without one.")
+        _out(f"✓ hooks for {', '.join(r['events'])} in {r['path']}" + (f" (replaced {r['replaced']} old ones)" if r["replaced"] else ""))
+        _out("  " + (_opted_out(d) if no_distill else distill_setup.summary(d, "claude-code")))
+
+
+def _opted_out(d: dict) -> str:
+    return ("Distillation off (--no-distill): ledger's [llm] lines removed from " + d["path"] if d["removed"]
+            else "Distillation not turned on (--no-distill). Injection and checkpoints work without it.")
 
 
 @cli.command()
