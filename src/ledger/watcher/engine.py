@@ -208,11 +208,29 @@ def is_stale(f: dict) -> bool:
     return h.hexdigest() != f["sha256"]
 
 
+STALE_MARK = " (may be stale: the file changed since this was learned)"
+GONE_MARK = " (may be stale: the file is gone since this was learned)"
+MIN_TEXT = 60  # characters of fact text worth showing when a fact must be cut to fit
+
+
+def stale_mark(f: dict) -> str:
+    """The mark for a fact whose file changed (or is gone) since it was learned; ``""``
+    when it still holds."""
+    if not is_stale(f):
+        return ""
+    return GONE_MARK if not os.path.exists(f["path"]) else STALE_MARK
+
+
 def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: int, max_facts: int = 8,
                  max_chars: int = 1200) -> tuple[str, list[str]]:
     """The KNOWN FACTS block (seed §2.8 shapes) with ids and strengths, bounded to
-    ``max_facts`` facts and about ``max_chars`` characters; says what was left out.
-    Returns ``(text, ids shown)``."""
+    ``max_facts`` facts and ``max_chars`` characters; says what was left out.
+    Returns ``(text, ids shown)``.
+
+    Only fact *text* is ever cut (ending in ``…``): the header, each fact's id and
+    strength, its "may be stale" mark and the left-out note are kept whole, so a long
+    fact about a changed file still says it may be stale (issue 12). A fact is shown cut
+    when at least :data:`MIN_TEXT` characters of its text fit, else it is left out."""
     seen, uniq = set(), []
     for f in facts:
         if f["id"] not in seen:
@@ -231,19 +249,31 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
         head = ["📋 KNOWN FACTS (already established — do not re-investigate):"]
     lines, ids = list(head), []
     used = sum(len(x) + 1 for x in lines)
-    for f in uniq:
+
+    def note(left: int) -> str:
+        return f"  (+{left} more fact{'s' if left != 1 else ''} left out; `ledger recall <file name>` lists them)"
+
+    for n, f in enumerate(uniq):
         if len(ids) >= max_facts:
             break
-        stale = " (may be stale: the file changed since this was learned)" if is_stale(f) else ""
-        line = f"  - [{f['id']} · {round(fact_strength(f, now) * 100)}] {' '.join(f['text'].split())}{stale}"
-        if ids and used + len(line) + 1 > max_chars:
-            break
-        if not ids and len(line) > max_chars:
-            line = line[: max_chars - 1] + "…"
+        prefix = f"  - [{f['id']} · {round(fact_strength(f, now) * 100)}] "
+        mark = stale_mark(f)
+        text = " ".join(f["text"].split())
+        left_after = len(uniq) - n - 1
+        # Room for this line, keeping room for the note about the facts after it.
+        reserve = len(note(left_after)) + 1 if left_after else 0
+        room = max_chars - used - reserve - len(prefix) - len(mark) - 1
+        if len(text) > room:
+            if room < MIN_TEXT:
+                break
+            cut = text[: room - 1]
+            space = cut.rfind(" ")
+            text = (cut[:space] if space > room // 2 else cut).rstrip(" ,;:") + "…"
+        line = prefix + text + mark
         lines.append(line)
         ids.append(f["id"])
         used += len(line) + 1
     left = len(uniq) - len(ids)
     if left > 0:
-        lines.append(f"  (+{left} more fact{'s' if left != 1 else ''} left out; `ledger recall <file name>` lists them)")
+        lines.append(note(left))
     return "\n".join(lines), ids
