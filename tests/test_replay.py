@@ -15,7 +15,7 @@ BIG = next((p for p in (DATA / "258c7280-ae70-4798-800f-63464d01a85d.jsonl",
                         LOCAL / "258c7280-ae70-4798-800f-63464d01a85d.jsonl") if p.exists()), None)
 
 FIELDS = {"transcript", "session", "toolCalls", "repeatedReads", "repeatedCommands", "injections", "gentle",
-          "escalations", "charsInjected", "distillations", "hookP50Ms", "hookP95Ms", "compactions", "db"}
+          "escalations", "charsInjected", "distillations", "hookP50Ms", "hookP95Ms", "compactions", "db", "repeatReads"}
 
 
 def test_replay_short_transcript_text_report(cli):

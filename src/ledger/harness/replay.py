@@ -134,10 +134,13 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     distills = {"runs": 0, "added": 0, "corroborated": 0}
 
     results: dict = {}  # tool_use_id -> the transcript's uncut toolUseResult
+    from .replay_measure import RepeatReadMeter
+
+    meter = RepeatReadMeter()
 
     def spawn(key: str, owner: str) -> None:
         r = distill_session(led, key, owner, cfg, log=lambda m: None, full_read=_full_read(results),
-                           full_output=_full_output(results))
+                           full_output=_full_output(results), on_added=meter.learned)
         distills["runs"] += 1
         distills["added"] += r["added"]
         distills["corroborated"] += r["corroborated"]
@@ -166,7 +169,8 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         from ..watcher.paths import files_touched
         from .events import ToolCall
 
-        for p in files_touched(ToolCall(u["name"], u["input"] if isinstance(u["input"], dict) else {}), u["cwd"]):
+        touched = files_touched(ToolCall(u["name"], u["input"] if isinstance(u["input"], dict) else {}), u["cwd"])
+        for p in touched:
             seen_files[p] = seen_files.get(p, 0) + 1 if u["name"] in ("Read", "Grep", "Glob", "Bash") else seen_files.get(p, 0)
         if u["name"] == "Bash" and isinstance(u["input"], dict):
             c = str(u["input"].get("command", ""))
@@ -176,13 +180,16 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         out = handle_payload("claude-code", json.dumps({**base, "hook_event_name": "PreToolUse"}), None, db=db, now=clock_now[0],
                              spawn=spawn, cfg=cfg)
         timings.append((time.perf_counter() - t0) * 1000)
+        ctx = ""
         if out:
             injections += 1
             ctx = json.loads(out).get("hookSpecificOutput", {}).get("additionalContext", "")
             chars += len(ctx)
             levels["escalated" if "ESCALATION" in ctx else "gentle"] += 1
+        meter.before(u["name"], touched, ctx)
         result = u["result"]
         results[u["id"]] = result
+        meter.after(u["name"], u["input"] if isinstance(u["input"], dict) else {}, touched, result)
         resp = result if isinstance(result, dict) else {"stdout": str(result), "stderr": "", "interrupted": False}
         if u["is_error"] and isinstance(resp, dict):
             resp = {**resp, "is_error": True}
@@ -213,11 +220,22 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         "escalations": levels["escalated"],
         "charsInjected": chars,
         "distillations": distills,
+        "repeatReads": meter.report(),
         "hookP50Ms": round(statistics.median(timings), 2) if timings else None,
         "hookP95Ms": round(timings[int(0.95 * (len(timings) - 1))], 2) if timings else None,
         "compactions": compactions,
         "db": db if tmpdir is None else None,
     }
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x * 100:.0f} %"
+
+
+def _repeat_line(m: dict) -> str:
+    return (f"  repeated reads met    {m['metWithFact']}/{m['repeatedReads']} ({_pct(m['metShare'])}) with a fact about "
+            f"the file; facts true then {m['factsTrue']}/{m['factsShown']} ({_pct(m['trueShare'])}); "
+            f"{m['charsPerRepeatedRead']} chars per repeated read")
 
 
 def format_report(r: dict) -> str:
@@ -229,6 +247,7 @@ def format_report(r: dict) -> str:
         f"  distillations         {r['distillations']['runs']}  ({r['distillations']['added']} fact{'' if r['distillations']['added'] == 1 else 's'} added, {r['distillations']['corroborated']} corroborated)",
         f"  injections            {r['injections']}  ({r['gentle']} gentle, {r['escalations']} escalated)",
         f"  characters injected   {r['charsInjected']}",
+        _repeat_line(r["repeatReads"]),
         f"  hook time (in-process) p50 {r['hookP50Ms']} ms · p95 {r['hookP95Ms']} ms",
     ]
     for c in r["compactions"]:

@@ -43,14 +43,15 @@ FALLBACK_BACKENDS = ("fallback", "heuristic")
 
 
 def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log=print, full_read=None,
-                    full_output=None) -> dict:
+                    full_output=None, on_added=None) -> dict:
     """Distill the observations of session ``key`` after its last distilled step.
 
     ``led`` is an open :class:`ledger.service.Ledger`; ``answer_fn(prompt) -> (text,
     prompt_tokens, completion_tokens)`` replaces the LLM (tests). With ``[llm] backend``
     ``fallback`` (or ``heuristic``) and no ``answer_fn`` the deterministic distiller of
     :mod:`.fallback` answers, ``full_read`` and ``full_output`` being its optional
-    sources of uncut Read contents and command outputs. Always
+    sources of uncut Read contents and command outputs. ``on_added(memory_id, paths)`` is
+    called for each claim added (``ledger replay`` measures with it). Always
     releases the lease. Returns counts: ``{"observations", "findings", "added",
     "corroborated", "rejected", "skipped"}``.
     """
@@ -119,9 +120,11 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
                 result["corroborated"] += 1
                 continue
             try:
-                led.remember(f.fact, cluster=DISTILL_CLUSTER, agent=agent, note=f"distilled from {key} steps {steps}",
-                             topic=f.topic or None, files=keys)
+                added = led.remember(f.fact, cluster=DISTILL_CLUSTER, agent=agent, note=f"distilled from {key} steps {steps}",
+                                     topic=f.topic or None, files=keys)
                 result["added"] += 1
+                if on_added is not None:
+                    on_added(added.memory.id, paths)
             except Exception as exc:  # one bad finding must not lose the others
                 result["rejected"] += 1
                 log(f"distill {key}: finding rejected: {exc}")
