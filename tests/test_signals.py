@@ -19,6 +19,9 @@ from hypothesis import strategies as st
 
 import ledger.conflicts as conflicts_pkg
 from ledger.conflicts.signals import (
+    COVER_FLOOR,
+    SHARE_FLOOR,
+    alignment,
     HEAD_TOKENS,
     OVERLAP_FLOOR,
     SIGNAL_NAMES,
@@ -57,6 +60,10 @@ def test_constants_come_from_the_seed():
         "divergent times",
         "divergent weekdays",
         "divergent months",
+        "opposite states",
+        "exclusive choices",
+        "moved location",
+        "replaced value",
         "negation on one side",
     )
 
@@ -69,15 +76,20 @@ def test_package_reexports_the_api():
         assert getattr(conflicts_pkg, name) is getattr(signals_mod, name)
 
 
-def test_module_imports_only_the_stdlib():
-    tree = ast.parse(Path(signals_mod.__file__).read_text(encoding="utf-8"))
+@pytest.mark.parametrize("module", ["signals", "values"])
+def test_module_imports_only_the_stdlib(module):
+    path = Path(signals_mod.__file__).with_name(f"{module}.py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            imported |= {alias.name.split(".")[0] for alias in node.names}
+            imported |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            imported.add((node.module or "").split(".")[0])
-    assert imported <= set(sys.stdlib_module_names)
+            imported.add(node.module or "")
+    # the proposer's two modules import each other and the stdlib, nothing else
+    ours = {m for m in imported if m.startswith("ledger.")}
+    assert ours <= {"ledger.conflicts.values"}
+    assert {m.split(".")[0] for m in imported - ours} <= set(sys.stdlib_module_names)
     assert "sqlite3" not in imported
 
 
@@ -141,7 +153,9 @@ def test_worked_example_subject_only_match():
     assert body < OVERLAP_FLOOR
     s = suspect(a, b)
     assert s is not None
-    assert s.overlap == 0.2  # head {trains, tue, thu} vs {trains, mon, wed}
+    # Ours: the frames are {trains} and {trains, knee, strain} once the values are out:
+    # cover 1 (all of the shorter frame is shared), share 1/3, overlap their mean.
+    assert s.overlap == round((1 + 1 / 3) / 2, 4)
     assert "divergent weekdays" in s.signals
     # the short form from the reference is caught the same way
     assert suspect("Trains Tue/Thu/Sun at 6am", "Trains Mon/Wed/Fri at 7am") is not None
@@ -270,21 +284,26 @@ def test_negation_fires_when_exactly_one_side_is_negated():
     assert signals("We don’t deploy", "We deploy") == ["negation on one side"]
     for phrase in ("never", "no longer", "isn't", "doesn't", "can't", "cannot", "won't",
                    "avoids", "avoided", "stopped", "dropped", "without", "instead of",
-                   "rather than", "switched", "NOT"):
+                   "rather than", "NOT"):
         assert signals(f"We {phrase} ship it", "We ship it") == ["negation on one side"], phrase
     # whole words only
     assert signals("Notes are kept", "Notes are kept in another file") == []
+    # Differs from the seed: "switched" is history ("switched from npm to pnpm"), not a
+    # negation; what it replaced is the "replaced value" signal.
+    assert signals("We switched ship it", "We ship it") == []
 
 
 def test_signals_come_in_fixed_order():
-    a = "Release 7 on 2026-03-01 at 10:00 Monday in March"
-    b = "Release 8 on 2026-04-01 at 11:00 Tuesday in April, not before"
+    a = ("Release 7 on 2026-03-01 at 10:00 Monday in March is enabled, uses tabs, "
+         "lives in lib/a.py and uses npm")
+    b = ("Release 8 on 2026-04-01 at 11:00 Tuesday in April is disabled, uses spaces, "
+         "lives in lib/b.py, switched from npm to pnpm, not before")
     assert signals(a, b) == list(SIGNAL_NAMES)
     assert signals(b, a) == list(SIGNAL_NAMES)
     s = suspect(a, b)
     assert s is not None and s.signals == SIGNAL_NAMES
     # more than 3 signals cap the signal share at 1.0
-    assert s.score == round(s.overlap * 0.6 + 0.4, 4)
+    assert s.score == pytest.approx(s.overlap * 0.6 + 0.4, abs=1e-4)
 
 
 # --------------------------------------------------------------------------- suspect
@@ -295,6 +314,15 @@ def test_overlap_floor_gates_before_signals(monkeypatch):
         raise AssertionError("signals computed below the overlap floor")
 
     monkeypatch.setattr(signals_mod, "signals", boom)
+    assert suspect("Port is 8080 for the API server", "Lunch budget is 12 euros a head") is None
+
+
+def test_alignment_gates_before_signals(monkeypatch):
+    # Ours: frames that share nothing are never compared value by value.
+    def boom(va, vb):
+        raise AssertionError("signals computed for frames that share nothing")
+
+    monkeypatch.setattr(signals_mod, "_signals", boom)
     assert suspect("Port is 8080 for the API server", "Lunch budget is 12 euros a head") is None
 
 
@@ -373,9 +401,11 @@ def test_suspicion_shape(a, b):
     assert 0.0 <= ov <= 1.0
     s = suspect(a, b)
     if s is not None:
-        assert ov >= OVERLAP_FLOOR and s.signals
+        cover, share, _ = alignment(a, b)
+        assert cover >= COVER_FLOOR and share >= SHARE_FLOOR and s.signals
         assert list(s.signals) == [n for n in SIGNAL_NAMES if n in s.signals]
-        assert s.score == round(ov * 0.6 + min(1, len(s.signals) / 3) * 0.4, 4)
+        assert s.overlap == round((cover + share) / 2, 4)
+        assert s.score == round((cover + share) / 2 * 0.6 + min(1, len(s.signals) / 3) * 0.4, 4)
 
 
 @given(_texts)
@@ -385,11 +415,18 @@ def test_a_text_never_conflicts_with_itself(text):
 
 # --------------------------------------------------------------------------- labelled set
 
-# Measured on tests/data/conflict_pairs.jsonl (101 pairs, 54 contradicting) with
-# `python bench/proposer.py`: precision 0.719 (41/57), recall 0.759 (41/54).
-# The floors allow one extra false alarm or one extra miss, not two.
-PRECISION_FLOOR = 0.80
+# Measured on tests/data/conflict_pairs.jsonl (107 pairs, 57 contradicting) with
+# `python bench/proposer.py`: precision 0.902 (46/51), recall 0.807 (46/57); before the
+# alignment (issue 15) 0.821 / 0.807. The floors allow one extra false alarm or one extra
+# miss, not two.
+PRECISION_FLOOR = 0.88
 RECALL_FLOOR = 0.78
+# The fresh set (tests/data/conflict_pairs_fresh.jsonl, 177 pairs, 80 contradicting),
+# written for issue 15 and not tuned on (docs/contradictions.md): 1.000 (74/74) / 0.925
+# (74/80). Issue 15's targets are P >= 0.9 and R >= 0.85.
+FRESH_PATH = ROOT / "tests" / "data" / "conflict_pairs_fresh.jsonl"
+FRESH_PRECISION_FLOOR = 0.9
+FRESH_RECALL_FLOOR = 0.85
 
 
 def _load_bench():
@@ -401,8 +438,9 @@ def _load_bench():
     return module
 
 
-def test_labelled_set_is_well_formed():
-    lines = PAIRS_PATH.read_text(encoding="utf-8").splitlines()
+@pytest.mark.parametrize("path", [PAIRS_PATH, FRESH_PATH], ids=["tuning", "fresh"])
+def test_labelled_set_is_well_formed(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines if line.strip()]
     assert len(rows) >= 60
     labels = [r["contradicts"] for r in rows]
@@ -418,6 +456,18 @@ def test_labelled_set_precision_and_recall_floors():
     assert report.tp + report.fp + report.fn + report.tn == report.pairs
     assert report.precision >= PRECISION_FLOOR, report.false_alarms
     assert report.recall >= RECALL_FLOOR, report.misses
+
+
+def test_fresh_set_meets_the_issue_targets():
+    bench = _load_bench()
+    rows = bench.load_pairs(FRESH_PATH)
+    assert len(rows) >= 150 and sum(r["hard"] for r in rows) >= len(rows) / 2
+    # written apart from the tuning set: no pair of one is in the other
+    old = {(r["a"], r["b"]) for r in bench.load_pairs(PAIRS_PATH)}
+    assert not old & {(r["a"], r["b"]) for r in rows}
+    report = bench.evaluate(rows, str(FRESH_PATH))
+    assert report.precision >= FRESH_PRECISION_FLOOR, report.false_alarms
+    assert report.recall >= FRESH_RECALL_FLOOR, report.misses
 
 
 def test_bench_script_json_output():

@@ -1,70 +1,103 @@
 """Lexical contradiction proposer: the pure part (stdlib only, no I/O, no sqlite3).
 
-Two claims are *suspected* of contradicting each other when they talk about the same
-thing (enough token overlap) and differ on a value that can be read off the text
-(a number, a date, a clock time, a weekday, a month) or one of them is negated. The
-proposer only ranks candidates; an agent judges them and a person resolves them.
+:mod:`ledger.conflicts.values` reads each text (steps 1-2 below); this module aligns two
+frames and compares their values (steps 3-4).
 
-Every constant and rule comes from the seed implementation (``conflicts.ts::suspect``,
-described in ``reference/original-implementations.md`` section 1.9.1) unless a comment
-says "ours" or "differs from the seed". The deliberate differences (DESIGN.md,
-"Where we deliberately differ"; issue 3) are:
+Two claims are *suspected* of contradicting each other when they say something about the
+same subject and attribute and disagree on a value read off the text. The proposer only
+ranks candidates; an agent judges them and a person resolves them. The rules, the
+lexicons and the reasons behind them are written up in ``docs/contradictions.md``.
 
-* months and weekdays are matched as whole words and normalised to a canonical full
-  name before comparing: ``market``/``decide``/``mayor`` are not months, ``Wednesday``
-  and ``Saturday`` are weekdays, ``fri`` == ``friday``, ``sept`` == ``september``;
-* digits that belong to an ISO date or a clock time are not also "numbers", so
-  ``16:00`` vs ``09:30`` is one signal (divergent times), not two.
+How a pair is read (all of it ours unless marked "seed"; the seed is ``conflicts.ts``,
+described in ``reference/original-implementations.md`` section 1.9.1):
 
-Further small decisions of ours, documented where they are made:
+1. **Values** are picked out of each text first: quantities with their units (``90s``,
+   ``2 GB``, ``8 threads``), ISO dates, clock times, weekdays, months, file paths, states
+   from the opposite-state lexicon (``enabled``/``disabled``), choices from the
+   exclusive-choice lexicon (``tabs``/``spaces``) and negations. A value the text marks as
+   history ("moved *from 9:30* to 10:00") is left out.
+2. What is left is the claim's **frame**: its content words, lightly stemmed, with a
+   placeholder where each value stood ("the auth service listens on port #n").
+3. The two frames are **aligned** word by word. The pair is only compared when the frames
+   share most of the shorter one's words (:data:`COVER_FLOOR`) and a fair part of all
+   their words (:data:`SHARE_FLOOR`), and when no word stands in for another in front of
+   a shared word or at the end ("*auth* service" vs "*billing* service", "in *staging*"
+   vs "in *production*"): those are different subjects, not different values.
+4. **Signals** then compare values of one kind only: quantities of one dimension (time,
+   size, or the same counted noun; ``90s`` == ``90 seconds``), dates, times, weekdays,
+   months, paths, states of one axis, choices of one axis; a negation on one side only.
+   Each side must hold a value the other lacks (a side that only adds values refines).
 
-* the modal verb ``may`` is only a month when the context says so (``May 3``,
-  ``in May``, ``May`` capitalised mid-sentence); otherwise "may fail" would be a month;
-* clock times are normalised to ``HH:MM`` (``9:30`` == ``09:30``) and ``4pm`` /
-  ``4:30 pm`` are clock times too (``4pm`` == ``16:00``);
-* ``pair_key`` refuses to pair an id with itself.
+Kept from the seed: the tokeniser and :func:`overlap` (exported for the peer search and
+for comparison), the score formula (with the alignment cover as its overlap), and
+:func:`pair_key`. Kept from issue 3: whole-word months and weekdays, ``may`` as a month
+only in context, clock times normalised to ``HH:MM``, digits of dates and times not read
+again as numbers.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import lru_cache
 
+from ledger.conflicts.values import (
+    CHOICE_AXES,
+    STATE_AXES,
+    STOPWORDS,
+    Quantity,
+    Values,
+    normalise,
+    quantity,
+    read,
+    same_quantity,
+)
+
 __all__ = [
+    "CHOICE_AXES",
+    "COVER_FLOOR",
     "HEAD_TOKENS",
     "OVERLAP_FLOOR",
+    "Quantity",
+    "SHARE_FLOOR",
     "SIGNAL_NAMES",
+    "STATE_AXES",
     "STOPWORDS",
     "Suspicion",
+    "alignment",
     "content_tokens",
     "overlap",
     "pair_key",
+    "quantity",
     "query_terms",
     "signals",
     "suspect",
 ]
 
 # ---------------------------------------------------------------------------
-# Constants (all from the seed, conflicts.ts)
+# Constants
 # ---------------------------------------------------------------------------
 
-#: The seed's stopword set, verbatim. The reference prose says "45" but lists 44 words,
-#: and the seed's source has the same 44. Most are already dropped by the length rule.
-STOPWORDS: frozenset[str] = frozenset(
-    """
-    a an and any are as at be been but by for from has have he her his i if in is it
-    its me my of on or she that the their them they this to was were when which with
-    you your
-    """.split()
-)
 
-#: Seed ``OVERLAP_FLOOR``: pairs whose overlap is below this are never proposed.
+#: Seed ``OVERLAP_FLOOR`` for :func:`overlap`. No longer the proposer's gate (the
+#: alignment is, see :data:`COVER_FLOOR`); kept for the seed measure and its tests.
 OVERLAP_FLOOR = 0.18
 
-#: Seed: the "subject" of a claim is its first 3 content tokens (``headOverlap``).
+#: Seed: the "subject" of a claim is its first 3 content tokens (used by query_terms).
 HEAD_TOKENS = 3
+
+#: Ours: the shared frame words must cover at least this share of the shorter frame's
+#: words. Tuned on ``tests/data/conflict_pairs.jsonl``; see docs/contradictions.md.
+COVER_FLOOR = 0.5
+
+#: Ours: shared frame words over all frame words (Jaccard) must reach this. Keeps long
+#: chatty texts that share a name or two apart (``bench/proposer_locomo.py``).
+SHARE_FLOOR = 0.25
+
+# Ours: a negation alone may cross a swapped word only when the frames line up closely.
+_NEGATION_COVER = 0.8
+_NEGATION_SHARE = 0.5
 
 #: Signal names, in the fixed order :func:`signals` reports them.
 SIGNAL_NAMES: tuple[str, ...] = (
@@ -73,6 +106,10 @@ SIGNAL_NAMES: tuple[str, ...] = (
     "divergent times",
     "divergent weekdays",
     "divergent months",
+    "opposite states",
+    "exclusive choices",
+    "moved location",
+    "replaced value",
     "negation on one side",
 )
 
@@ -82,7 +119,7 @@ _SIGNAL_WEIGHT = 0.4
 _SIGNALS_FOR_FULL_WEIGHT = 3
 
 # ---------------------------------------------------------------------------
-# Tokenising and overlap
+# Seed tokenising and overlap (kept for the peer search and as the seed measure)
 # ---------------------------------------------------------------------------
 
 # Seed: replace every character that is not a letter, digit, whitespace or '-' by a
@@ -91,14 +128,9 @@ _NON_TOKEN = re.compile(r"[^\w\s-]|_")
 _ALL_DIGITS = re.compile(r"\d+")
 
 
-def _normalise(text: str) -> str:
-    # NFC so that a decomposed "é" (e + combining accent) stays one letter; ours.
-    return unicodedata.normalize("NFC", text)
-
-
 @lru_cache(maxsize=8192)
 def _tokens(text: str) -> tuple[str, ...]:
-    cleaned = _NON_TOKEN.sub(" ", _normalise(text).lower())
+    cleaned = _NON_TOKEN.sub(" ", normalise(text).lower())
     return tuple(
         tok
         for tok in cleaned.split()
@@ -125,9 +157,10 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 def overlap(a: str, b: str) -> float:
-    """``max(body, head)``: body is the Jaccard of the two content-token sets, head the
-    Jaccard of the sets of the first :data:`HEAD_TOKENS` content tokens. In [0, 1],
-    symmetric, unrounded."""
+    """The seed's measure ``max(body, head)``: body is the Jaccard of the two
+    content-token sets, head the Jaccard of the sets of the first :data:`HEAD_TOKENS`
+    content tokens. In [0, 1], symmetric, unrounded. Not the proposer's gate any more
+    (see :func:`alignment`)."""
     ta, tb = _tokens(a), _tokens(b)
     body = _jaccard(set(ta), set(tb))
     head = _jaccard(set(ta[:HEAD_TOKENS]), set(tb[:HEAD_TOKENS]))
@@ -135,204 +168,69 @@ def overlap(a: str, b: str) -> float:
 
 
 # ---------------------------------------------------------------------------
-# Value extraction (one function per signal, each returns a set of canonical values)
+# Alignment
 # ---------------------------------------------------------------------------
 
-# The digit patterns are ASCII, like the seed's JavaScript regexes.
-# Differs from the seed: a short unit glued to the number counts with it ("30s",
-# "100ms", "4GB", "10k", "2x", "5%"), ordinals count as their number ("3rd" = "3"), and
-# the number words one to twelve count as digits. The seed saw none of these.
-_NUMBER = re.compile(r"\b(\d+(?:[.,]\d+)?)(%|[a-z]{1,3}\b|\b)", re.ASCII | re.IGNORECASE)
-_ORDINAL = frozenset({"st", "nd", "rd", "th"})
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split()) if i >= 1}
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b", re.ASCII)
 
-# Clock times. The seed's pattern is \b\d{1,2}:\d{2}\b. Differs from the seed: digit
-# guards instead of \b (so "123:456" is still not a time), an optional ":ss" (so
-# "16:00:30" leaves no stray number 30 behind), an optional am/pm suffix, and bare
-# "4pm" / "4 p.m." (which the seed saw as nothing at all: "4pm" has no word break).
-_CLOCK = re.compile(
-    r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(?![\d:])"
-    r"(?:\s?([ap])\.?m\b\.?)?",
-    re.ASCII | re.IGNORECASE,
-)
-_BARE_MERIDIEM = re.compile(r"\b(\d{1,2})\s?([ap])\.?m\b\.?", re.ASCII | re.IGNORECASE)
+def _is_word(tok: str) -> bool:
+    return not tok.startswith("#")
 
 
-def _clock_value(hour: int, minute: int, meridiem: str | None) -> str | None:
-    """Canonical ``HH:MM``, or None when the digits are not a time of day. A meridiem
-    on a 24-hour reading ("16:00 pm") is ignored; callers pass none for bare hours
-    outside 1..12 ("16pm" is not a time)."""
-    if meridiem and 1 <= hour <= 12:
-        hour = hour % 12 + (12 if meridiem.lower() == "p" else 0)
-    if hour > 24 or minute > 59:
-        return None  # "99:99" is not a time; its digits stay numbers
-    return f"{hour:02d}:{minute:02d}"
+def _cover_share(wa: frozenset[str], wb: frozenset[str]) -> tuple[float, float]:
+    """``cover`` = shared words / words of the smaller set; ``share`` = Jaccard."""
+    shared = len(wa & wb)
+    if not shared:
+        return 0.0, 0.0
+    return shared / min(len(wa), len(wb)), shared / (len(wa) + len(wb) - shared)
 
 
-def _times_and_mask(text: str) -> tuple[set[str], str]:
-    """Clock times as canonical ``HH:MM``, and the text with every date and time
-    blanked out (same length), ready for the numbers pattern."""
-    chars = list(text)
-    times: set[str] = set()
-
-    def blank(m: re.Match[str]) -> None:
-        chars[m.start() : m.end()] = " " * (m.end() - m.start())
-
-    for m in _DATE.finditer(text):
-        blank(m)
-    masked = "".join(chars)
-    for m in _CLOCK.finditer(masked):
-        value = _clock_value(int(m.group(1)), int(m.group(2)), m.group(3))
-        if value is not None:
-            times.add(value)
-            blank(m)
-    masked = "".join(chars)
-    for m in _BARE_MERIDIEM.finditer(masked):
-        hour = int(m.group(1))
-        value = _clock_value(hour, 0, m.group(2)) if 1 <= hour <= 12 else None
-        if value is not None:
-            times.add(value)
-            blank(m)
-    return times, "".join(chars)
-
-
-def _dates(text: str) -> set[str]:
-    return {m.group(0) for m in _DATE.finditer(text)}
-
-
-def _numbers(masked: str) -> set[str]:
-    out = set()
-    for m in _NUMBER.finditer(masked):
-        unit = m.group(2).lower()
-        out.add(m.group(1) if unit in _ORDINAL else m.group(1) + unit)
-    for w in _WORD.finditer(masked.lower()):
-        if w.group(0) in _NUMBER_WORDS:
-            out.add(_NUMBER_WORDS[w.group(0)])
-    return out
-
-
-# Whole words: runs of word characters. '_' stays inside a word so that identifiers
-# such as ``sat_solver`` or ``release_may`` are not weekdays or months.
-_WORD = re.compile(r"\w+")
-
-_WEEKDAY_FORMS: dict[str, tuple[str, ...]] = {
-    # Seed forms (mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun, optionally +day/+days)
-    # plus the full names the seed missed (wednesday, saturday) and "weds".
-    "monday": ("mon", "mondays"),
-    "tuesday": ("tue", "tues", "tuesdays"),
-    "wednesday": ("wed", "weds", "wednesdays"),
-    "thursday": ("thu", "thur", "thurs", "thursdays"),
-    "friday": ("fri", "fridays"),
-    "saturday": ("sat", "saturdays"),
-    "sunday": ("sun", "sundays"),
-}
-_WEEKDAYS: dict[str, str] = {
-    form: day for day, forms in _WEEKDAY_FORMS.items() for form in (day, *forms)
-}
-
-_MONTH_FORMS: dict[str, tuple[str, ...]] = {
-    # Seed prefixes (jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec), but only the
-    # abbreviation itself or the full name counts: "market" is not March.
-    "january": ("jan",),
-    "february": ("feb",),
-    "march": ("mar",),
-    "april": ("apr",),
-    "may": (),
-    "june": ("jun",),
-    "july": ("jul",),
-    "august": ("aug",),
-    "september": ("sep", "sept"),
-    "october": ("oct",),
-    "november": ("nov",),
-    "december": ("dec",),
-}
-_MONTHS: dict[str, str] = {
-    form: month for month, forms in _MONTH_FORMS.items() for form in (month, *forms)
-}
-
-# Words after which a lowercase "may" is the month ("in may", "by may", "mid-may").
-_MAY_MONTH_CUES = frozenset(
-    "in since until till by before after from through during early late mid end of".split()
-)
-_DAY_OR_YEAR = re.compile(r"\d{1,4}(?:st|nd|rd|th)?", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?:;]\s*$|^\s*$")
-
-
-def _is_month_may(text: str, words: list[re.Match[str]], i: int) -> bool:
-    """Is the i-th word (some casing of "may") the month rather than the modal verb?
-
-    Ours (the seed counted every "may"): a month when next to a day or year
-    ("May 3", "3rd May", "May 2026"), after a time preposition ("in may",
-    "end of May", "mid-May"), or capitalised when not opening a sentence
-    ("ship the May release"). "It may fail" and "May be flaky" are not months.
-    """
-    prev = words[i - 1].group(0) if i > 0 else ""
-    nxt = words[i + 1].group(0) if i + 1 < len(words) else ""
-    if _DAY_OR_YEAR.fullmatch(prev) or _DAY_OR_YEAR.fullmatch(nxt):
-        return True
-    if prev.lower() in _MAY_MONTH_CUES:
-        return True
-    word = words[i]
-    if word.group(0)[0] == "M":
-        return not _SENTENCE_END.search(text[: word.start()])
+def _blocked(fa: tuple[str, ...], fb: tuple[str, ...]) -> bool:
+    """A word stands in for another right before a shared word, or at the very end of
+    both frames: a different subject or qualifier, not a different value."""
+    ops = SequenceMatcher(None, fa, fb, autojunk=False).get_opcodes()
+    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag != "replace":
+            continue
+        left = [t for t in fa[i1:i2] if _is_word(t)]
+        right = [t for t in fb[j1:j2] if _is_word(t)]
+        if not left or not right:
+            continue
+        nxt = ops[k + 1] if k + 1 < len(ops) else None
+        before_shared_word = nxt is not None and nxt[0] == "equal" and _is_word(fa[nxt[1]])
+        at_end = i2 == len(fa) and j2 == len(fb)
+        if before_shared_word or at_end:
+            return True
     return False
 
 
-def _calendar_words(text: str) -> tuple[set[str], set[str]]:
-    """(weekdays, months), each normalised to the canonical full lowercase name."""
-    words = list(_WORD.finditer(text))
-    weekdays: set[str] = set()
-    months: set[str] = set()
-    for i, m in enumerate(words):
-        w = m.group(0).lower()
-        if w in _WEEKDAYS:
-            weekdays.add(_WEEKDAYS[w])
-        elif w in _MONTHS:
-            if w == "may" and not _is_month_may(text, words, i):
-                continue
-            months.add(_MONTHS[w])
-    return weekdays, months
+def alignment(a: str, b: str) -> tuple[float, float, bool]:
+    """How well two claims' frames line up: ``(cover, share, blocked)``.
+
+    ``cover`` (0-1): shared frame words over the words of the shorter frame;
+    ``share`` (0-1): shared over all frame words; ``blocked``: a word of one stands in for
+    a different word of the other in front of a shared word or at the end, which reads
+    as a different subject ("the *auth* service" vs "the *billing* service"). A frame
+    is a claim's content words, stemmed, with its values taken out. Symmetric.
+
+    >>> alignment("The auth service listens on port 8073", "The billing service listens on port 8050")[2]
+    True
+    """
+    va, vb = read(a), read(b)
+    return (*_cover_share(va.words, vb.words), _blocked_either(va, vb))
 
 
-# Seed negation list, matched as words on the raw text, case-insensitively. We also
-# accept the typographic apostrophe (don’t) and any whitespace inside the phrases.
-_NEGATION = re.compile(
-    r"\b(?:never|not|no\s+longer|isn['’]t|doesn['’]t|don['’]t|cannot|can['’]t|won['’]t"
-    r"|avoid|avoids|avoided|stopped|dropped|without|instead\s+of|rather\s+than"
-    r"|switched)\b",
-    re.IGNORECASE,
-)
+def _blocked_either(va: Values, vb: Values) -> bool:
+    # SequenceMatcher's opcodes depend on the argument order; look both ways so that
+    # the answer is symmetric.
+    return _blocked(va.frame, vb.frame) or _blocked(vb.frame, va.frame)
 
 
-@dataclass(frozen=True)
-class _Values:
-    numbers: frozenset[str]
-    dates: frozenset[str]
-    times: frozenset[str]
-    weekdays: frozenset[str]
-    months: frozenset[str]
-    negated: bool
+# ---------------------------------------------------------------------------
+# Signals
+# ---------------------------------------------------------------------------
 
 
-# Cached because the store compares one new claim with many peers (pure, so safe).
-@lru_cache(maxsize=8192)
-def _values(text: str) -> _Values:
-    text = _normalise(text)
-    times, masked = _times_and_mask(text)
-    weekdays, months = _calendar_words(text)
-    return _Values(
-        numbers=frozenset(_numbers(masked)),
-        dates=frozenset(_dates(text)),
-        times=frozenset(times),
-        weekdays=frozenset(weekdays),
-        months=frozenset(months),
-        negated=_NEGATION.search(text) is not None,
-    )
-
-
-def _diverge(a: frozenset[str], b: frozenset[str]) -> bool:
+def _diverge(a: frozenset, b: frozenset) -> bool:
     # Seed: both sides must have values, and the sets must differ. Differs from the
     # seed: each side must also hold a value the other lacks. A side that only adds
     # values ("7 days" vs "7 days for events and 30 for audit logs", "3.11" vs "3.11 and
@@ -340,28 +238,59 @@ def _diverge(a: frozenset[str], b: frozenset[str]) -> bool:
     return bool(a) and bool(b) and bool(a - b) and bool(b - a)
 
 
-def _signals(va: _Values, vb: _Values) -> list[str]:
+def _diverge_quantities(a: frozenset[Quantity], b: frozenset[Quantity]) -> bool:
+    """Per dimension, each side holds a quantity the other has no equal of."""
+    for dim in {q.dim for q in a} & {q.dim for q in b}:
+        qa = [q for q in a if q.dim == dim]
+        qb = [q for q in b if q.dim == dim]
+        a_only = any(not any(same_quantity(x, y) for y in qb) for x in qa)
+        b_only = any(not any(same_quantity(y, x) for x in qa) for y in qb)
+        if a_only and b_only:
+            return True
+    return False
+
+
+def _diverge_by_axis(a: frozenset[tuple[str, object]], b: frozenset[tuple[str, object]]) -> bool:
+    for axis in {x for x, _ in a} & {x for x, _ in b}:
+        if _diverge(frozenset(v for x, v in a if x == axis), frozenset(v for x, v in b if x == axis)):
+            return True
+    return False
+
+
+def _replaces(va: Values, vb: Values) -> bool:
+    """``vb`` says "... from X to Y" while ``va`` still says X and nothing of Y
+    ("uses npm" vs "switched from npm to pnpm")."""
+    return any(old and old <= va.words and not (new & va.words) for old, new in vb.replaced)
+
+
+def _signals(va: Values, vb: Values) -> list[str]:
     fired = (
-        _diverge(va.numbers, vb.numbers),
+        _diverge_quantities(va.quantities, vb.quantities),
         _diverge(va.dates, vb.dates),
         _diverge(va.times, vb.times),
         _diverge(va.weekdays, vb.weekdays),
         _diverge(va.months, vb.months),
+        _diverge_by_axis(va.states, vb.states),
+        _diverge_by_axis(va.choices, vb.choices),
+        _diverge(va.paths, vb.paths),
+        _replaces(va, vb) or _replaces(vb, va),
         va.negated != vb.negated,
     )
     return [name for name, on in zip(SIGNAL_NAMES, fired) if on]
 
 
 def signals(a: str, b: str) -> list[str]:
-    """Names of the signals that fire between two texts, in :data:`SIGNAL_NAMES` order.
+    """Names of the signals that fire between two texts, in :data:`SIGNAL_NAMES` order,
+    whether or not the texts are about the same thing (:func:`suspect` checks that).
 
-    A value signal fires when both texts have at least one value of that kind and the
-    two sets differ; negation fires when exactly one text is negated. Symmetric.
+    A value signal fires when both texts hold values of that kind (quantities: of one
+    dimension; states and choices: of one axis) and each holds one the other lacks;
+    negation fires when exactly one text has a negation that no state word took. Symmetric.
 
     >>> signals("Weekly review runs Friday 16:00", "Weekly review runs Thursday 09:30")
     ['divergent times', 'divergent weekdays']
     """
-    return _signals(_values(a), _values(b))
+    return _signals(read(a), read(b))
 
 
 # ---------------------------------------------------------------------------
@@ -373,9 +302,9 @@ def signals(a: str, b: str) -> list[str]:
 class Suspicion:
     """Why a pair of claims is proposed as a conflict candidate.
 
-    ``overlap`` is rounded to 4 places for display; ``score`` (seed formula, computed
-    from the unrounded overlap) is ``round(overlap*0.6 + min(1, len(signals)/3)*0.4, 4)``
-    and is used for ranking only.
+    ``overlap`` is the mean of the alignment's cover and share (:func:`alignment`, 0-1)
+    rounded to 4 places; ``score`` (seed formula, from the unrounded overlap) is
+    ``round(overlap*0.6 + min(1, len(signals)/3)*0.4, 4)`` and is used for ranking only.
     """
 
     overlap: float
@@ -389,19 +318,27 @@ def _score(ov: float, n_signals: int) -> float:
 
 
 def suspect(a: str, b: str) -> Suspicion | None:
-    """A :class:`Suspicion` when the texts overlap by at least :data:`OVERLAP_FLOOR`
-    and at least one signal fires, else ``None``. Symmetric: ``suspect(a, b) ==
-    suspect(b, a)``. Identical texts never fire a signal, so are never proposed.
+    """A :class:`Suspicion` when the two claims line up (:func:`alignment`: cover at
+    least :data:`COVER_FLOOR`, share at least :data:`SHARE_FLOOR`, not blocked) and at
+    least one signal fires, else ``None``. Symmetric: ``suspect(a, b) == suspect(b,
+    a)``. Identical texts never fire a signal, so are never proposed.
 
     >>> suspect("Invoice renews every 12 months", "Invoice renews every 24 months")
     Suspicion(overlap=1.0, signals=('divergent numbers',), score=0.7333)
     """
-    ov = overlap(a, b)
-    if ov < OVERLAP_FLOOR:
-        return None  # the floor gates before any signal is computed
-    fired = signals(a, b)
+    va, vb = read(a), read(b)
+    cover, share = _cover_share(va.words, vb.words)  # cheapest test first
+    if cover < COVER_FLOOR or share < SHARE_FLOOR:
+        return None
+    fired = _signals(va, vb)
     if not fired:
         return None
+    if _blocked_either(va, vb) and not (fired == ["negation on one side"] and cover >= _NEGATION_COVER and share >= _NEGATION_SHARE):
+        # A negation denies the claim's own words ("use ruff; flake8 is not used" vs
+        # "use flake8"), so a swapped word need not mark a different subject there; but
+        # only when the frames line up closely (chat turns share "thanks" and a name).
+        return None
+    ov = (cover + share) / 2
     return Suspicion(overlap=round(ov, 4), signals=tuple(fired), score=_score(ov, len(fired)))
 
 

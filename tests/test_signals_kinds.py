@@ -1,0 +1,241 @@
+"""Issue 15: the proposer compares values of one subject and attribute only.
+
+Each test is one KIND from the issue: the issue's own example first, then examples of our
+own of the same kind. The lexicons are checked against docs/contradictions.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ledger.conflicts.signals import (
+    CHOICE_AXES,
+    STATE_AXES,
+    alignment,
+    quantity,
+    signals,
+    suspect,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def proposed(a: str, b: str) -> bool:
+    return suspect(a, b) is not None
+
+
+# ------------------------------------------------------------------ different subject
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # the issue's example: every pair of these was proposed
+        ("The auth service listens on port 8073", "The billing service listens on port 8050"),
+        ("The auth service listens on port 8073", "The search service listens on port 8089"),
+        ("The billing service listens on port 8050", "The search service listens on port 8089"),
+        # ours
+        ("The staging cluster has 6 nodes", "The production cluster has 24 nodes"),
+        ("Alice's flight lands at 14:20", "Bob's flight lands at 16:05"),
+        ("Error logs are kept for 90 days", "Access logs are kept for 14 days"),
+        ("Debug logging is on in staging", "Debug logging is off in production"),
+        ("Go code uses tabs for indentation", "YAML files use spaces for indentation"),
+    ],
+)
+def test_a_value_of_another_subject_is_no_contradiction(a, b):
+    assert signals(a, b)  # the values do differ...
+    assert alignment(a, b)[2]  # ...but a different word stands where the subject is
+    assert not proposed(a, b)
+    assert not proposed(b, a)
+
+
+def test_the_same_subject_with_another_value_still_is():
+    assert proposed("The auth service listens on port 8073", "The auth service listens on port 8074")
+    assert proposed("Alice's flight lands at 14:20", "Alice's flight now lands at 16:05")
+    assert proposed("Error logs are kept for 90 days", "Error logs are kept for 30 days")
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # the issue's example: they share almost nothing
+        ("CI runs on Python 3.11 and 3.12", "Distillation runs every 15 tool calls"),
+        # ours
+        ("Unit tests run on Node 18 and 20", "Reindexing runs every 40 minutes"),
+        ("The Kafka cluster has 5 brokers", "Kafka topics keep 7 days of data"),
+        ("The cache holds 10,000 entries", "The cache expires entries after 10 minutes"),
+    ],
+)
+def test_claims_that_share_a_word_or_two_are_not_compared(a, b):
+    assert not proposed(a, b)
+
+
+# ------------------------------------------------------------------ quantities with units
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # the issue's examples
+        ("the cache expires after 90s", "the cache expires after 90 seconds"),
+        ("the cache is 2 GB", "the cache is 2048 MB"),
+        ("the token lives for 1h", "the token lives for 60 minutes"),
+        # ours
+        ("Polling runs every 0.5 s", "Polling runs every 500 ms"),
+        ("Reminders go out 1 week before", "Reminders go out 7 days before"),
+        ("The shared disk is 1 TB", "The shared disk is 1000 GB"),  # decimal reading
+        ("Jobs time out after 45 min", "Jobs time out after 45 minutes"),
+    ],
+)
+def test_one_quantity_in_other_units_is_the_same_value(a, b):
+    assert signals(a, b) == []
+    assert not proposed(a, b)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("Default heap size is 512 MB", "Default heap size is 2 GB"),
+        ("Health checks time out after 1.5 s", "Health checks time out after 3000 ms"),
+        ("Password reset links are valid for 1 day", "Password reset links are valid for 12 hours"),
+    ],
+)
+def test_different_quantities_in_other_units_diverge(a, b):
+    assert signals(a, b) == ["divergent numbers"]
+    assert proposed(a, b)
+
+
+def test_quantities_of_different_dimensions_are_not_compared():
+    # 3 replicas and port 8073 are not one attribute; 40 minutes is not 40 MB
+    assert signals("The auth service has 3 replicas", "The auth service has port 8073") == []
+    assert signals("The upload takes 40 minutes", "The upload is 40 MB") == []
+    assert quantity("2", "GB") == quantity("2048", "MB")
+    assert quantity("1", "h") == quantity("3600", "s")
+    assert quantity("3", "rd").dim == "ordinal"
+    assert quantity("8", "threads") == quantity("8", "thread")
+
+
+# ------------------------------------------------------------------ opposite states
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # the issue's six pairs
+        ("Telemetry is enabled by default", "Telemetry is disabled by default"),
+        ("Guest checkout is allowed", "Guest checkout is forbidden"),
+        ("The admin port is open on the firewall", "The admin port is closed on the firewall"),
+        ("Two-factor auth is required for maintainers", "Two-factor auth is optional for maintainers"),
+        ("Debug logging is on in staging", "Debug logging is off in staging"),
+        ("The metrics dashboard is public", "The metrics dashboard is private"),
+        # ours
+        ("The sandbox is writable", "The sandbox is read-only"),
+        ("The coffee machine on floor 2 is working", "The coffee machine on floor 2 is broken"),
+        ("Staging deploys are manual", "Staging deploys are automatic"),
+        ("Auto-merge is enabled on the docs repo", "Auto-merge is disabled on the docs repo"),
+    ],
+)
+def test_opposite_states_of_one_subject(a, b):
+    assert "opposite states" in signals(a, b)
+    assert proposed(a, b)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("Guest checkout is forbidden", "Guest checkout is not allowed"),  # negated opposite
+        ("The dashboard is private", "The dashboard is no longer public"),
+        ("Telemetry is off by default", "Telemetry is disabled by default"),  # synonyms
+        ("Telemetry is disabled by default", "Telemetry can be enabled per project"),  # a possibility
+        ("CI runs on Linux", "CI runs off a cron schedule"),  # prepositions, not states
+    ],
+)
+def test_same_state_or_no_state(a, b):
+    assert not proposed(a, b)
+
+
+# ------------------------------------------------------------------ exclusive choices
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # the issue's four
+        ("Binary files are written little-endian", "Binary files are written big-endian"),
+        ("The repo uses tabs for indentation", "The repo uses spaces for indentation"),
+        ("JSON keys are snake_case", "JSON keys are camelCase"),
+        ("Log timestamps are in UTC", "Log timestamps are in local time"),
+        # ours
+        ("Search results are sorted ascending", "Search results are sorted descending"),
+        ("The report job runs hourly", "The report job runs daily"),
+        ("Shell scripts use LF line endings", "Shell scripts use CRLF line endings"),
+    ],
+)
+def test_exclusive_choices_of_one_attribute(a, b):
+    assert signals(a, b) == ["exclusive choices"]
+    assert proposed(a, b)
+
+
+def test_choices_that_agree_or_refine_do_not_fire():
+    assert signals("Config keys are snake_case", "Keys in the config use snake_case") == []
+    assert signals("Times are in UTC", "Times are in UTC and shown in local time") == []
+
+
+# ------------------------------------------------------------------ paths
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # the issue's example
+        ("the config loader is in lib/config.py", "the config loader is now in core/settings.py"),
+        # ours
+        ("Fixtures live in tests/fixtures/", "Fixtures live in tests/data/"),
+        ("The database file is kept in /var/lib/app/data.db", "The database file now lives at ~/.app/data.db"),
+        ("Error pages are served from static/errors", "Error pages are served from templates/errors"),
+    ],
+)
+def test_a_thing_that_moved(a, b):
+    assert "moved location" in signals(a, b)
+    assert proposed(a, b)
+
+
+def test_paths_that_agree_or_are_not_paths():
+    assert not proposed("The config loader is in lib/config.py", "lib/config.py holds the config loader")
+    # history then the current place agrees with the current place
+    assert not proposed("The config loader moved from lib/config.py to core/settings.py",
+                        "The config loader is in core/settings.py")
+    # weekday lists and and/or are not paths
+    assert "moved location" not in signals("Gym Tue/Thu", "Gym Mon/Wed")
+    assert signals("Use read and/or write", "Use read and/or write") == []
+
+
+# ------------------------------------------------------------------ history
+
+
+def test_a_value_named_as_history_is_not_asserted():
+    # "moved from 9:30 to 10:00" asserts 10:00 only
+    assert signals("Standup is at 9:30", "Standup moved from 9:30 to 10:00") == ["divergent times"]
+    assert signals("Standup is at 10:00", "Standup moved from 9:30 to 10:00") == []
+    # a claim still stating what another says was replaced
+    assert "replaced value" in signals("The frontend uses npm", "The frontend switched from npm to pnpm")
+    assert not proposed("The frontend uses pnpm", "The frontend switched from npm to pnpm")
+    assert proposed("Issues are tracked in Jira", "Issue tracking migrated from Jira to Linear")
+
+
+# ------------------------------------------------------------------ lexicon is documented
+
+
+def test_every_lexicon_word_is_in_the_docs():
+    doc = (ROOT / "docs" / "contradictions.md").read_text(encoding="utf-8").lower()
+    for axis, (pos, neg) in STATE_AXES.items():
+        assert axis in doc
+        for word in (*pos, *neg):
+            assert re.search(rf"`{re.escape(word)}`", doc), word
+    for axis, values in CHOICE_AXES.items():
+        assert axis in doc
+        for value in values:
+            assert re.search(rf"`{re.escape(value.lower())}`", doc), value
