@@ -5,7 +5,8 @@ Usage::
     python bench/proposer.py [PATH] [--json]
 
 PATH defaults to ``tests/data/conflict_pairs.jsonl``: one JSON object per line with
-``a``, ``b`` (claim texts), ``contradicts`` (bool) and ``note``. A pair counts as
+``a``, ``b`` (claim texts), ``contradicts`` (bool), ``note`` and optionally ``hard``
+(bool; the report then also gives the figures for the hard and the plain rows). A pair counts as
 *proposed* when :func:`ledger.conflicts.signals.suspect` returns a suspicion. The
 report gives precision, recall, F1, the confusion counts, and lists every miss
 (contradiction not proposed) and false alarm (compatible pair proposed).
@@ -42,6 +43,8 @@ class Report:
     f1: float = 0.0
     misses: list[dict] = field(default_factory=list)
     false_alarms: list[dict] = field(default_factory=list)
+    # for sets whose rows carry "hard": the same figures for the hard and plain rows
+    subsets: dict[str, dict] = field(default_factory=dict)
 
 
 def load_pairs(path: Path) -> list[dict]:
@@ -82,18 +85,29 @@ def evaluate(pairs: list[dict], path: str = "") -> Report:
             report.false_alarms.append(entry)
         else:
             report.tn += 1
+    _rates(report)
+    if path and any("hard" in row for row in pairs):
+        for name, flag in (("hard", True), ("plain", False)):
+            sub = evaluate([r for r in pairs if bool(r.get("hard")) == flag])
+            report.subsets[name] = {k: getattr(sub, k) for k in ("pairs", "tp", "fp", "fn", "tn", "precision", "recall", "f1")}
+    return report
+
+
+def _rates(report: Report) -> None:
     proposed, positives = report.tp + report.fp, report.tp + report.fn
     report.precision = round(report.tp / proposed, 4) if proposed else 0.0
     report.recall = round(report.tp / positives, 4) if positives else 0.0
     p, r = report.precision, report.recall
     report.f1 = round(2 * p * r / (p + r), 4) if p + r else 0.0
-    return report
 
 
 def _print_text(report: Report) -> None:
     print(f"labelled set: {report.path} ({report.pairs} pairs)")
     print(f"precision {report.precision:.3f}  recall {report.recall:.3f}  F1 {report.f1:.3f}")
     print(f"TP {report.tp}  FP {report.fp}  FN {report.fn}  TN {report.tn}")
+    for name, sub in report.subsets.items():
+        print(f"  {name} ({sub['pairs']} pairs): precision {sub['precision']:.3f}  "
+              f"recall {sub['recall']:.3f}  (TP {sub['tp']} FP {sub['fp']} FN {sub['fn']} TN {sub['tn']})")
     for title, rows in (("misses", report.misses), ("false alarms", report.false_alarms)):
         print(f"\n{title} ({len(rows)}):")
         for e in rows:
