@@ -44,7 +44,8 @@ WORDS = ("cache schema index parser token model config deploy branch test fixtur
 
 def build_store(root: Path, claims: int) -> tuple[Path, Path]:
     """A store with ``claims`` claims and one fact keyed to ``<project>/model.ckpt``."""
-    from ledger.service import Ledger, file_key
+    from ledger.filekeys import file_key
+    from ledger.service import Ledger
     from ledger.store import watch as W
 
     proj = root / "proj"

@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     args = ap.parse_args(argv)
 
-    from ledger.service import Ledger, file_key
+    from ledger.filekeys import file_key
+    from ledger.service import Ledger
 
     work = Path(tempfile.mkdtemp(prefix="ledger-bench-oc-"))
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ledger.harness import claude_code as cc
-from ledger.harness.events import KINDS, HookEvent, HookResponse, ToolCall
+from ledger.events import KINDS, HookEvent, HookResponse, ToolCall
 from ledger.watcher.paths import files_touched, is_file_tool
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
@@ -463,8 +463,8 @@ def test_hook_path_modules_import_only_stdlib() -> None:
     code = (
         "import sys, json\n"
         "before = set(sys.modules)\n"
-        "import ledger.harness.events, ledger.harness.claude_code\n"
-        "import ledger.watcher.paths, ledger.watcher.redact, ledger.watcher.trajectory\n"
+        "import ledger.events, ledger.harness.claude_code\n"
+        "import ledger.watcher.paths, ledger.redact, ledger.watcher.trajectory\n"
         "new = sorted(set(sys.modules) - before)\n"
         "print(json.dumps(new))\n"
     )

@@ -1,7 +1,7 @@
 """LLM backends against a real HTTP server on loopback speaking the real protocols
 (OpenAI chat completions, Anthropic Messages), the ``command`` backend with a real
 child process, and the whole detached path: hook → lease → ``python -m
-ledger.watcher.distill`` → model server → claims in the store."""
+ledger __distill`` → model server → claims in the store."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ import pytest
 from ledger.errors import InvalidInput
 from ledger.harness import opencode as oc
 from ledger.harness import opencode_install as inst
-from ledger.harness.events import HookResponse
+from ledger.events import HookResponse
 from ledger.watcher.paths import files_touched, is_file_tool
 
 SID = "ses_dd3b891a9ffe9lOeeFljftGxAR"

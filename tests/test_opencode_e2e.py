@@ -34,7 +34,8 @@ from conftest import LEDGER_BIN
 from fakes.npm import npm_install
 from fakes.openai_sse import OpenAIServer, ToolCall, Turn, messages_text, tool_results
 from ledger.harness.opencode_install import install_opencode, uninstall_opencode
-from ledger.service import Ledger, file_key
+from ledger.filekeys import file_key
+from ledger.service import Ledger
 from ledger.watcher.llm import SYSTEM as DISTILL_SYSTEM
 from test_opencode_server import console_command_serves
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import LEDGER_BIN
-from ledger.service import Ledger, file_key
+from ledger.filekeys import file_key
+from ledger.service import Ledger
 from ledger.store import watch as W
 
 SERVE_MODULE = [sys.executable, "-m", "ledger.harness.session_server", "opencode"]

@@ -14,7 +14,7 @@ import pytest
 from conftest import T0
 from fakes.hooks import handle, payload, post_edit, post_read, post_write, run_hook
 
-from ledger.service import file_key
+from ledger.filekeys import file_key
 from ledger.session import state as ST
 from ledger.store import watch as W
 

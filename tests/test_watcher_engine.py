@@ -19,7 +19,7 @@ from conftest import T0
 from fakes.hooks import (cfg_with, context_of, handle, payload, post_bash, post_edit, post_read, pre_bash, pre_read,
                          run_hook)
 
-from ledger.service import file_key
+from ledger.filekeys import file_key
 from ledger.store import watch as W
 from ledger.watcher.distill import distill_session
 from ledger.watcher.engine import Engine

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.watcher.redact import bound, clip, redact
+from ledger.redact import bound, clip, redact
 
 # Built by concatenation so secret scanners do not flag this file.
 GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

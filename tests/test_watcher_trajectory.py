@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.harness.events import ToolCall
+from ledger.events import ToolCall
 from ledger.watcher.trajectory import (
     Finding,
     Observation,

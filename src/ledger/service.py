@@ -13,7 +13,6 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import os
 import statistics
 import time
@@ -537,23 +536,6 @@ class Ledger:
             d.update(self.store.agent_activity(a.id, since))
             agents.append(d)
         return {"agents": agents, "overlap": self.store.agent_overlap()}
-
-
-def file_key(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> FileKey:
-    """A :class:`FileKey` for ``path`` resolved against ``cwd``: absolute real path with
-    the file's size (bytes), mtime (epoch ms) and sha256 now. A missing file gets a key
-    with no state, so a fact can be keyed to a file that does not exist yet."""
-    p = Path(cwd or os.getcwd(), os.path.expanduser(str(path)))
-    p = Path(os.path.realpath(p))
-    try:
-        st = p.stat()
-        h = hashlib.sha256()
-        with open(p, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        return FileKey(str(p), st.st_size, st.st_mtime_ns // 1_000_000, h.hexdigest())
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
-        return FileKey(str(p))
 
 
 def _normal(text: str) -> str:

@@ -19,9 +19,14 @@ def main(argv: list[str] | None = None) -> int:
         return hook_main(args[1:], fast_exit=True)
     if args and args[0] == "__serve-session":
         # Internal: the long-lived child process of the OpenCode plugin (JSON lines).
-        from ..harness.runner import session_server_main
+        from ..harness.session_server import main as serve_session
 
-        return session_server_main(args[1:])
+        return serve_session(args[1:])
+    if args and args[0] == "__distill":
+        # Internal: the detached distiller the watcher starts (argparse, no click).
+        from .distiller import main as distill
+
+        return distill(args[1:])
     from .app import run
 
     return run(args)

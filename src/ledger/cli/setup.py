@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..errors import InvalidInput
-from .app import _json, _out, cli, common
+from .base import _json, _out, cli, common
 
 HARNESSES = ("claude-code", "opencode")
 

@@ -66,7 +66,7 @@ from __future__ import annotations
 import json
 import os
 
-from ledger.harness.events import HookEvent, HookResponse, ToolCall
+from ledger.events import HookEvent, HookResponse, ToolCall
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -243,14 +243,14 @@ def _tool_call(event_name: str, payload: dict[str, Any]) -> ToolCall:
             # flattened: a secret nested in an MCP result or an escaped JSON string is
             # then caught in its own text, and a multi-megabyte field costs a clip, not
             # a copy. Imported here: PreToolUse never needs it.
-            from ..watcher.redact import clip_value
+            from ..redact import clip_value
 
             response = clip_value(response, per_string=RESPONSE_STRING_CAP, total=RESPONSE_TOTAL_CAP)
         output, ok = tool_output(name, response)
     elif event_name == "PostToolUseFailure":
         err = payload.get("error")
         if isinstance(err, str) and len(err) > RESPONSE_TOTAL_CAP:
-            from ..watcher.redact import clip
+            from ..redact import clip
 
             err = clip(err, RESPONSE_TOTAL_CAP)
         output = err if isinstance(err, str) else (None if err is None else _dumps(err))

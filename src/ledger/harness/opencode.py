@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import os
 
-from ledger.harness.events import HookEvent, HookResponse, ToolCall
+from ledger.events import HookEvent, HookResponse, ToolCall
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover

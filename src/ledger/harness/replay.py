@@ -167,7 +167,7 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         base = {"session_id": u["session"], "transcript_path": transcript, "cwd": u["cwd"], "tool_name": u["name"],
                 "tool_input": u["input"], "tool_use_id": u["id"]}
         from ..watcher.paths import files_touched
-        from .events import ToolCall
+        from ..events import ToolCall
 
         touched = files_touched(ToolCall(u["name"], u["input"] if isinstance(u["input"], dict) else {}), u["cwd"])
         for p in touched:

@@ -15,29 +15,13 @@ import os
 import sys
 import time
 
+from ..log import log_line
+
 ADAPTERS = ("claude-code",)
 #: How long a hook waits for another process's write lock before giving up (failing
 #: open). The store's default (10 s) equals the hook timeout ``ledger install`` sets, so
 #: a store locked by a long writer would have the harness kill the hook at its limit.
 HOOK_BUSY_TIMEOUT_MS = 2_000
-
-
-def log_line(message: str) -> None:
-    """Append one timestamped line to ``$LEDGER_HOME/hook.log``; never raises."""
-    try:
-        from ..paths import home_dir
-
-        home = home_dir()
-        os.makedirs(home, exist_ok=True)
-        from ..watcher.redact import clip
-
-        # Messages can quote payload text (an exception about a value): redacted, and
-        # written with errors="replace" so a lone surrogate cannot lose the line.
-        line = " ".join(clip(str(message), 2000).split())
-        with open(os.path.join(home, "hook.log"), "a", encoding="utf-8", errors="replace") as fh:
-            fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + " " + line + "\n")
-    except Exception:
-        pass
 
 
 def write_answer(text: str, stream=None) -> None:
@@ -56,22 +40,6 @@ def write_answer(text: str, stream=None) -> None:
         out.flush()
 
 
-def spawn_distiller(db: str):
-    """A ``spawn_distill(key, owner)`` that starts a detached distiller process."""
-
-    def spawn(key: str, owner: str) -> None:
-        import subprocess
-
-        env = dict(os.environ, LEDGER_HOOKS_DISABLED="1")
-        subprocess.Popen(
-            [sys.executable, "-m", "ledger.watcher.distill", "--db", db, "--session", key, "--owner", owner],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, env=env, close_fds=True,
-        )
-
-    return spawn
-
-
 def _session_state(event, engine):
     """Session-state events (Stop, PreCompact, SessionStart...): imported only for them,
     so the per-tool-call hooks do not load it."""
@@ -88,7 +56,6 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
     if harness != "claude-code":
         raise ValueError(f"unknown harness {harness!r}; supported: {', '.join(ADAPTERS)}")
     from . import claude_code as adapter
-    from ..store.watch import open_store
     from ..watcher import config as config_mod
     from ..watcher.engine import Engine
 
@@ -98,14 +65,13 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
         cfg = config_mod.load(errors=problems)
         for msg in problems:
             log_line(f"config ignored: {msg}")
-    conn = open_store(db, HOOK_BUSY_TIMEOUT_MS)
+    engine = Engine.open(db, cfg, now if now is not None else time.time_ns() // 1_000_000,
+                         busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS, spawn_distill=spawn, session_state=_session_state)
     try:
-        engine = Engine(conn, cfg, now if now is not None else time.time_ns() // 1_000_000,
-                        spawn_distill=spawn if spawn is not None else spawn_distiller(db), session_state=_session_state)
         resp = engine.handle(event)
     finally:
         if close:
-            conn.close()
+            engine.close()
     if resp is None:
         return ""
     return adapter.render_response(event, resp)
@@ -148,11 +114,3 @@ def _hook(args: list[str], *, close: bool) -> None:
         if isinstance(exc, KeyboardInterrupt):
             return
         log_line(f"hook {' '.join(args)[:80]}: {type(exc).__name__}: {exc}")
-
-
-def session_server_main(args: list[str]) -> int:
-    """``ledger __serve-session opencode``: the OpenCode plugin's long-lived child,
-    speaking JSON lines on stdin/stdout (see :mod:`ledger.harness.session_server`)."""
-    from .session_server import main
-
-    return main(args)

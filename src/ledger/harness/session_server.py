@@ -73,7 +73,7 @@ import threading
 import time
 
 from . import opencode
-from .runner import log_line
+from ..log import log_line
 
 PROTOCOL = 1
 MAX_LINE = 16 * 1024 * 1024  # bytes; longer request lines are refused, not buffered
@@ -308,7 +308,7 @@ class SessionServer:
     def connection(self):
         """The store connection, opened (and migrated) on first use and kept open."""
         if self.conn is None:
-            from ..store.watch import open_store
+            from ..watcher.engine import open_store
 
             self.conn = open_store(self.db, BUSY_TIMEOUT_MS)
             self.opened += 1
@@ -343,7 +343,7 @@ class SessionServer:
             self._threads = [x for x in self._threads if x.is_alive()] + [t]
             t.start()
             return
-        from .runner import spawn_distiller
+        from ..watcher.engine import spawn_distiller
 
         spawn_distiller(self.db)(key, owner)
 

@@ -13,7 +13,7 @@ import json
 import os
 import time
 
-from ..harness.events import HookEvent, HookResponse
+from ..events import HookEvent, HookResponse
 from ..store import watch as W
 
 READ_CAP = 16_000  # bytes read from any one state file
@@ -191,7 +191,7 @@ def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
         # happens to run, nor create folders that do not exist. (Reading a missing
         # folder is harmless: the block then says there is no state.)
         if writes or event.kind in ("pre_compact", "session_start"):
-            from ..harness.runner import log_line
+            from ..log import log_line
 
             log_line(f"{event.raw_event_name or event.kind}: cwd {event.cwd!r} is not a directory; session state skipped")
         return None

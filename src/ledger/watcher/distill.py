@@ -1,8 +1,10 @@
 """Distillation: turn a session's new observations into findings stored as claims.
 
-Run detached by the hook (``python -m ledger.watcher.distill --db … --session … --owner …``)
-once the session's lease was taken, or inline by ``ledger replay``. Not on the hook's
-latency path, so it may use the full service.
+Run detached by the hook (``python -m ledger __distill --db … --session … --owner …``, see
+:mod:`ledger.cli.distiller`) once the session's lease was taken, inline by ``ledger replay``,
+or in a thread of the OpenCode session server. Not on the hook's latency path. It
+writes claims through the service object its caller passes in (``led``); it never
+imports the facade, which sits a layer above the watcher (docs/architecture.md).
 
 Each finding becomes a claim written by the watcher agent, with provenance naming the
 session and steps, its topic, and file keys (size, mtime, sha256 at the time). A finding
@@ -13,14 +15,11 @@ contradiction proposer like every claim.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
 
 from ..conflicts.signals import content_tokens
 from ..store import watch as W
-from . import config as config_mod
 from .llm import LLMError, complete
 from .trajectory import Observation, build_prompt, parse_findings
 
@@ -105,7 +104,7 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         agent = cfg["watcher"]["agent"]
         steps = f"{obs[0].step}-{obs[-1].step}" if len(obs) > 1 else f"{obs[0].step}"
         cwd = sess.get("cwd") or "."
-        from ..service import file_key
+        from ..filekeys import file_key
 
         seen_files = set(files)
         for f in findings:
@@ -159,27 +158,3 @@ def _near_duplicate(conn, fact: str, paths: list[str]) -> str | None:
         cands = W.claims_matching_any(conn, toks, limit=20)
     best = max(cands, key=lambda c: _jaccard(fact, c[1]), default=None)
     return best[0] if best and _jaccard(fact, best[1]) >= NEAR_DUPLICATE else None
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="ledger-distill", description="Distill one watcher session (started by the hook).")
-    ap.add_argument("--db", required=True)
-    ap.add_argument("--session", required=True)
-    ap.add_argument("--owner", required=True)
-    a = ap.parse_args(argv)
-    from ..harness.runner import log_line
-    from ..service import Ledger
-
-    try:
-        cfg = config_mod.load()
-        with Ledger.open(a.db) as led:
-            r = distill_session(led, a.session, a.owner, cfg, log=log_line)
-        log_line(f"distill {a.session}: {json.dumps(r)}")
-        return 0
-    except Exception as exc:  # detached: nobody reads stderr, the log is the record
-        log_line(f"distill {a.session} failed: {type(exc).__name__}: {exc}")
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -18,15 +18,16 @@ fixes of DESIGN.md:
 from __future__ import annotations
 
 import os
+import sys
 
 from .. import strength as S
-from ..harness.events import HookEvent, HookResponse
+from ..events import HookEvent, HookResponse
+from ..filekeys import is_changed
 from ..store import watch as W
 from .paths import files_touched, is_file_tool
 
 GENTLE, QUIET, ESCALATED = "gentle", "quiet", "escalated"
 _LEVEL_RANK = {QUIET: 0, GENTLE: 1, ESCALATED: 2}
-HASH_LIMIT_BYTES = 64 * 1024 * 1024  # above this a changed mtime alone marks a fact stale
 
 
 def session_key(event: HookEvent) -> str:
@@ -53,11 +54,39 @@ def reader_agent(event: HookEvent) -> str:
     return os.environ.get("LEDGER_AGENT") or event.harness
 
 
+def open_store(db: str, busy_timeout_ms: int | None = None):
+    """The watcher's store connection for ``db`` (opened and migrated). ``busy_timeout_ms``
+    bounds the wait for another process's write lock (the hook passes a short one so it
+    fails open instead of being killed by the harness). Raises the store's errors."""
+    return W.open_store(db, busy_timeout_ms)
+
+
+def spawn_distiller(db: str):
+    """A ``spawn_distill(key, owner)`` that starts a detached distiller process for the
+    store at ``db``: ``python -m ledger __distill ...`` (:mod:`ledger.cli.distiller`),
+    with our own hooks disabled in it and its output discarded (it logs to
+    ``hook.log``)."""
+
+    def spawn(key: str, owner: str) -> None:
+        import subprocess
+
+        env = dict(os.environ, LEDGER_HOOKS_DISABLED="1")
+        subprocess.Popen(
+            [sys.executable, "-m", "ledger", "__distill", "--db", db, "--session", key, "--owner", owner],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, env=env, close_fds=True,
+        )
+
+    return spawn
+
+
 class Engine:
-    """Handles events against one open store connection (``store.watch.open_store``).
+    """Handles events against one open store connection (:func:`open_store`).
     ``spawn_distill(key, owner)`` is called when a session is due for distillation and
-    its lease was taken; the hook runner passes a function that starts a detached
-    process, ``ledger replay`` one that distills inline."""
+    its lease was taken; the hook runner passes :func:`spawn_distiller` (a detached
+    process), ``ledger replay`` one that distills inline. ``session_state(event, engine)``
+    handles the non-tool events (checkpoints, the Session State block); the surface
+    wires it in, so the watcher never imports session state."""
 
     def __init__(self, conn, cfg: dict, now: int, spawn_distill=None, session_state=None):
         self.conn = conn
@@ -65,8 +94,21 @@ class Engine:
         self.w = cfg["watcher"]
         self.now = now
         self.spawn_distill = spawn_distill
-        self.session_state = session_state  # callable(event, engine) -> HookResponse | None (issue 7)
+        self.session_state = session_state  # callable(event, engine) -> HookResponse | None
         self.project: str | None = None  # the current event's project, set by _touch
+
+    @classmethod
+    def open(cls, db: str, cfg: dict, now: int, *, busy_timeout_ms: int | None = None, spawn_distill=None,
+             session_state=None) -> Engine:
+        """An engine on a fresh connection to ``db`` (close it with :meth:`close`);
+        ``spawn_distill`` defaults to :func:`spawn_distiller` for ``db``."""
+        conn = open_store(db, busy_timeout_ms)
+        return cls(conn, cfg, now, spawn_distill=spawn_distill if spawn_distill is not None else spawn_distiller(db),
+                   session_state=session_state)
+
+    def close(self) -> None:
+        """Close the store connection."""
+        self.conn.close()
 
     # ------------------------------------------------------------------ entry
     def handle(self, event: HookEvent) -> HookResponse | None:
@@ -103,7 +145,7 @@ class Engine:
         # clip_value does the same at every depth of the input (MultiEdit edits[i].new_string,
         # an MCP tool's nested arguments) and bounds the whole, so no field stored is
         # unbounded or unredacted.
-        from .redact import bound, clip, clip_value
+        from ..redact import bound, clip, clip_value
 
         out = clip(tool.output or "", int(self.w["max_output_chars"]))
         safe_input = clip_value(tool.input or {})
@@ -182,30 +224,9 @@ def fact_strength(f: dict, now: int) -> float:
 
 
 def is_stale(f: dict) -> bool:
-    """True when the file changed since the fact was learned (size, then content hash;
-    mtime alone for files over 64 MiB). A fact recorded without file state is not stale."""
-    if f.get("size") is None and f.get("sha256") is None:
-        return False
-    try:
-        st = os.stat(f["path"])
-    except OSError:
-        return True  # the file is gone
-    if f.get("size") is not None and st.st_size != f["size"]:
-        return True
-    if f.get("mtime_ms") is not None and st.st_mtime_ns // 1_000_000 == f["mtime_ms"]:
-        return False
-    if not f.get("sha256") or st.st_size > HASH_LIMIT_BYTES:
-        return True
-    import hashlib
-
-    h = hashlib.sha256()
-    try:
-        with open(f["path"], "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return True
-    return h.hexdigest() != f["sha256"]
+    """True when the fact's file changed since the fact was learned
+    (:func:`ledger.filekeys.is_changed`). A fact recorded without file state is not stale."""
+    return is_changed(f["path"], f.get("size"), f.get("mtime_ms"), f.get("sha256"))
 
 
 STALE_MARK = " (may be stale: the file changed since this was learned)"

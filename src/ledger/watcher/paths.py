@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
     from typing import TypeGuard
 
-    from ledger.harness.events import ToolCall
+    from ledger.events import ToolCall
 
 #: Tools whose calls can touch files (Claude Code names; compared case-insensitively so
 #: OpenCode's ``bash``/``read``... match too).

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import json
 
-from ledger.harness.events import _Frozen
-from ledger.watcher.redact import bound, clip, redact
+from ledger.events import _Frozen
+from ledger.redact import bound, clip, redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover

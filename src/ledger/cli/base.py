@@ -1,0 +1,98 @@
+"""What every click command shares: the ``ledger`` group, output helpers, common options.
+
+The commands live in :mod:`ledger.cli.app` (agents and people) and
+:mod:`ledger.cli.setup` (harness setup); both import this module and neither imports
+the other's commands, so the CLI has no import cycle (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Callable
+
+import click
+
+from ..paths import db_path
+
+AGENT_COMMANDS = ("recall", "remember", "forget", "link", "clusters", "conflicts", "judge", "ingest")
+HUMAN_COMMANDS = ("search", "review", "resolve", "sources", "stats", "export", "show", "serve")
+SETUP_COMMANDS = ("install", "uninstall", "replay", "checkpoints", "hook")
+
+FILTERS_HELP = """\
+Filters (in any query):
+  agent:<id>  cluster:<id>  type:chat|doc  kind:claim|chunk
+  strength:<40 | strength:>70   (0-100)
+  asof:<date|span>  after:<date|span>  before:<date|span>   e.g. 2026-01-01, 30m, 2h, 30d, 2w, 6mo, 1y
+  Repeating a key widens it: cluster:code cluster:proc"""
+
+
+class LedgerGroup(click.Group):
+    """Help grouped the seed's way: commands for agents, commands for you."""
+
+    def list_commands(self, ctx):
+        return list(AGENT_COMMANDS + HUMAN_COMMANDS + SETUP_COMMANDS)
+
+    def format_commands(self, ctx, formatter):
+        for title, names in (("For agents", AGENT_COMMANDS), ("For you", HUMAN_COMMANDS), ("Setup", SETUP_COMMANDS)):
+            rows = []
+            for name in names:
+                cmd = self.get_command(ctx, name)
+                if cmd is not None and not cmd.hidden:
+                    rows.append((name, cmd.get_short_help_str(90)))
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+    def format_epilog(self, ctx, formatter):
+        formatter.write_paragraph()
+        for line in FILTERS_HELP.splitlines():
+            formatter.write(line + "\n")  # verbatim: write_text would re-wrap the columns
+        formatter.write(f"\nStore: {db_path()}   (--db, $LEDGER_DB, $LEDGER_HOME)\n")
+
+
+def _color() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _out(text: str) -> None:
+    click.echo(text, color=_color())
+
+
+def _json(data) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def common(*, agent: bool = False) -> Callable:
+    """Options every command takes: --db and --json (and --agent where it matters)."""
+
+    def deco(fn):
+        fn = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")(fn)
+        fn = click.option("--db", type=click.Path(dir_okay=False), envvar=None, help="Store path (default: $LEDGER_DB, $LEDGER_HOME/ledger.db, ~/.ledger/ledger.db).")(fn)
+        if agent:
+            fn = click.option("--agent", help="Acting agent id (default: $LEDGER_AGENT, else 'agent').")(fn)
+        return fn
+
+    return deco
+
+
+def _open(db: str | None):
+    from ..service import Ledger
+
+    return Ledger.open(db)
+
+
+def _words(words: tuple[str, ...], text: str | None) -> str:
+    return (text if text is not None else " ".join(words)).strip()
+
+
+@click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             invoke_without_command=True)
+@click.version_option(package_name="ledger-memory", prog_name="ledger")
+@click.pass_context
+def cli(ctx):
+    """LEDGER: local memory for coding agents. One SQLite store on this machine;
+    agents remember and recall, people review and resolve."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
