@@ -255,8 +255,9 @@ def test_hook_every_2_steps_starts_a_detached_distiller_that_writes_claims(tmp_p
         assert lease and conn.execute("SELECT distilled_step FROM watch_sessions").fetchone()[0] == 2
         conn.close()
         assert calls == [(backend, "m-test", 11, 7, 1)] if backend == "openai" else calls == [(backend, "m-test", 13, 5, 1)]
-        log = (_isolated_home / "hook.log").read_text()
-        assert '"added": 1' in log
+        # The distiller logs its result after releasing the lease and closing the store.
+        log_file = _isolated_home / "hook.log"
+        assert _wait_for(lambda: log_file.exists() and '"added": 1' in log_file.read_text()), "no result in hook.log"
         # the next touch of the file gets the distilled fact
         p = run_hook("PreToolUse", pre_read(proj / "weights.ckpt", cwd=proj), env=env)
         assert "NumPy .npy file" in context_of(p.stdout.decode())
