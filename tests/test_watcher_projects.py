@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from fakes.hooks import context_of, payload, pre_read, run_hook
 
-from ledger.service import Ledger, file_key
+from ledger.filekeys import file_key
+from ledger.service import Ledger
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -25,6 +25,7 @@ from . import ingest as ingest_mod
 from .clock import Clock, system_clock
 from .conflicts.signals import query_terms, suspect
 from .errors import InvalidInput, NotAClaim, UnknownMemory
+from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
 from .paths import db_path
 from .query import parse
