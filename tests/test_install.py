@@ -34,6 +34,11 @@ def project(tmp_path) -> Path:
 
 
 def settings(project: Path) -> Path:
+    """Where a project install writes: the local file Claude Code keeps out of git."""
+    return project / ".claude" / "settings.local.json"
+
+
+def shared(project: Path) -> Path:
     return project / ".claude" / "settings.json"
 
 
@@ -126,10 +131,10 @@ def test_uninstall_removes_exactly_ours(cli, project):
     cli("install", "claude-code", "--dir", project, db=None)
     rc, out, err = cli("uninstall", "claude-code", "--dir", project, db=None)
     assert rc == 0, err
-    assert out.strip() == f"removed 7 ledger hook(s) from {settings(project)}"
+    assert out.strip() == f"removed 7 ledger hooks from {settings(project)}"
     assert json.loads(settings(project).read_text()) == clean
     rc, out, _ = cli("uninstall", "claude-code", "--dir", project, "--json", db=None)
-    assert json.loads(out) == {"path": str(settings(project)), "removed": 0}
+    assert json.loads(out) == {"path": str(settings(project)), "removed": 0, "deleted": []}
 
 
 def test_uninstall_of_a_file_with_only_our_hooks_leaves_no_hooks_key(cli, project):
@@ -142,7 +147,7 @@ def test_uninstall_of_a_file_with_only_our_hooks_leaves_no_hooks_key(cli, projec
 
 def test_uninstall_without_a_settings_file_creates_nothing(cli, project):
     rc, out, _ = cli("uninstall", "claude-code", "--dir", project, db=None)
-    assert rc == 0 and "removed 0" in out
+    assert rc == 0 and "removed 0 ledger hooks" in out
     assert not (project / ".claude").exists()
 
 
@@ -174,7 +179,7 @@ def test_user_scope_writes_under_home(cli, tmp_path, project):
     assert sorted(ours(json.loads(path.read_text()))) == sorted(CLAUDE_EVENTS)
     assert not (project / ".claude").exists()
     rc, out, _ = cli("uninstall", "claude-code", "--user", db=None, env={"HOME": str(home)})
-    assert "removed 7" in out and "hooks" not in json.loads(path.read_text())
+    assert "removed 7" in out and not path.exists()  # we created it: nothing of the user's was in it
 
 
 def test_project_scope_defaults_to_the_current_directory(project):
@@ -186,3 +191,104 @@ def test_project_scope_defaults_to_the_current_directory(project):
 def test_unknown_harness_is_refused(cli, project):
     rc, out, err = cli("install", "vim", "--dir", project, db=None)
     assert rc != 0 and "vim" in err and not (project / ".claude").exists()
+
+
+# ---------------------------------------------------------------- where, and what is left behind
+def git_init(path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+
+
+def test_from_a_subdirectory_it_writes_into_the_repository_root(cli, project):
+    git_init(project)
+    sub = project / "src" / "pkg"
+    sub.mkdir(parents=True)
+    p = subprocess.run([LEDGER_BIN, "install", "claude-code"], cwd=sub, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert settings(project).exists() and not (sub / ".claude").exists() and not (project / "src" / ".claude").exists()
+    assert str(settings(project)) in p.stdout
+    # --dir pointing into the repository means the same
+    rc, out, err = cli("install", "claude-code", "--dir", sub, "--json", db=None)
+    assert json.loads(out)["path"] == str(settings(project)) and json.loads(out)["root"] == str(project)
+    p = subprocess.run([LEDGER_BIN, "uninstall", "claude-code"], cwd=sub, capture_output=True, text=True)
+    assert "removed 7" in p.stdout and not settings(project).exists()
+
+
+def test_machine_specific_commands_stay_out_of_the_shared_settings(cli, project):
+    git_init(project)
+    shared(project).parent.mkdir()
+    team = {"permissions": {"allow": ["Bash(make test)"]}}
+    shared(project).write_text(json.dumps(team, indent=2) + "\n")
+    before = shared(project).read_bytes()
+    rc, out, err = cli("install", "claude-code", "--dir", project, db=None)
+    assert rc == 0, err
+    assert shared(project).read_bytes() == before  # the committed file is untouched
+    assert str(settings(project)) in out and "stays out of version control" in out
+    # git does not see the local file
+    st = subprocess.run(["git", "-C", str(project), "status", "--porcelain", "--untracked-files=all"],
+                        capture_output=True, text=True).stdout
+    assert ".claude/settings.json" in st and "settings.local.json" not in st
+    # a second install does not add a second exclude line
+    cli("install", "claude-code", "--dir", project, db=None)
+    exclude = (project / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.claude/settings.local.json") == 1
+
+
+def test_an_older_install_in_the_shared_settings_is_moved_out(cli, project):
+    shared(project).parent.mkdir()
+    old = json.loads(json.dumps(USER_SETTINGS))
+    shared(project).write_text(json.dumps(old, indent=4) + "\n")
+    rc, out, err = cli("install", "claude-code", "--dir", project, "--json", db=None)
+    r = json.loads(out)
+    assert r["moved_from"] == str(shared(project)) and r["replaced"] == 1
+    left = json.loads(shared(project).read_text())
+    assert ours(left) == {} and theirs(left) == theirs(old)
+    assert shared(project).read_text().startswith('{\n    "permissions"')  # the user's 4-space indent kept
+
+
+def test_install_says_which_store_the_hooks_use(cli, project, tmp_path):
+    store = tmp_path / "elsewhere" / "team.db"
+    rc, out, err = cli("install", "claude-code", "--dir", project, db=None, env={"LEDGER_DB": str(store)})
+    assert rc == 0, err
+    assert f"Store: {store}" in out
+    rc, out, err = cli("install", "claude-code", "--dir", project, "--json", db=None, env={"LEDGER_DB": None})
+    assert json.loads(out)["store"].endswith("ledger.db")
+
+
+@pytest.mark.parametrize("text", [
+    '{\n\t"model": "opus",\n\t"env": {"A": "1"}\n}\n',
+    '{"model": "opus", "env": {"A": "1"}}',
+    '{\n    "model": "opus",\n    "env": {\n        "A": "1"\n    }\n}\n',
+])
+def test_uninstall_keeps_the_users_formatting(cli, project, text):
+    settings(project).parent.mkdir()
+    settings(project).write_text(text)
+    cli("install", "claude-code", "--dir", project, db=None)
+    assert len(ours(json.loads(settings(project).read_text()))) == len(CLAUDE_EVENTS)
+    rc, out, err = cli("uninstall", "claude-code", "--dir", project, db=None)
+    assert rc == 0, err
+    assert json.loads(settings(project).read_text()) == json.loads(text)
+    again = settings(project).read_text()
+    # indentation style and final newline as the user had them
+    assert ("\t" in again) == ("\t" in text) and again.endswith("\n") == text.endswith("\n")
+    assert ("\n" in again.strip()) == ("\n" in text.strip())
+    if "    " in text:
+        assert '\n    "model"' in again
+
+
+def test_uninstall_never_rewrites_a_file_with_nothing_of_ours(cli, project):
+    shared(project).parent.mkdir()
+    text = '{ "model":"opus" ,\n  "env" : {} }'
+    shared(project).write_text(text)
+    settings(project).write_text(text)
+    rc, out, err = cli("uninstall", "claude-code", "--dir", project, db=None)
+    assert rc == 0 and "removed 0" in out
+    assert shared(project).read_text() == text and settings(project).read_text() == text
+
+
+def test_uninstall_removes_the_file_and_folder_we_created(cli, project):
+    cli("install", "claude-code", "--dir", project, db=None)
+    assert settings(project).exists()
+    rc, out, err = cli("uninstall", "claude-code", "--dir", project, db=None)
+    assert rc == 0 and f"deleted {settings(project)}" in out
+    assert not (project / ".claude").exists()
+    assert not any(project.iterdir())

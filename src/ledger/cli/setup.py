@@ -18,8 +18,10 @@ HARNESSES = ("claude-code", "opencode")
 @click.option("--user", "scope", flag_value="user",
               help="Every project: ~/.claude/settings.json, or $XDG_CONFIG_HOME/opencode/plugins/ for OpenCode.")
 @click.option("--project", "scope", flag_value="project", default=True,
-              help="This project: ./.claude/settings.json or ./.opencode/plugins/ (default).")
-@click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="Project folder (default: current directory).")
+              help="This project (default): <repository root>/.claude/settings.local.json, which stays out of "
+                   "version control; or ./.opencode/plugins/.")
+@click.option("--dir", "project_dir", type=click.Path(file_okay=False),
+              help="A folder of the project (default: current directory; Claude Code hooks go to its repository root).")
 @click.option("--link", is_flag=True, help="OpenCode: symlink the plugin instead of copying it.")
 @click.option("--no-distill", is_flag=True,
               help="Do not turn distillation on (by default it runs through `claude -p` or OpenCode itself).")
@@ -28,8 +30,8 @@ def install(harness, scope, project_dir, link, no_distill, db, as_json):
     """Wire ledger's hooks into a harness (idempotent; your own hooks are kept).
 
     \b
-    ledger install claude-code            # this project
-    ledger install claude-code --user     # every project
+    ledger install claude-code            # this project (its .claude/settings.local.json)
+    ledger install claude-code --user     # every project (~/.claude/settings.json)
     ledger install opencode               # ./.opencode/plugins/ledger.js
     """
     from ..harness import distill_setup
@@ -47,12 +49,21 @@ def install(harness, scope, project_dir, link, no_distill, db, as_json):
         return
     from ..harness.install import install_claude_code
 
+    from ..paths import db_path
+
     r = install_claude_code(scope, project_dir)
+    r["store"] = str(db_path(db))
     d = distill_setup.disable() if no_distill else distill_setup.enable("claude-code")
     if as_json:
         _json({**r, "distill": d})
     else:
         _out(f"✓ hooks for {', '.join(r['events'])} in {r['path']}" + (f" (replaced {r['replaced']} old ones)" if r["replaced"] else ""))
+        if scope != "user":
+            _out("  That file is this machine's (the hook command is an absolute path), so it stays out of version control"
+                 + (f"; added to {r['git_exclude']}" if r["git_exclude"] else "") + ".")
+        if r["moved_from"]:
+            _out(f"  Moved ledger's hooks out of the shared {r['moved_from']}.")
+        _out(f"  Store: {r['store']} (Claude Code's $LEDGER_DB or $LEDGER_HOME, if set there, wins)")
         _out("  " + (_opted_out(d) if no_distill else distill_setup.summary(d, "claude-code")))
 
 
@@ -63,9 +74,9 @@ def _opted_out(d: dict) -> str:
 
 @cli.command()
 @click.argument("harness", type=click.Choice(HARNESSES))
-@click.option("--user", "scope", flag_value="user")
-@click.option("--project", "scope", flag_value="project", default=True)
-@click.option("--dir", "project_dir", type=click.Path(file_okay=False))
+@click.option("--user", "scope", flag_value="user", help="Every project: ~/.claude/settings.json, or OpenCode's user plugins.")
+@click.option("--project", "scope", flag_value="project", default=True, help="This project (default).")
+@click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="A folder of the project (default: current directory).")
 @common()
 def uninstall(harness, scope, project_dir, db, as_json):
     """Remove exactly ledger's hooks (or plugin) from a harness."""
@@ -77,7 +88,51 @@ def uninstall(harness, scope, project_dir, db, as_json):
         from ..harness.install import uninstall_claude_code
 
         r = uninstall_claude_code(scope, project_dir)
-    _json(r) if as_json else _out(f"removed {r['removed']} ledger hook(s) from {r['path']}")
+    if as_json:
+        _json(r)
+        return
+    from .render import plural
+
+    _out(f"removed {plural(r['removed'], 'ledger hook')} from {r['path']}")
+    for p in r.get("deleted") or ():
+        _out(f"  deleted {p}: it held nothing but ledger's hooks")
+
+
+@cli.command()
+@click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="A folder of the project (default: current directory).")
+@common()
+def doctor(project_dir, db, as_json):
+    """Check the installation end to end and say what to fix.
+
+    Hooks registered for each harness and pointing at a working ledger, the store
+    writable with its migrations current, the LLM backend reachable, and a test hook
+    payload going all the way through. Exit status 1 when a check fails.
+
+    \b
+    ledger doctor
+    ledger doctor --json
+    """
+    from ..harness.doctor import run_checks
+
+    checks = run_checks(db, project_dir)
+    failed = any(c.status == "fail" for c in checks)
+    if as_json:
+        _json({"ok": not failed, "checks": [c.to_dict() for c in checks]})
+    else:
+        marks = {"ok": "✓", "warn": "!", "fail": "✕", "skip": "·"}
+        lines = []
+        for c in checks:
+            lines.append(f"{marks[c.status]} {c.name:<18} {c.detail}")
+            if c.fix and c.status in ("warn", "fail"):
+                lines.append(f"  {'':<18} fix: {c.fix}")
+        lines.append("")
+        n_fail = sum(c.status == "fail" for c in checks)
+        n_warn = sum(c.status == "warn" for c in checks)
+        lines.append("all good" if not (n_fail or n_warn) else
+                     ", ".join(x for x in (f"{n_fail} failed" if n_fail else "", f"{n_warn} to look at" if n_warn else "") if x))
+        _out("\n".join(lines))
+    if failed:
+        raise SystemExit(1)
 
 
 @cli.command()

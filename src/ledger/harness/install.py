@@ -1,10 +1,26 @@
 """Writing and removing our hooks in a harness's configuration.
 
-Claude Code reads hooks from ``~/.claude/settings.json`` (user) or
-``<project>/.claude/settings.json`` (project); entries from all levels merge (harness
-contracts §A2). We add one matcher group per event whose handler command is
-``<ledger executable> hook claude-code <Event>``, recognise ours by that command, and
-never touch anything else in the file. Installing twice changes nothing.
+Claude Code reads hooks from ``~/.claude/settings.json`` (user),
+``<project>/.claude/settings.json`` (project, committed by teams) and
+``<project>/.claude/settings.local.json`` (project, kept out of version control); entries
+from all levels merge (harness contracts §A2, docs in the README's watcher section). We
+add one matcher group per event whose handler command is ``<ledger executable> hook
+claude-code <Event>``, recognise ours by that command, and never touch anything else.
+
+Where:
+
+* The project is the repository root (the nearest folder upwards holding ``.git``), not
+  the folder ``install`` runs in: Claude Code reads ``.claude/`` where it starts, which
+  is the root.
+* Our command is an absolute path into this machine's virtualenv, so project installs
+  go to ``settings.local.json``; a ledger hook found in the shared ``settings.json`` (an
+  older install) is moved out of it. When the root is a git checkout and git does not
+  already ignore ``settings.local.json``, it is added to ``.git/info/exclude`` (local to
+  this clone; nothing committed changes).
+
+Files are rewritten with the indentation they had; a file left holding ``{}`` after
+uninstall is deleted (it held nothing but ours), with a ``.claude/`` folder left empty.
+Installing twice changes nothing.
 """
 
 from __future__ import annotations
@@ -30,18 +46,59 @@ def ledger_command() -> str:
     return str(found or Path(sys.executable).with_name("ledger"))
 
 
+LOCAL_SETTINGS = "settings.local.json"
+SHARED_SETTINGS = "settings.json"
+
+
+def project_root(start: str | os.PathLike | None = None) -> Path:
+    """The repository root at or above ``start`` (default: the current directory): the
+    nearest folder holding ``.git`` (a folder, or a file in a linked worktree). Without
+    one, ``start`` itself."""
+    here = Path(start or os.getcwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / ".git").exists():
+            return d
+    return here
+
+
 def settings_path(scope: str, project: str | os.PathLike | None = None) -> Path:
+    """The file ``install`` writes: ``~/.claude/settings.json`` for ``user``, else
+    ``<repository root>/.claude/settings.local.json``."""
     if scope == "user":
         return Path.home() / ".claude" / "settings.json"
-    return Path(project or os.getcwd()) / ".claude" / "settings.json"
+    return project_root(project) / ".claude" / LOCAL_SETTINGS
+
+
+def _shared_path(scope: str, project: str | os.PathLike | None) -> Path | None:
+    return None if scope == "user" else project_root(project) / ".claude" / SHARED_SETTINGS
+
+
+def _indent(text: str) -> str | int | None:
+    """The indentation a JSON text uses: a tab, a number of spaces, or None when it is
+    all on one line (then we write it compact too)."""
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            lead = line[: len(line) - len(stripped)]
+            return "\t" if lead.startswith("\t") else len(lead)
+    return None if text.strip() and "\n" not in text.strip() else 2
 
 
 def _load(path: Path) -> dict:
+    data, _ = _load_with_style(path)
+    return data
+
+
+def _load_with_style(path: Path) -> tuple[dict, dict]:
+    """``(data, style)``; style is ``{"indent", "newline"}`` to write the file back as
+    the user had it (2 spaces and a final newline for a new file)."""
+    style = {"indent": 2, "newline": True}
     if not path.exists():
-        return {}
+        return {}, style
     text = path.read_text(encoding="utf-8")
     if not text.strip():
-        return {}
+        return {}, style
+    style = {"indent": _indent(text), "newline": text.endswith("\n")}
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -52,7 +109,7 @@ def _load(path: Path) -> dict:
         from ..errors import InvalidInput
 
         raise InvalidInput(f"{path} does not hold a JSON object; nothing was changed.")
-    return data
+    return data, style
 
 
 def _is_ours(handler: dict) -> bool:
@@ -81,17 +138,88 @@ def _strip_ours(hooks: dict) -> int:
     return removed
 
 
-def _write(path: Path, data: dict) -> None:
+def _write(path: Path, data: dict, style: dict | None = None) -> None:
+    style = style or {"indent": 2, "newline": True}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".ledger-tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(data, indent=style["indent"], ensure_ascii=False)
+    tmp.write_text(text + ("\n" if style["newline"] else ""), encoding="utf-8")
     os.replace(tmp, path)
 
 
+def _remove_from(path: Path) -> tuple[int, bool]:
+    """Take our handlers out of ``path``: ``(removed, deleted)``. A file left holding
+    nothing is deleted (with its folder when that is left empty); a file with nothing
+    of ours is not rewritten at all."""
+    if not path.exists():
+        return 0, False
+    data, style = _load_with_style(path)
+    hooks = data.get("hooks")
+    removed = _strip_ours(hooks) if isinstance(hooks, dict) else 0
+    if not removed:
+        return 0, False
+    if isinstance(hooks, dict) and not hooks:
+        del data["hooks"]
+    if data:
+        _write(path, data, style)
+        return removed, False
+    path.unlink()
+    try:
+        path.parent.rmdir()  # only when empty
+    except OSError:
+        pass
+    return removed, True
+
+
+def _keep_out_of_git(root: Path, path: Path) -> str | None:
+    """Make git ignore ``path`` in this clone when nothing ignores it yet: one line in
+    ``info/exclude`` (never the committed ``.gitignore``). Returns the exclude file
+    changed, or None (already ignored, not a git checkout, or git unavailable)."""
+    import subprocess
+
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        return None
+    rel = path.relative_to(root).as_posix()
+    try:
+        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "--no-index", rel],
+                                 capture_output=True, timeout=10).returncode == 0
+        if ignored:
+            return None
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--git-path", "info/exclude"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0 or not out.stdout.strip():
+        return None
+    exclude = Path(out.stdout.strip())
+    if not exclude.is_absolute():
+        exclude = root / exclude
+    try:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        old = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        sep = "" if not old or old.endswith("\n") else "\n"
+        exclude.write_text(f"{old}{sep}# ledger install claude-code: machine-specific hook commands\n/{rel}\n",
+                           encoding="utf-8")
+    except OSError:
+        return None
+    return str(exclude)
+
+
 def install_claude_code(scope: str = "project", project: str | None = None, command: str | None = None) -> dict:
-    """Merge our hooks into the settings file; returns ``{"path", "events", "replaced"}``."""
+    """Merge our hooks into the settings file for ``scope`` (see the module docstring).
+
+    Returns ``{"path", "events", "replaced", "root", "moved_from", "git_exclude"}``:
+    the file written, the hooked events, how many old ledger handlers were replaced in
+    it, the project root (None for ``user``), the shared ``settings.json`` our handlers
+    were moved out of (or None), and the git exclude file we added the local settings
+    file to (or None). Raises :class:`ledger.errors.InvalidInput` for a settings file
+    that is not a JSON object (nothing is changed then).
+    """
     path = settings_path(scope, project)
-    data = _load(path)
+    data, style = _load_with_style(path)
+    shared = _shared_path(scope, project)
+    if shared is not None and shared.exists():
+        _load(shared)  # refuse before changing anything when it is not valid JSON
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         from ..errors import InvalidInput
@@ -109,23 +237,29 @@ def install_claude_code(scope: str = "project", project: str | None = None, comm
         if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
             group["matcher"] = FILE_TOOLS_MATCHER if event == "PreToolUse" else "*"
         hooks.setdefault(event, []).append(group)
-    _write(path, data)
-    return {"path": str(path), "events": list(CLAUDE_EVENTS), "replaced": replaced}
+    _write(path, data, style)
+    moved = _remove_from(shared)[0] if shared is not None else 0
+    root = None if scope == "user" else project_root(project)
+    exclude = _keep_out_of_git(root, path) if root is not None else None
+    return {"path": str(path), "events": list(CLAUDE_EVENTS), "replaced": replaced + moved,
+            "root": str(root) if root else None, "moved_from": str(shared) if moved else None, "git_exclude": exclude}
 
 
 def uninstall_claude_code(scope: str = "project", project: str | None = None) -> dict:
-    """Remove exactly our handlers; returns ``{"path", "removed"}``."""
+    """Remove exactly our handlers; returns ``{"path", "removed", "deleted"}`` (the
+    local or user settings file, how many handlers were removed from it and from the
+    shared ``settings.json`` of the project, and the files deleted because nothing but
+    ours was in them)."""
     path = settings_path(scope, project)
-    if not path.exists():
-        return {"path": str(path), "removed": 0}
-    data = _load(path)
-    hooks = data.get("hooks")
-    removed = _strip_ours(hooks) if isinstance(hooks, dict) else 0
-    if isinstance(hooks, dict) and not hooks:
-        del data["hooks"]
-    if removed:
-        _write(path, data)
-    return {"path": str(path), "removed": removed}
+    removed, deleted = 0, []
+    for p in (path, _shared_path(scope, project)):
+        if p is None:
+            continue
+        n, gone = _remove_from(p)
+        removed += n
+        if gone:
+            deleted.append(str(p))
+    return {"path": str(path), "removed": removed, "deleted": deleted}
 
 
 def _quote(cmd: str) -> str:

@@ -1,0 +1,285 @@
+"""``ledger doctor``: check an installation end to end and say what to fix.
+
+Each check returns a :class:`Check` (``status`` is ``ok``, ``warn``, ``fail`` or ``skip``;
+``fix`` is the command or edit that repairs a ``warn``/``fail``). :func:`run_checks`
+runs them in the order a hook needs them:
+
+1. ``ledger``: the executable this process runs as, and its version.
+2. ``claude-code hooks``: every ledger handler in Claude Code's settings files (user,
+   and the project root's shared and local files), the events they cover, and whether
+   each command's executable exists and answers ``--version``.
+3. ``opencode plugin``: the plugin file for this project or user, and the command in it.
+4. ``store``: path, pending migrations (read without changing the file), write lock.
+5. ``llm backend``: the configured distillation backend is there (a command on
+   ``PATH``, an HTTP endpoint that answers, an API key that is set).
+6. ``hook round trip``: the hook command Claude Code would run gets a real
+   ``PostToolUse`` payload in a throwaway ``$LEDGER_HOME``; it must exit 0, print only
+   JSON, log no failure, and record the observation in the throwaway store.
+
+Nothing here writes to the user's store or settings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .install import CLAUDE_EVENTS, LOCAL_SETTINGS, SHARED_SETTINGS, _is_ours, ledger_command, project_root
+
+#: Seconds any one probe (a subprocess, an HTTP request) may take.
+PROBE_TIMEOUT = 10
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report. ``status``: ``ok`` | ``warn`` | ``fail`` | ``skip``."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def run_checks(db: str | None = None, project: str | None = None) -> list[Check]:
+    """Every check, in order. ``db`` is the store path as the CLI resolved it (``--db``,
+    ``$LEDGER_DB``...), ``project`` a folder of the project (default: the current one)."""
+    from ..paths import db_path
+
+    store = str(db_path(db))
+    handlers = claude_handlers(project)
+    checks = [check_ledger(), check_claude_hooks(handlers), check_opencode(project), check_store(store),
+              check_llm()]
+    exe = next((h["exe"] for h in handlers if h["works"]), None) or ledger_command()
+    checks.append(check_round_trip(exe))
+    return checks
+
+
+def _version(exe: str, cache: dict[str, str | None] = {}) -> str | None:  # noqa: B006 - per-process memo
+    """``exe --version`` output, or None when it does not run."""
+    if exe not in cache:
+        try:
+            p = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT,
+                               stdin=subprocess.DEVNULL)
+            cache[exe] = p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else None
+        except (OSError, subprocess.SubprocessError):
+            cache[exe] = None
+    return cache[exe]
+
+
+def check_ledger() -> Check:
+    exe = ledger_command()
+    v = _version(exe)
+    if v is None:
+        return Check("ledger", "fail", f"{exe} does not run", "Reinstall ledger (README: Install).")
+    return Check("ledger", "ok", f"{v} at {exe}")
+
+
+def _settings_files(project: str | None) -> list[Path]:
+    home = Path.home() / ".claude"
+    root = project_root(project) / ".claude"
+    files = [home / SHARED_SETTINGS, home / LOCAL_SETTINGS, root / SHARED_SETTINGS, root / LOCAL_SETTINGS]
+    return list(dict.fromkeys(files))  # the project may be the home folder
+
+
+def _exe_of(command: str) -> str:
+    """The program a hook command runs (skipping ``VAR=value`` prefixes)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return ""
+    while argv and "=" in argv[0] and not argv[0].startswith(("/", ".")):
+        argv.pop(0)
+    return os.path.expanduser(argv[0]) if argv else ""
+
+
+def claude_handlers(project: str | None = None) -> list[dict]:
+    """Our handlers in every Claude Code settings file that applies here:
+    ``[{"file", "event", "command", "exe", "works"}]``. Unreadable files are skipped
+    (``check_claude_hooks`` reports them)."""
+    out = []
+    for f in _settings_files(project):
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        if not isinstance(hooks, dict):
+            continue
+        for event, groups in hooks.items():
+            for g in groups if isinstance(groups, list) else ():
+                for h in (g.get("hooks") or []) if isinstance(g, dict) else ():
+                    if _is_ours(h):
+                        exe = _exe_of(str(h.get("command", "")))
+                        works = bool(exe) and os.access(exe, os.X_OK) and _version(exe) is not None
+                        out.append({"file": str(f), "event": event, "command": h["command"], "exe": exe, "works": works})
+    return out
+
+
+def check_claude_hooks(handlers: list[dict]) -> Check:
+    name = "claude-code hooks"
+    if not handlers:
+        return Check(name, "warn", "not installed for this project or user", "ledger install claude-code")
+    broken = sorted({h["exe"] for h in handlers if not h["works"]})
+    if broken:
+        return Check(name, "fail", f"the hook command {', '.join(broken)} does not run (a moved or deleted virtualenv?)",
+                     "ledger install claude-code   (points the hooks at this ledger)")
+    files = sorted({h["file"] for h in handlers})
+    missing = [e for e in CLAUDE_EVENTS if e not in {h["event"] for h in handlers}]
+    if missing:
+        return Check(name, "warn", f"in {', '.join(files)} but without {', '.join(missing)}", "ledger install claude-code")
+    if len(files) > 1:
+        per_event = max(sum(1 for h in handlers if h["event"] == e) for e in CLAUDE_EVENTS)
+        if per_event > 1:
+            return Check(name, "warn", f"registered in {len(files)} files ({', '.join(files)}): every hook runs twice",
+                         "ledger uninstall claude-code --user   (or without --user, to keep the other one)")
+    if os.environ.get("LEDGER_HOOKS_DISABLED") == "1":
+        return Check(name, "warn", "installed, but LEDGER_HOOKS_DISABLED=1 here turns every hook into a no-op",
+                     "unset LEDGER_HOOKS_DISABLED")
+    return Check(name, "ok", f"{len(CLAUDE_EVENTS)} events in {', '.join(files)}")
+
+
+def check_opencode(project: str | None) -> Check:
+    from .opencode_install import is_ours, plugin_path
+
+    name = "opencode plugin"
+    found = [p for p in (plugin_path("project", project), plugin_path("user")) if (p.exists() or p.is_symlink())]
+    ours = [p for p in found if is_ours(p)]
+    if not ours:
+        return Check(name, "skip", "not installed (ledger install opencode, if you use OpenCode)")
+    p = ours[0]
+    if p.is_symlink() and not p.exists():
+        return Check(name, "fail", f"{p} points at a file that is gone", "ledger install opencode")
+    text = p.read_text(encoding="utf-8", errors="replace")
+    cmd = None
+    for line in text.splitlines():
+        if line.startswith("const LEDGER_COMMAND = "):
+            try:
+                cmd = json.loads(line.split("=", 1)[1].strip().rstrip(";"))
+            except ValueError:
+                cmd = None
+    if cmd and cmd != "__LEDGER_COMMAND__" and _version(cmd) is None:
+        return Check(name, "fail", f"{p} starts {cmd}, which does not run", "ledger install opencode")
+    return Check(name, "ok", f"{p}" + (f" (starts {cmd})" if cmd and cmd != "__LEDGER_COMMAND__" else ""))
+
+
+def check_store(path: str) -> Check:
+    from ..errors import LedgerError
+    from ..store.health import migration_status, write_probe
+
+    name = "store"
+    fix = "Check the file and its folder's permissions, or point --db / $LEDGER_DB elsewhere."
+    if not os.path.exists(path):
+        # Not created yet (that happens on first use): the nearest existing folder
+        # must let us create it. Doctor itself creates nothing.
+        folder = Path(path).resolve().parent
+        while not folder.exists():
+            folder = folder.parent
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return Check(name, "fail", f"{path} cannot be created: {folder} is not writable", fix)
+        return Check(name, "ok", f"{path} (new: created on first use)")
+    try:
+        st = migration_status(path)
+        write_probe(path)
+    except LedgerError as exc:
+        return Check(name, "fail", exc.message, fix)
+    if st["pending"]:
+        return Check(name, "warn", f"{path}: {len(st['pending'])} migration(s) not applied yet ({', '.join(st['pending'])})",
+                     "ledger stats   (any command applies them)")
+    return Check(name, "ok", f"{path} (writable, {len(st['applied'])} migrations current)")
+
+
+def check_llm() -> Check:
+    from ..watcher import config as config_mod
+
+    name = "llm backend"
+    problems: list[str] = []
+    cfg = config_mod.load(errors=problems)
+    if problems:
+        return Check(name, "warn", "config.toml: " + "; ".join(problems), "fix $LEDGER_HOME/config.toml")
+    llm = cfg["llm"]
+    backend = llm.get("backend") or "none"
+    if backend == "none":
+        return Check(name, "warn", "none: nothing is distilled (injection and checkpoints still work)",
+                     'set [llm] backend in $LEDGER_HOME/config.toml (README: Configuration)')
+    if backend == "command":
+        exe = _exe_of(llm.get("command") or "")
+        found = shutil.which(exe) if exe else None
+        if not found:
+            return Check(name, "fail", f"command: {exe or '(empty)'} is not on PATH", "install it, or set [llm] command")
+        return Check(name, "ok", f"command: {llm['command']} ({found})")
+    if backend == "opencode":
+        found = shutil.which("opencode")
+        return Check(name, "ok", f"opencode ({found})") if found else Check(
+            name, "fail", "opencode: the opencode command is not on PATH", "install OpenCode, or pick another [llm] backend")
+    if backend in ("openai", "anthropic"):
+        base = (llm.get("url") or ("https://api.openai.com/v1" if backend == "openai" else "https://api.anthropic.com")).rstrip("/")
+        var = llm.get("api_key_env") or ("ANTHROPIC_API_KEY" if backend == "anthropic" else "")
+        if var and not os.environ.get(var):
+            return Check(name, "fail", f"{backend}: ${var} is not set", f"export {var}=...")
+        url = base + ("/models" if backend == "openai" else "/v1/models")
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=PROBE_TIMEOUT):
+                pass
+        except urllib.error.HTTPError:
+            pass  # it answered (401/404 without a key is still reachable)
+        except (urllib.error.URLError, OSError) as exc:
+            return Check(name, "fail", f"{backend}: cannot reach {base} ({getattr(exc, 'reason', exc)})",
+                         "start the server, or fix [llm] url")
+        return Check(name, "ok", f"{backend}: {base} answers" + (f" (model {llm['model']})" if llm.get("model") else ""))
+    return Check(name, "fail", f"unknown backend {backend!r}", "[llm] backend = command | openai | anthropic | opencode | none")
+
+
+def check_round_trip(exe: str) -> Check:
+    """Run ``exe hook claude-code PostToolUse`` on a real payload shape against a
+    throwaway store and confirm the observation arrived (the hook fails open, so its
+    exit status alone proves nothing)."""
+    from ..service import Ledger
+
+    name = "hook round trip"
+    with tempfile.TemporaryDirectory(prefix="ledger-doctor-") as tmp:
+        home, proj = Path(tmp) / "home", Path(tmp) / "project"
+        proj.mkdir()
+        (proj / "notes.txt").write_text("doctor\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_")}
+        env.update(LEDGER_HOME=str(home), LEDGER_DB=str(home / "doctor.db"), LEDGER_LLM_BACKEND="none")
+        payload = {"hook_event_name": "PostToolUse", "session_id": "ledger-doctor", "cwd": str(proj),
+                   "transcript_path": "", "tool_name": "Read", "tool_use_id": "toolu_doctor",
+                   "tool_input": {"file_path": str(proj / "notes.txt")},
+                   "tool_response": {"type": "text", "file": {"filePath": str(proj / "notes.txt"), "content": "doctor\n"}}}
+        try:
+            p = subprocess.run([exe, "hook", "claude-code", "PostToolUse"], input=json.dumps(payload).encode(),
+                               capture_output=True, env=env, cwd=proj, timeout=PROBE_TIMEOUT)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return Check(name, "fail", f"{exe} hook ... did not run: {exc}", "ledger install claude-code")
+        log = home / "hook.log"
+        if p.returncode != 0:
+            return Check(name, "fail", f"exit status {p.returncode}", "ledger install claude-code")
+        if log.exists() and log.read_text(encoding="utf-8", errors="replace").strip():
+            last = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1]
+            return Check(name, "fail", f"the hook failed (and failed open): {last}", "report this line; the agent is unaffected")
+        out = p.stdout.strip()
+        if out:
+            try:
+                json.loads(out)
+            except ValueError:
+                return Check(name, "fail", f"the hook printed non-JSON: {out[:120]!r}", "report this; Claude Code would ignore it")
+        try:
+            with Ledger.open(home / "doctor.db") as led:
+                seen = led.stats()["watcher"]["observations"]
+        except Exception as exc:  # noqa: BLE001 - any failure here is the finding
+            return Check(name, "fail", f"cannot read the test store: {exc}", "")
+        if seen < 1:
+            return Check(name, "fail", "the hook ran but recorded no observation", "check LEDGER_HOOKS_DISABLED and [watcher] enabled")
+    return Check(name, "ok", f"PostToolUse payload observed through {exe}")
+

@@ -1,0 +1,123 @@
+"""``ledger doctor`` through the real command: what it finds on a good installation and
+on each kind of broken one, in words and with ``--json``."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+from pathlib import Path
+
+import pytest
+from fakes.llm_server import ModelServer
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    p = tmp_path / "project"
+    p.mkdir()
+    return p
+
+
+def doctor(cli, project, *extra, env=None):
+    """(rc, {check name: check}, stdout of the plain run)."""
+    rc, out, err = cli("doctor", "--dir", project, "--json", *extra, env=env)
+    assert "Traceback" not in err, err
+    report = json.loads(out)
+    rc2, text, _ = cli("doctor", "--dir", project, *extra, env=env)
+    assert rc2 == rc
+    assert report["ok"] == (rc == 0)
+    return rc, {c["name"]: c for c in report["checks"]}, text
+
+
+def test_a_good_installation(cli, project, tmp_path):
+    rc, out, err = cli("install", "claude-code", "--dir", project, db=None, env={"HOME": str(tmp_path)})
+    assert rc == 0, err
+    cli("stats")  # the store exists and is migrated
+    rc, checks, text = doctor(cli, project, env={"HOME": str(tmp_path)})
+    assert rc == 0
+    assert checks["ledger"]["status"] == "ok"
+    assert checks["claude-code hooks"]["status"] == "ok" and "settings.local.json" in checks["claude-code hooks"]["detail"]
+    assert checks["store"]["status"] == "ok" and "migrations current" in checks["store"]["detail"]
+    assert checks["hook round trip"]["status"] == "ok"
+    assert checks["llm backend"]["status"] == "warn" and "[llm]" in checks["llm backend"]["fix"]
+    assert checks["opencode plugin"]["status"] == "skip"
+    assert "✓ hook round trip" in text and "fix: set [llm]" in text
+
+
+def test_nothing_installed_says_to_install(cli, project, tmp_path):
+    rc, checks, text = doctor(cli, project, env={"HOME": str(tmp_path)})
+    assert rc == 0  # warnings only
+    assert checks["claude-code hooks"]["status"] == "warn"
+    assert checks["claude-code hooks"]["fix"] == "ledger install claude-code"
+    assert "fix: ledger install claude-code" in text
+
+
+def test_hooks_pointing_at_a_gone_virtualenv_fail(cli, project, tmp_path):
+    settings = project / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "/old/venv/bin/ledger hook claude-code Stop"}]}]}}))
+    rc, checks, text = doctor(cli, project, env={"HOME": str(tmp_path)})
+    assert rc == 1
+    c = checks["claude-code hooks"]
+    assert c["status"] == "fail" and "/old/venv/bin/ledger" in c["detail"] and "ledger install claude-code" in c["fix"]
+    assert "✕ claude-code hooks" in text
+
+
+def test_hooks_in_two_files_run_twice(cli, project, tmp_path):
+    cli("install", "claude-code", "--dir", project, db=None, env={"HOME": str(tmp_path)})
+    cli("install", "claude-code", "--user", db=None, env={"HOME": str(tmp_path)})
+    rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
+    assert checks["claude-code hooks"]["status"] == "warn" and "twice" in checks["claude-code hooks"]["detail"]
+
+
+def test_a_store_that_is_not_a_database_fails(cli, project, tmp_path):
+    cli.db.parent.mkdir(parents=True, exist_ok=True)
+    cli.db.write_bytes(b"this is not sqlite" * 100)
+    rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
+    assert rc == 1 and checks["store"]["status"] == "fail" and str(cli.db) in checks["store"]["detail"]
+    assert cli.db.read_bytes() == b"this is not sqlite" * 100
+
+
+def test_pending_migrations_are_named_and_the_file_is_left_alone(cli, project, tmp_path):
+    cli("stats")
+    conn = sqlite3.connect(cli.db)
+    last = conn.execute("SELECT name FROM _migrations ORDER BY name DESC LIMIT 1").fetchone()[0]
+    conn.execute("DELETE FROM _migrations WHERE name = ?", (last,))
+    conn.commit()
+    conn.close()
+    rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
+    assert checks["store"]["status"] == "warn" and last in checks["store"]["detail"]
+    conn = sqlite3.connect(cli.db)
+    assert conn.execute("SELECT count(*) FROM _migrations WHERE name = ?", (last,)).fetchone()[0] == 0
+    conn.close()
+
+
+def test_a_new_store_is_not_created_by_doctor(cli, project, tmp_path):
+    rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
+    assert checks["store"]["status"] == "ok" and "created on first use" in checks["store"]["detail"]
+    assert not cli.db.exists()
+
+
+def test_llm_backend_reachable_or_not(cli, project, tmp_path):
+    with ModelServer() as srv:
+        env = {"HOME": str(tmp_path), "LEDGER_LLM_BACKEND": "openai", "LEDGER_LLM_URL": srv.url + "/v1"}
+        rc, checks, _ = doctor(cli, project, env=env)
+        assert checks["llm backend"]["status"] == "ok" and srv.url in checks["llm backend"]["detail"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    env = {"HOME": str(tmp_path), "LEDGER_LLM_BACKEND": "openai", "LEDGER_LLM_URL": f"http://127.0.0.1:{closed}/v1"}
+    rc, checks, _ = doctor(cli, project, env=env)
+    assert rc == 1 and checks["llm backend"]["status"] == "fail" and "cannot reach" in checks["llm backend"]["detail"]
+    env = {"HOME": str(tmp_path), "LEDGER_LLM_BACKEND": "command", "LEDGER_LLM_COMMAND": "no-such-llm-cli -p"}
+    rc, checks, _ = doctor(cli, project, env=env)
+    assert rc == 1 and "no-such-llm-cli" in checks["llm backend"]["detail"]
+
+
+def test_hooks_disabled_in_the_environment_is_a_warning(cli, project, tmp_path):
+    cli("install", "claude-code", "--dir", project, db=None, env={"HOME": str(tmp_path)})
+    rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path), "LEDGER_HOOKS_DISABLED": "1"})
+    assert checks["claude-code hooks"]["status"] == "warn" and "LEDGER_HOOKS_DISABLED" in checks["claude-code hooks"]["fix"]
+    assert checks["hook round trip"]["status"] == "ok"  # the pipeline itself works
