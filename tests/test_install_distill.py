@@ -51,7 +51,7 @@ def test_install_turns_distillation_on_through_claude_when_it_is_on_path(cli, tm
     rc, out, err = cli("install", "claude-code", "--dir", proj, db=None, env={"PATH": _path_with(fake_claude)})
     assert rc == 0, err
     lines = out.splitlines()
-    assert lines[1] == ("  Distillation on: through `claude -p --model haiku` (hooks disabled for that call), "
+    assert next(l for l in lines if "Distillation" in l) == ("  Distillation on: through `claude -p --model haiku` (hooks disabled for that call), "
                         "daily budget 200,000 tokens; `ledger install claude-code --no-distill` turns it off.")
     cfg = config_mod.load(str(Path(_isolated_home) / "config.toml"))
     assert cfg["llm"]["backend"] == "command" and cfg["llm"]["model"] == "haiku"
