@@ -392,6 +392,47 @@ def test_canvas_layouts_and_asof_scrubber(page, demo):
     assert not page.errors
 
 
+# ---------------------------------------------------------------- narrow windows
+@pytest.mark.parametrize("width", [800, 1024, 1280])
+def test_browse_memory_column_never_collapses(browser, demo, width):
+    ctx = browser.new_context(viewport={"width": width, "height": 800})
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(demo.url + "#/browse")
+        expect(page.locator("tbody tr").first).to_be_visible()
+        expect(page.locator(".browse")).not_to_have_class(re.compile("rail-closed"))  # the filter panel is open
+        expect(page.locator(".rail .facet").first).to_be_visible()
+        head = page.locator("thead th.c-text").bounding_box()
+        cell = page.locator("tbody tr td.c-text").first.bounding_box()
+        assert head["width"] >= 200 and cell["width"] >= 200, (width, head, cell)
+        # the text is really there, not an ellipsis alone
+        shown = page.evaluate("() => { const e = document.querySelector('tbody td.c-text .cell-text'); "
+                              "return e.getBoundingClientRect().width; }")
+        assert shown >= 120, shown
+        if width >= 1280:  # below that the 410 px inspector covers the table itself
+            page.locator("tbody tr").first.click()
+            expect(page.locator("#inspector")).to_contain_text("WHY THIS STRENGTH")
+            page.wait_for_timeout(300)
+            assert page.locator("tbody tr td.c-text").first.bounding_box()["width"] >= 200
+        assert not errors
+    finally:
+        ctx.close()
+
+
+def test_canvas_heat_dots_leave_the_strength_labels_clear(page, demo):
+    page.goto(demo.url + "#/canvas")
+    page.wait_for_function("() => window.__ledgerCanvas && window.__ledgerCanvas.nodes > 0")
+    page.get_by_role("group", name="LAYOUT").get_by_role("button", name="HEAT").click()
+    page.wait_for_function("() => window.__ledgerCanvas.layout === 'heat' && window.__ledgerCanvas.settled")
+    page.wait_for_timeout(300)
+    ax = page.evaluate("window.__ledgerCanvas.heatAxis()")
+    assert ax and ax["labelRight"] < ax["dotsLeft"], ax
+    assert ax["labelRight"] > 20, ax  # the labels themselves are on screen
+    assert not page.errors
+
+
 # ---------------------------------------------------------------- Connections
 def test_connections_agents_and_live_feed(page, demo):
     page.goto(demo.url + "#/connections")

@@ -50,6 +50,7 @@ export function mount(root) {
   let total = 0;
   let maxHits = 1;
   let laneInfo = null;
+  let heatAxis = null; // set when the heat axes are painted (see heatAxis() below)
   let sim = null;
   let W = 0, H = 0, DPR = 1;
   const fit = { cx: 0, cy: 0, s: 1 };
@@ -220,7 +221,7 @@ export function mount(root) {
     if (local.layout === 'timeline') { x0 = Math.min(x0, 0); x1 = Math.max(x1, 1100); }
     // Screen padding: room for lane labels or the strength axis on the left, the legend on
     // the right, axis captions and the layout note at the bottom.
-    const padL = local.layout === 'timeline' ? 150 : local.layout === 'heat' ? 70 : 40;
+    const padL = local.layout === 'timeline' ? 150 : local.layout === 'heat' ? 84 : 40;
     const padR = legend.offsetWidth ? legend.offsetWidth + 36 : 40;
     const padT = 40;
     const padB = local.layout === 'heat' || local.layout === 'timeline' ? 80 : 56;
@@ -461,12 +462,19 @@ export function mount(root) {
       ctx.strokeStyle = 'rgba(255,255,255,0.07)';
       ctx.lineWidth = 1;
       const x0 = sx(0), x1 = sx(1000), y0 = sy(0.5 * 620 - 0.04 * 620), y1 = sy((0.5 - 0.99) * 620);
-      ctx.beginPath(); ctx.moveTo(x0, y0 + 14); ctx.lineTo(x1, y0 + 14); ctx.moveTo(x0 - 14, y0); ctx.lineTo(x0 - 14, y1); ctx.stroke();
+      // The strength axis sits left of the leftmost dot's edge (never-read memories sit
+      // at x = 0, and a dot has a radius), so no dot covers a label.
+      const zr = Math.min(2.2, Math.max(0.75, Math.sqrt(user.zoom)));
+      let dotsLeft = x0;
+      for (const n of visible) dotsLeft = Math.min(dotsLeft, sx(n.x) - n.r * zr);
+      const ax = Math.min(x0, dotsLeft) - 6;
+      heatAxis = { labelRight: ax - 4, axisX: ax, dotsLeft };
+      ctx.beginPath(); ctx.moveTo(x0, y0 + 14); ctx.lineTo(x1, y0 + 14); ctx.moveTo(ax, y0); ctx.lineTo(ax, y1); ctx.stroke();
       ctx.fillStyle = '#6b7285';
       ctx.textBaseline = 'top';
       ctx.textAlign = 'left'; ctx.fillText('never retrieved', x0, y0 + 20);
       ctx.textAlign = 'right'; ctx.fillText('retrieved often →', x1, y0 + 20);
-      ctx.save(); ctx.translate(x0 - 22, y0); ctx.rotate(-Math.PI / 2);
+      ctx.save(); ctx.translate(ax - 26, y0); ctx.rotate(-Math.PI / 2);
       ctx.textAlign = 'left'; ctx.textBaseline = 'bottom'; ctx.fillText('decaying', 0, 0);
       ctx.textAlign = 'right'; ctx.fillText('strong →', y0 - y1, 0);
       ctx.restore();
@@ -474,7 +482,7 @@ export function mount(root) {
         const y = sy((0.5 - s) * 620);
         ctx.strokeStyle = 'rgba(255,255,255,0.04)';
         ctx.beginPath(); ctx.moveTo(x0, y); ctx.lineTo(x1, y); ctx.stroke();
-        ctx.textAlign = 'right'; ctx.textBaseline = 'middle'; ctx.fillStyle = '#4d5364'; ctx.fillText(String(Math.round(s * 100)), x0 - 4, y);
+        ctx.textAlign = 'right'; ctx.textBaseline = 'middle'; ctx.fillStyle = '#4d5364'; ctx.fillText(String(Math.round(s * 100)), ax - 4, y);
       }
     }
   }
@@ -677,6 +685,8 @@ export function mount(root) {
     set renderer(v) { renderer = v === 'pixels' ? 'pixels' : 'vector'; dirty = true; },
     setScrub: (pos) => setScrub(pos, true),
     // Screen position of the visible node nearest the middle of the canvas.
+    // Heat layout: where the strength labels end and the leftmost dot begins (screen px).
+    heatAxis() { return heatAxis; },
     centreNode() {
       let best = null, bd = Infinity;
       for (const n of visible) {
