@@ -142,3 +142,40 @@ def test_replay_distils_outlines_and_command_outcomes_not_first_lines(big_report
     commands = [t for topic, t in rows if topic.split(":")[0] in ("test", "build", "error")]
     assert any(" works (exit 0)" in t for t in commands)
     assert any(" last failed (" in t for t in commands)
+
+
+def test_replay_measures_repeated_reads_met_with_true_facts(big_report):
+    r, text, _ = big_report
+    m = r["repeatReads"]
+    assert m["repeatedReads"] > 0 and 0 < m["metWithFact"] <= m["repeatedReads"]
+    assert m["factsTrue"] <= m["factsShown"] and m["trueShare"] == round(m["factsTrue"] / m["factsShown"], 3)
+    # The transcript's files are materialised, so facts about files the agent edited
+    # later are shown marked "may be stale" (before, no file had a state to compare).
+    assert m["factsMarkedStale"] > 0 and m["factsUnchanged"] > 0
+    assert m["charsPerRepeatedRead"] > 0
+    assert "  repeated reads met    " in text
+
+
+def test_the_meter_follows_file_versions_through_reads_and_edits():
+    from ledger.harness.replay_measure import RepeatReadMeter
+
+    m = RepeatReadMeter()
+    read = {"type": "text", "file": {"filePath": "/p/a.py", "content": "x = 1\n", "startLine": 1, "numLines": 1,
+                                     "totalLines": 1}}
+    m.before("Read", ["/p/a.py"], "")
+    m.after("Read", {"file_path": "/p/a.py"}, ["/p/a.py"], read)
+    m.learned("m1", ["/p/a.py"])
+    m.before("Read", ["/p/a.py"], "📋 KNOWN FACTS\n  - [m1 · 51] a.py sets x")  # unchanged: true
+    m.after("Edit", {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"}, ["/p/a.py"],
+            {"filePath": "/p/a.py", "originalFile": "x = 1\n"})
+    m.before("Grep", ["/p/a.py"], "📋 KNOWN FACTS\n  - [m1 · 51] a.py sets x")  # changed, unmarked: false
+    m.before("Bash", ["/p/a.py"], "📋 KNOWN FACTS\n  - [m1 · 51] a.py sets x (may be stale: the file changed since this was learned)")
+    m.before("Read", ["/p/b.py"], "")  # first read of another file: not repeated
+    assert m.content["/p/a.py"] == "x = 2\n"
+    assert m.report() == {"repeatedReads": 3, "metWithFact": 3, "metShare": 1.0, "factsShown": 3, "factsTrue": 2,
+                          "trueShare": 0.667, "factsUnchanged": 1, "factsMarkedStale": 1,
+                          "charsPerRepeatedRead": round(sum(len(c) for c in (
+                              "📋 KNOWN FACTS\n  - [m1 · 51] a.py sets x",
+                              "📋 KNOWN FACTS\n  - [m1 · 51] a.py sets x",
+                              "📋 KNOWN FACTS\n  - [m1 · 51] a.py sets x (may be stale: the file changed since this was learned)"))
+                              / 3, 1)}

@@ -107,6 +107,47 @@ def _full_output(results: dict):
     return output
 
 
+class _Sandbox:
+    """The replayed project's files, materialised under a temporary folder.
+
+    A transcript names files of a machine that is not this one; without them every file
+    key would have no state and no fact could ever be marked "may be stale". So, when the
+    transcript's working directory does not exist here, every string of its tool inputs
+    and results that starts with the working directory's top two folders (``/home/USER``)
+    is moved under a temporary root, and the files are written there as the transcript
+    shows them: a full Read's content, a Write's content, an Edit applied to the known
+    content; an edit to unknown content writes a unique placeholder (its state changes,
+    as the real file's did). Shell commands that rewrite files are not followed."""
+
+    def __init__(self, cwd: str, root: str):
+        parts = [x for x in cwd.split("/") if x]
+        self.prefix = "/" + "/".join(parts[:2]) + "/" if len(parts) >= 2 else "/" + "/".join(parts) + "/"
+        self.root = root.rstrip("/")
+
+    def map(self, value):
+        if isinstance(value, str):
+            return value.replace(self.prefix, self.root + self.prefix) if self.prefix in value else value
+        if isinstance(value, dict):
+            return {k: self.map(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.map(v) for v in value]
+        return value
+
+    def write(self, path: str, content: str | None, version: str | None) -> None:
+        if not path.startswith(self.root + "/"):
+            return
+        if content is None:
+            if version is None or (version.startswith("unseen") and os.path.exists(path)):
+                return
+            content = f"(content unknown to the replay: {version})\n"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8", errors="replace") as fh:
+                fh.write(content)
+        except OSError:
+            pass
+
+
 def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristic", every: int | None = None,
            escalate_after: int | None = None) -> dict:
     """Replay one transcript; returns the report dict (see :func:`format_report`)."""
@@ -118,6 +159,9 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     from .runner import handle_payload
 
     tmpdir = None
+    sandbox_dir = tempfile.mkdtemp(prefix="ledger-replay-files-")
+    sandbox: _Sandbox | None = None
+    sandbox_decided = False
     if db is None:
         tmpdir = tempfile.mkdtemp(prefix="ledger-replay-")
         db = os.path.join(tmpdir, "replay.db")
@@ -155,7 +199,8 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         session_id = session_id or item["session"]
         if kind == "compact":
             at = _ms(item["at"], clock_now[0])
-            base = {"session_id": item["session"], "transcript_path": transcript, "cwd": item["cwd"]}
+            cwd = sandbox.map(item["cwd"]) if sandbox is not None else item["cwd"]
+            base = {"session_id": item["session"], "transcript_path": transcript, "cwd": cwd}
             pre = handle_payload("claude-code", json.dumps({**base, "hook_event_name": "PreCompact", "trigger": "auto"}), None,
                                  db=db, now=at, spawn=spawn, cfg=cfg)
             post = handle_payload("claude-code", json.dumps({**base, "hook_event_name": "SessionStart", "source": "compact"}), None,
@@ -164,6 +209,12 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
             continue
         tool_calls += 1
         u = item
+        if not sandbox_decided:
+            sandbox_decided = True
+            sandbox = None if os.path.isdir(u["cwd"]) else _Sandbox(u["cwd"], sandbox_dir)
+        if sandbox is not None:
+            u = {**u, "cwd": sandbox.map(u["cwd"]), "input": sandbox.map(u["input"]), "result": sandbox.map(u["result"])}
+            os.makedirs(u["cwd"], exist_ok=True)
         base = {"session_id": u["session"], "transcript_path": transcript, "cwd": u["cwd"], "tool_name": u["name"],
                 "tool_input": u["input"], "tool_use_id": u["id"]}
         from ..watcher.paths import files_touched
@@ -190,6 +241,8 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         result = u["result"]
         results[u["id"]] = result
         meter.after(u["name"], u["input"] if isinstance(u["input"], dict) else {}, touched, result)
+        if sandbox is not None and touched and u["name"] in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit"):
+            sandbox.write(touched[0], meter.content.get(touched[0]), meter.version.get(touched[0]))
         resp = result if isinstance(result, dict) else {"stdout": str(result), "stderr": "", "interrupted": False}
         if u["is_error"] and isinstance(resp, dict):
             resp = {**resp, "is_error": True}
@@ -199,6 +252,9 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
                        db=db, now=clock_now[0], spawn=spawn, cfg=cfg)
         timings.append((time.perf_counter() - t0) * 1000)
     led.close()
+    import shutil
+
+    shutil.rmtree(sandbox_dir, ignore_errors=True)
     if tmpdir is not None:  # a throwaway store: nothing to keep (pass --db to inspect it afterwards)
         import shutil
 
@@ -234,7 +290,8 @@ def _pct(x: float | None) -> str:
 
 def _repeat_line(m: dict) -> str:
     return (f"  repeated reads met    {m['metWithFact']}/{m['repeatedReads']} ({_pct(m['metShare'])}) with a fact about "
-            f"the file; facts true then {m['factsTrue']}/{m['factsShown']} ({_pct(m['trueShare'])}); "
+            f"the file; facts true then {m['factsTrue']}/{m['factsShown']} ({_pct(m['trueShare'])}: "
+            f"{m['factsUnchanged']} unchanged, {m['factsMarkedStale']} marked stale); "
             f"{m['charsPerRepeatedRead']} chars per repeated read")
 
 

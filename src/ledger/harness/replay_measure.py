@@ -48,6 +48,8 @@ class RepeatReadMeter:
         self.met = 0
         self.shown = 0
         self.true = 0
+        self.current = 0
+        self.marked = 0
         self.chars = 0
 
     # -------------------------------------------------------------- feeding
@@ -75,7 +77,10 @@ class RepeatReadMeter:
             self.met += 1
             for i in about:
                 self.shown += 1
-                if shown[i] or self.fact_files[i][p] == self.version.get(p):
+                unchanged = self.fact_files[i][p] == self.version.get(p)
+                self.current += unchanged
+                self.marked += shown[i]
+                if shown[i] or unchanged:
                     self.true += 1
 
     def after(self, name: str, tool_input: dict, paths: list[str], result: object) -> None:
@@ -110,7 +115,8 @@ class RepeatReadMeter:
     # -------------------------------------------------------------- result
     def report(self) -> dict:
         """``{"repeatedReads", "metWithFact", "metShare", "factsShown", "factsTrue",
-        "trueShare", "charsPerRepeatedRead"}``; shares are 0-1 (None when undefined)."""
+        "trueShare", "factsUnchanged", "factsMarkedStale", "charsPerRepeatedRead"}``;
+        shares are 0-1 (None when undefined)."""
         return {
             "repeatedReads": self.repeated,
             "metWithFact": self.met,
@@ -118,6 +124,8 @@ class RepeatReadMeter:
             "factsShown": self.shown,
             "factsTrue": self.true,
             "trueShare": round(self.true / self.shown, 3) if self.shown else None,
+            "factsUnchanged": self.current,
+            "factsMarkedStale": self.marked,
             "charsPerRepeatedRead": round(self.chars / self.repeated, 1) if self.repeated else None,
         }
 
