@@ -68,7 +68,8 @@ def _command(prompt: str, llm: dict) -> tuple[str, int, int]:
         raise LLMError("command backend: [llm] command is empty. Example: command = \"claude -p\"")
     env = dict(os.environ, LEDGER_HOOKS_DISABLED="1")
     try:
-        p = subprocess.run(argv, input=prompt, capture_output=True, text=True, timeout=float(llm.get("timeout") or 120), env=env)
+        p = subprocess.run(argv, input=prompt, capture_output=True, text=True, timeout=float(llm.get("timeout") or 120), env=env,
+                           preexec_fn=die_with_parent())
     except FileNotFoundError:
         raise LLMError(f"command backend: {argv[0]!r} not found on PATH.") from None
     except subprocess.TimeoutExpired:
@@ -76,6 +77,39 @@ def _command(prompt: str, llm: dict) -> tuple[str, int, int]:
     if p.returncode != 0:
         raise LLMError(f"command backend: {argv[0]} exited {p.returncode}: {p.stderr.strip()[:300]}")
     return p.stdout, 0, 0
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent():
+    """A ``preexec_fn`` making the child receive SIGKILL when the process that started it
+    dies, however it dies (``kill -9`` included), or None where that is not available.
+
+    Linux only: ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` through ctypes. A distiller killed
+    during its LLM call then leaves no ``claude -p`` (or other command) behind; elsewhere
+    the child runs to its own timeout and the session's lease expires (store.watch
+    LEASE_MS) so a new distiller can start."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return preexec
 
 
 def _key(llm: dict) -> str | None:
