@@ -182,20 +182,24 @@ def test_a_malformed_config_is_logged_and_defaults_apply(store_with_fact, proj, 
 
 
 def test_a_bad_environment_override_is_ignored_with_one_log_line(store_with_fact, proj, home):
-    env = {"LEDGER_DB": store_with_fact, "LEDGER_DISTILL_EVERY": "often", "LEDGER_ESCALATE_AFTER": "1"}
+    env = {"LEDGER_DB": store_with_fact, "LEDGER_DISTILL_EVERY": "often", "LEDGER_ESCALATE_AFTER": "2"}
     p = run_hook("PostToolUse", post_bash("ls", stdout="x", cwd=proj), env=env)
     assert_failed_open(p, home, "config ignored", "LEDGER_DISTILL_EVERY")
-    # the other (valid) overrides still apply: escalation at the first injection
+    run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env=env)
+    run_hook("PostToolUse", post_bash("ls", stdout="x", cwd=proj), env=env)
+    # the other (valid) overrides still apply: escalation at the second step (default 4)
     p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env=env)
     assert "LEDGER ESCALATION" in context_of(p.stdout.decode())
 
 
 def test_a_malformed_config_keeps_valid_environment_overrides(store_with_fact, proj, home):
     (home / "config.toml").write_text("this is not toml")
-    p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj),
-                 env={"LEDGER_DB": store_with_fact, "LEDGER_ESCALATE_AFTER": "1"})
+    env = {"LEDGER_DB": store_with_fact, "LEDGER_ESCALATE_AFTER": "2"}
+    run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env=env)
+    run_hook("PostToolUse", post_bash("ls", stdout="x", cwd=proj), env=env)
+    p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env=env)
     assert "LEDGER ESCALATION" in context_of(p.stdout.decode())
-    assert len(log_lines(home)) == 1
+    assert len(log_lines(home)) == 3  # one "config ignored" line per hook call
 
 
 def test_hooks_disabled_is_a_no_op(store_with_fact, proj, home, tmp_path):

@@ -111,7 +111,11 @@ def test_replay_options_change_the_outcome(cli, tmp_path):
     rc, out, err = cli("replay", BIG, "--json", "--escalate-after", "1", "--every", "5", db=tmp_path / "r.db")
     assert rc == 0, err
     (r,) = json.loads(out)
-    assert r["gentle"] == 0 and r["escalations"] == r["injections"] > 0
+    # escalation never comes with a file's first showing, then from the next step on
+    assert r["gentle"] > 0 and r["escalations"] > 0
+    rc, out, err = cli("replay", BIG, "--json", "--escalate-after", "1000", "--every", "5", db=tmp_path / "r2.db")
+    (never,) = json.loads(out)
+    assert never["escalations"] == 0 and never["injections"] > 0
 
 
 def test_replay_of_a_missing_file_is_an_error(cli, tmp_path):

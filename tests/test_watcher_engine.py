@@ -58,6 +58,13 @@ class Hook:
     def ctx(self, p: dict) -> str:
         return context_of(self(p))
 
+    def step(self, p: dict) -> str:
+        """One whole tool call (its own step): PreToolUse, then PostToolUse; returns what
+        PreToolUse injected."""
+        out = self(p)
+        self({**p, "hook_event_name": "PostToolUse", "tool_response": {"stdout": "", "stderr": ""}})
+        return context_of(out)
+
 
 def level(ctx: str) -> str:
     return "escalated" if ESCALATED in ctx else "gentle" if GENTLE in ctx else "quiet" if ctx == "" else "?"
@@ -142,7 +149,7 @@ def test_non_file_tools_are_neither_injected_nor_counted(ledger, db_file, proj):
 
 @pytest.mark.parametrize("threshold,expected", [
     (4, ["gentle", "quiet", "quiet", "escalated", "escalated", "escalated"]),
-    (1, ["escalated", "escalated", "escalated"]),
+    (1, ["gentle", "escalated", "escalated"]),  # never on the first showing
     (2, ["gentle", "escalated", "escalated"]),
     (3, ["gentle", "quiet", "escalated", "escalated"]),
 ])
@@ -172,16 +179,23 @@ def test_counters_are_per_session_and_per_file(ledger, db_file, proj):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
     fact(ledger, "data.csv has two columns", proj / "data.csv")
     hook = Hook(db_file, cfg=cfg_with(escalate_after=2))
+
+    def shown(p: dict) -> str:
+        # one tool call = one step: PreToolUse, then the tool ran (PostToolUse)
+        lvl = level(hook.ctx(p))
+        hook({**p, "hook_event_name": "PostToolUse", "tool_response": {"stdout": "", "stderr": ""}})
+        return lvl
+
     ckpt = lambda s: pre_read(proj / "x" / "model.ckpt", cwd=proj, session=s)  # noqa: E731
     csv = lambda s: pre_read(proj / "data.csv", cwd=proj, session=s)  # noqa: E731
-    assert level(hook.ctx(ckpt("A"))) == "gentle"
-    assert level(hook.ctx(ckpt("A"))) == "escalated"
+    assert shown(ckpt("A")) == "gentle"
+    assert shown(ckpt("A")) == "escalated"
     # another file in the same session starts its own ladder
-    assert level(hook.ctx(csv("A"))) == "gentle"
+    assert shown(csv("A")) == "gentle"
     # another session starts from scratch for the same file
-    assert level(hook.ctx(ckpt("B"))) == "gentle"
-    assert level(hook.ctx(csv("A"))) == "escalated"
-    assert level(hook.ctx(ckpt("B"))) == "escalated"
+    assert shown(ckpt("B")) == "gentle"
+    assert shown(csv("A")) == "escalated"
+    assert shown(ckpt("B")) == "escalated"
     rows = {(r["session"], r["path"]): r["injections"] for r in ledger.store.conn.execute("SELECT * FROM watch_escalation")}
     assert rows == {("claude-code:A", str(proj / "x" / "model.ckpt")): 2, ("claude-code:A", str(proj / "data.csv")): 2,
                     ("claude-code:B", str(proj / "x" / "model.ckpt")): 2}
@@ -192,6 +206,7 @@ def test_a_call_touching_two_files_shows_the_highest_level(ledger, db_file, proj
     fact(ledger, "data.csv has two columns", proj / "data.csv")
     hook = Hook(db_file, cfg=cfg_with(escalate_after=2))
     hook(pre_read(proj / "x" / "model.ckpt", cwd=proj))
+    hook(post_read(proj / "x" / "model.ckpt", "…", cwd=proj))
     ctx = hook.ctx(pre_bash("cat data.csv x/model.ckpt", cwd=proj))
     assert level(ctx) == "escalated" and "fp16" in ctx and "two columns" in ctx
 
@@ -214,15 +229,15 @@ def test_a_newer_fact_for_the_file_resets_its_counter(ledger, db_file, proj, clo
     ckpt = proj / "x" / "model.ckpt"
     fact(ledger, "model.ckpt stores weights in fp16", ckpt)
     hook = Hook(db_file, cfg=cfg_with(escalate_after=2))
-    assert level(hook.ctx(pre_read(ckpt, cwd=proj))) == "gentle"
-    assert level(hook.ctx(pre_read(ckpt, cwd=proj))) == "escalated"
+    assert level(hook.step(pre_read(ckpt, cwd=proj))) == "gentle"
+    assert level(hook.step(pre_read(ckpt, cwd=proj))) == "escalated"
     fact(ledger, "model.ckpt header is 8 bytes of little-endian length", ckpt)
-    ctx = hook.ctx(pre_read(ckpt, cwd=proj))
+    ctx = hook.step(pre_read(ckpt, cwd=proj))
     assert level(ctx) == "gentle" and "little-endian" in ctx and "fp16" in ctx
-    assert level(hook.ctx(pre_read(ckpt, cwd=proj))) == "escalated"
+    assert level(hook.step(pre_read(ckpt, cwd=proj))) == "escalated"
     # a new fact about ANOTHER file does not reset this one
     fact(ledger, "data.csv has two columns", proj / "data.csv")
-    assert level(hook.ctx(pre_read(ckpt, cwd=proj))) == "escalated"
+    assert level(hook.step(pre_read(ckpt, cwd=proj))) == "escalated"
 
 
 def test_a_distillation_that_adds_findings_resets_the_sessions_counters(ledger, db_file, proj):
@@ -231,8 +246,8 @@ def test_a_distillation_that_adds_findings_resets_the_sessions_counters(ledger, 
     fact(ledger, "data.csv has two columns", proj / "data.csv")
     hook = Hook(db_file, cfg=cfg_with(escalate_after=2))
     for s in ("A", "B"):
-        hook(pre_read(ckpt, cwd=proj, session=s))
-        assert level(hook.ctx(pre_read(ckpt, cwd=proj, session=s))) == "escalated"
+        hook.step(pre_read(ckpt, cwd=proj, session=s))
+        assert level(hook.step(pre_read(ckpt, cwd=proj, session=s))) == "escalated"
     hook(post_bash("python -c 'import this'", stdout="Beautiful is better than ugly.", cwd=proj, session="A"))
     key = "claude-code:A"
     assert W.try_lease(ledger.store.conn, key, "o1", T0)
@@ -240,15 +255,15 @@ def test_a_distillation_that_adds_findings_resets_the_sessions_counters(ledger, 
                           "files": []}])
     r = distill_session(ledger, key, "o1", cfg_with(), answer_fn=lambda prompt: (answer, 50, 10), log=lambda m: None)
     assert r["added"] == 1
-    assert level(hook.ctx(pre_read(ckpt, cwd=proj, session="A"))) == "gentle"
-    assert level(hook.ctx(pre_read(ckpt, cwd=proj, session="B"))) == "escalated"  # other sessions untouched
+    assert level(hook.step(pre_read(ckpt, cwd=proj, session="A"))) == "gentle"
+    assert level(hook.step(pre_read(ckpt, cwd=proj, session="B"))) == "escalated"  # other sessions untouched
     # a distillation that only corroborates does not reset
     hook(post_bash("python -c 'import this'", stdout="Beautiful is better than ugly.", cwd=proj, session="A"))
-    hook(pre_read(ckpt, cwd=proj, session="A"))
+    hook.step(pre_read(ckpt, cwd=proj, session="A"))
     assert W.try_lease(ledger.store.conn, key, "o2", T0 + 2)
     r = distill_session(ledger, key, "o2", cfg_with(), answer_fn=lambda prompt: (answer, 50, 10), log=lambda m: None)
     assert r == {**r, "added": 0, "corroborated": 1}
-    assert level(hook.ctx(pre_read(ckpt, cwd=proj, session="A"))) == "escalated"
+    assert level(hook.step(pre_read(ckpt, cwd=proj, session="A"))) == "escalated"
 
 
 def test_deny_on_escalation_denies_the_pre_tool_call(ledger, db_file, proj):
@@ -256,11 +271,15 @@ def test_deny_on_escalation_denies_the_pre_tool_call(ledger, db_file, proj):
     hook = Hook(db_file, cfg=cfg_with(escalate_after=2, deny_on_escalation=True))
     first = json.loads(hook(pre_read(proj / "x" / "model.ckpt", cwd=proj)))
     assert "permissionDecision" not in first["hookSpecificOutput"]
+    # a parallel call of the same step is the same showing: nothing new, never denied
+    assert hook(pre_read(proj / "x" / "model.ckpt", cwd=proj)) == ""
+    hook(post_read(proj / "x" / "model.ckpt", "…", cwd=proj))
     second = json.loads(hook(pre_read(proj / "x" / "model.ckpt", cwd=proj)))["hookSpecificOutput"]
     assert second["permissionDecision"] == "deny"
     assert ESCALATED in second["permissionDecisionReason"] and "fp16" in second["permissionDecisionReason"]
     # and without the option the escalated call is not denied
-    hook2 = Hook(db_file, cfg=cfg_with(escalate_after=1))
+    hook2 = Hook(db_file, cfg=cfg_with(escalate_after=2))
+    hook2.step(pre_read(proj / "x" / "model.ckpt", cwd=proj, session="other"))
     out = json.loads(hook2(pre_read(proj / "x" / "model.ckpt", cwd=proj, session="other")))["hookSpecificOutput"]
     assert ESCALATED in out["additionalContext"] and "permissionDecision" not in out
 
@@ -269,6 +288,10 @@ def test_deny_on_escalation_from_the_environment(ledger, db_file, proj):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
     ledger.close()
     env = {"LEDGER_DB": str(db_file), "LEDGER_ESCALATE_AFTER": "1", "LEDGER_DENY_ON_ESCALATION": "1"}
+    p = run_hook("PreToolUse", pre_read(proj / "x" / "model.ckpt", cwd=proj), env=env)
+    # never on the first showing: the agent has not had a chance to act yet
+    assert "permissionDecision" not in json.loads(p.stdout)["hookSpecificOutput"]
+    run_hook("PostToolUse", post_read(proj / "x" / "model.ckpt", "x", cwd=proj), env=env)
     p = run_hook("PreToolUse", pre_read(proj / "x" / "model.ckpt", cwd=proj), env=env)
     assert json.loads(p.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 

@@ -14,6 +14,15 @@ _BIN = Path(sys.executable).with_name("ledger")
 LEDGER_BIN = str(_BIN)
 
 
+_IDS = iter(range(1, 10**9))
+
+
+def _tid(prefix: str, kw: dict) -> str:
+    """The ``tool_use_id`` given in ``kw`` (popped), else a fresh one: every call a
+    harness makes has its own id, and ledger stores one observation per id."""
+    return kw.pop("tool_use_id", None) or f"{prefix}{next(_IDS):06d}"
+
+
 def payload(event: str, *, session: str = "s1", cwd: str | os.PathLike = "/tmp", **fields) -> dict:
     d = {"session_id": session, "transcript_path": f"/tmp/{session}.jsonl", "cwd": str(cwd),
          "hook_event_name": event, "permission_mode": "default"}
@@ -22,33 +31,33 @@ def payload(event: str, *, session: str = "s1", cwd: str | os.PathLike = "/tmp",
 
 
 def pre_read(path: str | os.PathLike, **kw) -> dict:
-    return payload("PreToolUse", tool_name="Read", tool_input={"file_path": str(path)}, tool_use_id="toolu_r", **kw)
+    return payload("PreToolUse", tool_name="Read", tool_input={"file_path": str(path)}, tool_use_id=_tid("toolu_r", kw), **kw)
 
 
 def pre_bash(command: str, **kw) -> dict:
-    return payload("PreToolUse", tool_name="Bash", tool_input={"command": command}, tool_use_id="toolu_b", **kw)
+    return payload("PreToolUse", tool_name="Bash", tool_input={"command": command}, tool_use_id=_tid("toolu_b", kw), **kw)
 
 
 def post_bash(command: str, stdout: str = "", stderr: str = "", **kw) -> dict:
-    return payload("PostToolUse", tool_name="Bash", tool_input={"command": command}, tool_use_id="toolu_b",
+    return payload("PostToolUse", tool_name="Bash", tool_input={"command": command}, tool_use_id=_tid("toolu_b", kw),
                    tool_response={"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False},
                    duration_ms=12, **kw)
 
 
 def post_read(path: str | os.PathLike, content: str = "", **kw) -> dict:
-    return payload("PostToolUse", tool_name="Read", tool_input={"file_path": str(path)}, tool_use_id="toolu_r",
+    return payload("PostToolUse", tool_name="Read", tool_input={"file_path": str(path)}, tool_use_id=_tid("toolu_r", kw),
                    tool_response={"type": "text", "file": {"filePath": str(path), "content": content, "numLines": 1,
                                                            "startLine": 1, "totalLines": 1}}, **kw)
 
 
 def post_edit(path: str | os.PathLike, **kw) -> dict:
     return payload("PostToolUse", tool_name="Edit", tool_input={"file_path": str(path), "old_string": "a", "new_string": "b"},
-                   tool_use_id="toolu_e", tool_response={"filePath": str(path), "structuredPatch": []}, **kw)
+                   tool_use_id=_tid("toolu_e", kw), tool_response={"filePath": str(path), "structuredPatch": []}, **kw)
 
 
 def post_write(path: str | os.PathLike, content: str = "x", **kw) -> dict:
     return payload("PostToolUse", tool_name="Write", tool_input={"file_path": str(path), "content": content},
-                   tool_use_id="toolu_w", tool_response={"type": "create", "filePath": str(path), "content": content}, **kw)
+                   tool_use_id=_tid("toolu_w", kw), tool_response={"type": "create", "filePath": str(path), "content": content}, **kw)
 
 
 def handle(p: dict | str | bytes, *, db, now: int, cfg: dict | None = None, spawn=None, expected: str | None = None) -> str:

@@ -224,3 +224,19 @@ def m004_settle_candidates_of_dropped_memories(conn: sqlite3.Connection) -> None
            WHERE judged_at IS NULL AND EXISTS (
              SELECT 1 FROM memories m WHERE m.id IN (conflict_candidates.a, conflict_candidates.b) AND m.deleted_at IS NOT NULL)"""
     )
+
+
+@migration
+def m005_watcher_step_counting_and_tool_use_ids(conn: sqlite3.Connection) -> None:
+    """Issue 12: escalation counts a file once per step (``last_step``: parallel tool calls
+    of one step are one showing), and one observation per harness ``tool_use_id`` within
+    a session (a call delivered twice is stored once). Earlier duplicates are folded into
+    their first copy before the unique index is built."""
+    conn.execute("ALTER TABLE watch_escalation ADD COLUMN last_step INTEGER")
+    dupes = """SELECT id FROM observations o WHERE tool_use_id IS NOT NULL AND EXISTS (
+                 SELECT 1 FROM observations p WHERE p.session = o.session AND p.tool_use_id = o.tool_use_id AND p.id < o.id)"""
+    conn.execute(f"DELETE FROM observation_files WHERE observation_id IN ({dupes})")
+    conn.execute(f"DELETE FROM observations WHERE id IN ({dupes})")
+    conn.execute(
+        "CREATE UNIQUE INDEX observations_tool_use ON observations (session, tool_use_id) WHERE tool_use_id IS NOT NULL"
+    )

@@ -51,8 +51,16 @@ def session(conn: sqlite3.Connection, key: str) -> dict:
 
 def add_observation(conn: sqlite3.Connection, key: str, *, tool: str, input: dict, output: str, ok: bool | None,
                     duration_ms: float | None, tool_use_id: str | None, files: list[str], now: int) -> int:
-    """Record one tool call as the session's next step; returns the new step number."""
+    """Record one tool call as the session's next step; returns the new step number.
+
+    A call whose ``tool_use_id`` is already stored for the session (the harness delivered
+    it twice, or a spooled copy is drained after the original arrived) is not stored
+    again: its existing step is returned."""
     with atomic(conn):
+        if tool_use_id:
+            row = conn.execute("SELECT step FROM observations WHERE session = ? AND tool_use_id = ?", (key, tool_use_id)).fetchone()
+            if row is not None:
+                return row[0]
         conn.execute("UPDATE watch_sessions SET steps = steps + 1, last_seen = ? WHERE key = ?", (now, key))
         step = conn.execute("SELECT steps FROM watch_sessions WHERE key = ?", (key,)).fetchone()[0]
         cur = conn.execute(
@@ -107,15 +115,22 @@ def facts_for_files(conn: sqlite3.Connection, paths: list[str], limit: int = 50)
 def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: int, step: int) -> tuple[int, int | None]:
     """Count one more injection opportunity for ``path`` in session ``key``; returns
     ``(injections, first_step)`` after counting. Counters reset when facts newer than
-    the last counted ones exist for the path (``facts_seen`` is their highest seq)."""
-    row = conn.execute("SELECT injections, first_step, facts_seen FROM watch_escalation WHERE session = ? AND path = ?", (key, path)).fetchone()
+    the last counted ones exist for the path (``facts_seen`` is their highest seq).
+    Calls within one ``step`` count once: parallel tool calls of one model step are one
+    showing, not several; a repeat within the step returns ``(0, first_step)`` (nothing
+    new to show)."""
+    row = conn.execute(
+        "SELECT injections, first_step, facts_seen, last_step FROM watch_escalation WHERE session = ? AND path = ?", (key, path)
+    ).fetchone()
+    if row is not None and facts_seen <= row[2] and row[3] == step:
+        return 0, row[1] if row[1] is not None else step
     if row is None or facts_seen > row[2]:
         injections, first = 1, step
     else:
         injections, first = row[0] + 1, row[1] if row[1] is not None else step
     conn.execute(
-        "INSERT OR REPLACE INTO watch_escalation (session, path, injections, first_step, facts_seen) VALUES (?, ?, ?, ?, ?)",
-        (key, path, injections, first, max(facts_seen, row[2] if row else 0)),
+        "INSERT OR REPLACE INTO watch_escalation (session, path, injections, first_step, facts_seen, last_step) VALUES (?, ?, ?, ?, ?, ?)",
+        (key, path, injections, first, max(facts_seen, row[2] if row else 0), step),
     )
     return injections, first
 
@@ -145,13 +160,15 @@ def reset_escalation(conn: sqlite3.Connection, key: str) -> int:
 
 
 def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, memory_ids: list[str], paths: list[str],
-                     chars: int, agent: str, now: int) -> None:
-    """Log an injection and count it as a retrieval of each fact by ``agent``."""
+                     chars: int, agent: str, now: int, counted_ids: list[str] | None = None) -> None:
+    """Log an injection and count it as a retrieval by ``agent`` of each fact in
+    ``counted_ids`` (default: all shown). The watcher leaves out facts shown marked "may
+    be stale": being shown does not make a possibly outdated fact stronger."""
     conn.execute(
         "INSERT INTO injections (session, step, at, level, memory_ids, paths, chars) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (key, step, now, level, json.dumps(memory_ids), json.dumps(paths), chars),
     )
-    for mid in memory_ids:
+    for mid in (memory_ids if counted_ids is None else counted_ids):
         conn.execute("UPDATE memories SET hits = hits + 1, last_read_at = ? WHERE id = ?", (now, mid))
         if conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, agent)).rowcount:
             conn.execute("UPDATE memories SET reader_count = reader_count + 1 WHERE id = ?", (mid,))

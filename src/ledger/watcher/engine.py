@@ -7,8 +7,10 @@ fixes of DESIGN.md:
 * Every tool call is an observation (a step) of its session, with a bounded, redacted
   excerpt of its output and the files it touched.
 * Before a file-touching tool runs, live claims keyed to those exact files are injected.
-  Per session and per file: the first time gently, then a quiet period, then from the
-  ``escalate_after``-th time on the escalated message (optionally denying the call).
+  Per session and per file, counted once per step (parallel calls of one step are one
+  showing): the first time gently, then a quiet period, then from the
+  ``escalate_after``-th step on (never the first) the escalated message (optionally
+  denying the call). Facts shown marked "may be stale" are not counted as read.
   Facts newer than the last counted ones reset a file's counter, and a distillation that
   adds findings resets the session's counters: the agent is learning, not stuck.
 * A fact whose file changed since it was learned is marked "may be stale".
@@ -195,11 +197,15 @@ class Engine:
         by_path: dict[str, list[dict]] = {}
         for f in facts:
             by_path.setdefault(f["path"], []).append(f)
-        threshold = max(1, int(self.w["escalate_after"]))
+        # The first showing is never escalated: the agent has not had a chance to act on
+        # the facts yet (escalate_after below 2 acts as 2). Counts are per step, so
+        # parallel calls of one model step are one showing (store.watch.escalation_step).
+        threshold = max(2, int(self.w["escalate_after"]))
         level, shown, times, first_step = QUIET, [], 0, None
         with W.atomic(self.conn):
             for path, fs in by_path.items():
                 injections, first = W.escalation_step(self.conn, key, path, max(f["seq"] for f in fs), step)
+                # injections == 0: this step already showed the path's facts (a parallel call)
                 lvl = ESCALATED if injections >= threshold else GENTLE if injections == 1 else QUIET
                 if lvl == QUIET:
                     continue
@@ -212,7 +218,10 @@ class Engine:
                 return None
             text, ids = render_facts(shown, level=level, times=times, steps=step - (first_step or step),
                                      now=self.now, max_facts=int(self.w["max_facts"]), max_chars=int(self.w["max_chars"]))
-            W.record_injection(self.conn, key, step, level, ids, list(by_path), len(text), reader_agent(event), self.now)
+            # A fact shown marked "may be stale" is not strengthened by being shown.
+            stale = {f["id"] for f in shown if f["id"] in ids and is_stale(f)}
+            W.record_injection(self.conn, key, step, level, ids, list(by_path), len(text), reader_agent(event), self.now,
+                               counted_ids=[i for i in ids if i not in stale])
         deny = text if level == ESCALATED and self.w.get("deny_on_escalation") else None
         return HookResponse(additional_context=text, deny_reason=deny)
 
