@@ -266,6 +266,39 @@ def test_resolve(cli, db_file):
     assert (d["id"], d["status"], d["resolution"]) == (cf2, "dismissed", "dismiss")
 
 
+def test_resolve_a_waiting_candidate_in_one_step(cli):
+    # issue 15: `resolve cc_...` used to say "no open conflict" and point at a review that
+    # showed none while the candidate waited for an agent.
+    a = remember(cli, "Office opens at 08:00", "home")
+    out = ok(*cli("remember", "Office opens at 09:00", "--cluster", "home"))
+    b, line = re.fullmatch(r"remembered (m_\w+)\n(.*)\n", out).groups()
+    assert line == "proposed 1 conflict candidate with earlier claims — judge with `ledger conflicts` when convenient"
+    # a later write that proposes nothing says nothing about the one still waiting
+    assert ok(*cli("remember", "Prefers tea over coffee", "--cluster", "prefs")).count("\n") == 1
+    review = ok(*cli("review"))
+    cc = re.search(r"^\? divergent times\s+\S+\s+(cc_\w+)$", review, re.M).group(1)
+    assert "ledger resolve <cc_id> a|b|both|merge|dismiss" in review
+    assert json.loads(ok(*cli("review", "--json")))["candidates"][0]["id"] == cc
+    out = ok(*cli("resolve", cc, "b"))
+    cf = re.fullmatch(rf"resolved {cc} → (cf_\w+) — kept B, retired A\n", out).group(1)
+    lo, hi = sorted((a, b))
+    assert memory(cli, hi)["deletedAt"] is None and memory(cli, lo)["deletedAt"] is not None
+    assert json.loads(ok(*cli("conflicts", "--json"))) == []
+    assert f"Conflict {cf} is already resolved" in fail(*cli("resolve", cc, "a"))
+    # an unknown id names the commands that work
+    msg = fail(*cli("resolve", "cf_nope", "a"))
+    assert "`ledger review`" in msg and "`ledger resolve <id> a|b|both|merge|dismiss`" in msg
+    # dismiss, with --json: the pair is settled as not a conflict
+    remember(cli, "Bins go out on Monday", "home")
+    remember(cli, "Bins go out on Tuesday", "home")
+    (cand,) = json.loads(ok(*cli("conflicts", "--json")))
+    d = json.loads(ok(*cli("resolve", cand["id"], "dismiss", "--json")))
+    assert d["status"] == "dismissed" and d["id"].startswith("cf_")
+    assert json.loads(ok(*cli("conflicts", "--json"))) == []
+    assert ok(*cli("review")).startswith("Review queue")
+    assert "cc_" not in ok(*cli("review"))
+
+
 def test_review_is_a_plain_dump_without_a_tty(cli, db_file):
     cf, a, b = _open_conflict(db_file)
     with Ledger.open(db_file) as led:

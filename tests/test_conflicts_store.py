@@ -434,7 +434,7 @@ def test_whole_life_cycle_through_the_cli(cli):
     assert rc == 0, err
     lines = out.splitlines()
     b_id = re.fullmatch(r"remembered (m_\w+)", lines[0]).group(1)
-    assert lines[1] == "1 conflict candidate waiting — run `ledger conflicts` when convenient"
+    assert lines[1] == "proposed 1 conflict candidate with earlier claims — judge with `ledger conflicts` when convenient"
 
     rc, out, _ = cli("conflicts")
     cc = re.search(r"^(cc_\w+)  divergent numbers$", out, re.M).group(1)
@@ -488,3 +488,74 @@ def test_a_write_proposes_at_most_twenty_candidates(ledger):
     res = ledger.remember("Build agent 99 keeps 7 artifacts", cluster="code", agent="a")
     assert 0 < len(res.proposed) <= 20
     assert n_candidate_rows(ledger) - before == len(res.proposed)
+
+
+# ---------------------------------------------------------------------------- a person resolves a candidate (issue 15)
+
+
+def _candidate(led, a_text="Office opens at 08:00", b_text="Office opens at 09:00", cluster="home"):
+    a = led.remember(a_text, cluster=cluster, agent="x").memory
+    b = led.remember(b_text, cluster=cluster, agent="y").memory
+    (cand,) = led.candidates()
+    return cand, a, b
+
+
+@pytest.mark.parametrize("outcome", ["a", "b", "both", "merge"])
+def test_a_person_judges_and_resolves_a_candidate_in_one_step(ledger, outcome):
+    cand, a, b = _candidate(ledger)
+    c = ledger.resolve(cand.id, outcome)
+    assert c.id.startswith("cf_") and c.status == "resolved" and c.resolution == outcome
+    assert {c.a.id, c.b.id} == {a.id, b.id} and c.detector == 1.0 and "human" in c.note
+    assert ledger.candidates() == [] and ledger.conflicts() == []  # nothing left waiting
+    live = {m for m in (cand.a.id, cand.b.id) if ledger.get(m).deleted_at is None}
+    expected = {"a": {cand.a.id}, "b": {cand.b.id}, "both": {cand.a.id, cand.b.id}, "merge": {cand.a.id}}[outcome]
+    assert live == expected
+
+
+def test_a_person_dismisses_a_candidate(ledger):
+    cand, a, b = _candidate(ledger)
+    c = ledger.resolve(cand.id, "dismiss", by="ana")
+    assert (c.status, c.resolution) == ("dismissed", "dismiss")
+    assert ledger.candidates() == [] and ledger.get(a.id).deleted_at is None and ledger.get(b.id).deleted_at is None
+    # settled for good: editing one side (which re-runs the proposer) does not bring it back
+    ledger.update(b.id, text="Office opens at 09:30", by="ana")
+    assert ledger.candidates() == []
+
+
+def test_a_candidate_an_agent_already_judged_resolves_its_conflict(ledger):
+    cand, a, b = _candidate(ledger)
+    cf = ledger.judge(cand.id, "conflict", agent="judge")
+    c = ledger.resolve(cand.id, "b")
+    assert c.id == cf and c.status == "resolved"
+    with pytest.raises(UnknownConflict, match="already resolved"):
+        ledger.resolve(cand.id, "a")
+
+
+def test_resolve_errors_name_the_command_that_works(ledger):
+    cand, a, b = _candidate(ledger)
+    with pytest.raises(UnknownConflict) as e:
+        ledger.resolve("cf_nope", "a")
+    assert "ledger review" in e.value.message and "ledger resolve <id>" in e.value.message and "cc_" in e.value.message
+    with pytest.raises(UnknownCandidate, match="ledger conflicts"):
+        ledger.resolve("cc_nope", "a")
+    with pytest.raises(InvalidInput, match="a|b|both|merge|dismiss"):
+        ledger.resolve(cand.id, "keep")
+    assert [x.id for x in ledger.candidates()] == [cand.id]  # errors change nothing
+    ledger.resolve(cand.id, "dismiss")
+    with pytest.raises(UnknownCandidate, match="already judged"):
+        ledger.resolve(cand.id, "a")
+
+
+def test_review_queue_lists_waiting_candidates(ledger):
+    cand, a, b = _candidate(ledger)
+    q = ledger.review_queue()
+    assert [c.id for c in q["candidates"]] == [cand.id] and q["candidateCount"] == 1
+    assert q["conflicts"] == [] and q["conflictCount"] == 0
+
+
+def test_remember_reports_only_the_candidates_this_write_proposed(ledger):
+    ledger.remember("Office opens at 08:00", cluster="home", agent="x")
+    first = ledger.remember("Office opens at 09:00", cluster="home", agent="y")
+    assert len(first.proposed) == 1
+    later = ledger.remember("Prefers tea over coffee", cluster="prefs", agent="y")
+    assert later.proposed == () and later.pending_candidates == 1  # the count stays for --json

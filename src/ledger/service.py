@@ -26,6 +26,7 @@ from .clock import Clock, system_clock
 from .conflicts.signals import query_terms, suspect
 from .errors import InvalidInput, NotAClaim, UnknownMemory
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
+from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
 from .paths import db_path
 from .query import parse
@@ -36,6 +37,7 @@ from .store import watch as W
 MODES = ("hybrid", "keyword", "fuzzy")
 CONFLICT_KINDS = ("direct contradiction", "value drift", "stale schedule", "stale terms", "date conflict", "stale fact")
 RESOLUTIONS = ("a", "b", "both", "merge", "dismiss")
+CANDIDATE_PREFIX = PREFIXES["candidate"] + "_"  # "cc_": `resolve` takes candidates too
 REVIEW_ACTIONS = ("keep", "pin", "drop", "edit")
 BULK_OPS = ("pin", "unpin", "archive", "unarchive", "merge", "drop")
 HUMAN = "human"
@@ -430,47 +432,87 @@ class Ledger:
         """Resolve an open conflict: ``a``/``b`` keep one side (the other is retired),
         ``both`` keeps both and links them, ``merge`` puts B's text on A with the
         evidence of both (hits and sources summed, readers unioned, latest read kept),
-        ``dismiss`` marks the detector wrong. Unknown outcomes raise InvalidInput."""
+        ``dismiss`` marks the detector wrong. A candidate id (``cc_...``) is judged and
+        resolved in one step (:meth:`resolve_candidate`). Unknown outcomes raise
+        InvalidInput; an id that is not open raises UnknownConflict / UnknownCandidate."""
         if outcome not in RESOLUTIONS:
             raise InvalidInput(f'Unknown outcome "{outcome}". Try: ledger resolve {conflict_id} a|b|both|merge|dismiss')
+        if conflict_id.startswith(CANDIDATE_PREFIX):
+            return self.resolve_candidate(conflict_id, outcome, by=by)
         now = self.clock()
         with self.store.atomic():
             c = cq.get_conflict(self.store, conflict_id, now, open_only=True)
-            self.store.touch_agent(by, now)
-            a, b = c.a.id, c.b.id
-            if outcome in ("a", "b"):
-                win, lose = (a, b) if outcome == "a" else (b, a)
-                cq.set_conflict_status(self.store, conflict_id, "resolved", outcome, by, now)
-                self.store.set_flags(win, now, reviewed=True)
-                self.store.soft_delete(lose, f"retired resolving conflict {conflict_id}", by, now)
-            elif outcome == "merge":
-                cq.set_conflict_status(self.store, conflict_id, "resolved", outcome, by, now)
-                self.store.merge_into(a, b, by, now, take_text=True)
-                self.store.set_flags(a, now, reviewed=True)
-            elif outcome == "both":
-                cq.set_conflict_status(self.store, conflict_id, "resolved", outcome, by, now)
-                self.store.link(a, b, by, now)
-                self.store.set_flags(a, now, reviewed=True)
-                self.store.set_flags(b, now, reviewed=True)
-            else:
-                cq.set_conflict_status(self.store, conflict_id, "dismissed", outcome, by, now)
-                self.store.set_flags(a, now, reviewed=True)
-                self.store.set_flags(b, now, reviewed=True)
-            self.store.log(now, by, "conflicts.resolve", a, f"{outcome} on {conflict_id}")
+            self._settle(c, outcome, by, now)
         return cq.get_conflict(self.store, conflict_id, now)
+
+    def resolve_candidate(self, candidate_id: str, outcome: str, *, by: str = HUMAN) -> Conflict:
+        """A person judges a waiting candidate and resolves it in one step, without
+        waiting for an agent's verdict. ``dismiss`` settles the pair as not a conflict;
+        ``a``/``b``/``both``/``merge`` judge it a conflict (kind "direct contradiction",
+        detector 1.0) and resolve it at once, as :meth:`resolve` does. Either way a
+        conflict row records the decision and is returned (status ``resolved`` or
+        ``dismissed``). A candidate an agent already judged a conflict resolves that
+        conflict. Raises InvalidInput (outcome), UnknownCandidate (no such candidate,
+        settled as unrelated, or a side was dropped), UnknownConflict (its conflict is
+        no longer open)."""
+        if outcome not in RESOLUTIONS:
+            raise InvalidInput(f'Unknown outcome "{outcome}". Try: ledger resolve {candidate_id} a|b|both|merge|dismiss')
+        now = self.clock()
+        with self.store.atomic():
+            conflict_id = cq.conflict_of_candidate(self.store, candidate_id)
+            if conflict_id is None:
+                cand = cq.get_pending_candidate(self.store, candidate_id, now)
+                cq.mark_judged(self.store, candidate_id, "unrelated" if outcome == "dismiss" else "conflict", by, now)
+                conflict_id = cq.insert_conflict(self.store, cand.a.id, cand.b.id, "direct contradiction", cand.a.cluster_id,
+                                                 1.0, f"judged and resolved by {by} in one step", now)
+                self.store.log(now, by, "conflicts.judge", cand.a.id,
+                               f"{'not a conflict' if outcome == 'dismiss' else 'conflicts'} with {cand.b.id} ({candidate_id})")
+            c = cq.get_conflict(self.store, conflict_id, now, open_only=True)
+            self._settle(c, outcome, by, now)
+        return cq.get_conflict(self.store, conflict_id, now)
+
+    def _settle(self, c: Conflict, outcome: str, by: str, now: int) -> None:
+        """Apply a resolution to the open conflict ``c`` (inside the caller's write)."""
+        conflict_id = c.id
+        self.store.touch_agent(by, now)
+        a, b = c.a.id, c.b.id
+        if outcome in ("a", "b"):
+            win, lose = (a, b) if outcome == "a" else (b, a)
+            cq.set_conflict_status(self.store, conflict_id, "resolved", outcome, by, now)
+            self.store.set_flags(win, now, reviewed=True)
+            self.store.soft_delete(lose, f"retired resolving conflict {conflict_id}", by, now)
+        elif outcome == "merge":
+            cq.set_conflict_status(self.store, conflict_id, "resolved", outcome, by, now)
+            self.store.merge_into(a, b, by, now, take_text=True)
+            self.store.set_flags(a, now, reviewed=True)
+        elif outcome == "both":
+            cq.set_conflict_status(self.store, conflict_id, "resolved", outcome, by, now)
+            self.store.link(a, b, by, now)
+            self.store.set_flags(a, now, reviewed=True)
+            self.store.set_flags(b, now, reviewed=True)
+        else:
+            cq.set_conflict_status(self.store, conflict_id, "dismissed", outcome, by, now)
+            self.store.set_flags(a, now, reviewed=True)
+            self.store.set_flags(b, now, reviewed=True)
+        self.store.log(now, by, "conflicts.resolve", a, f"{outcome} on {conflict_id}")
 
     # ------------------------------------------------------------------ review (people)
     def review_queue(self, limit: int = 200) -> dict:
-        """``{"claims": [Memory], "conflicts": [Conflict], "claimCount": n, "conflictCount": m}``:
-        pending claims not in an open conflict (newest first) and open conflicts."""
+        """``{"claims": [Memory], "conflicts": [Conflict], "candidates": [Candidate],
+        "claimCount": n, "conflictCount": m, "candidateCount": k}``: pending claims not
+        in an open conflict (newest first), open conflicts, and candidates still waiting
+        for an agent's verdict (best score first), which a person may resolve at once."""
         now = self.clock()
         claims = self.store.get_many(cq.pending_review_ids(self.store, limit), now)
         conflicts = cq.list_conflicts(self.store, now, status="open", limit=limit)
+        candidates = cq.pending_candidates(self.store, now, limit)
         return {
             "claims": claims,
             "conflicts": conflicts,
+            "candidates": candidates,
             "claimCount": cq.pending_review_count(self.store),
             "conflictCount": cq.open_conflict_count(self.store),
+            "candidateCount": cq.pending_candidate_count(self.store),
         }
 
     def review(self, memory_id: str, action: str, *, text: str | None = None, by: str = HUMAN) -> Memory:

@@ -109,9 +109,12 @@ def remember(words, text, cluster, note, supersedes, files, topic, agent, db, as
         lines = [f"remembered {res.memory.id}"]
         if res.conflict_id:
             lines.append(f"opened {res.conflict_id} — supersedes {supersedes}, for the human to resolve")
-        if res.pending_candidates:
-            n = res.pending_candidates
-            lines.append(f"{n} conflict candidate{'s' if n != 1 else ''} waiting — run `ledger conflicts` when convenient")
+        if res.proposed:
+            # Only what this write proposed: a store-wide count on every write reads as
+            # news when it is not (issue 15).
+            n = len(res.proposed)
+            lines.append(f"proposed {n} conflict candidate{'s' if n != 1 else ''} with earlier claims — "
+                         "judge with `ledger conflicts` when convenient")
         _out("\n".join(lines))
 
 
@@ -305,10 +308,12 @@ def show(memory_id, db, as_json):
 @click.argument("outcome", required=False)
 @common()
 def resolve(conflict, outcome, db, as_json):
-    """Resolve a conflict: keep a, keep b, both, merge, or dismiss.
+    """Resolve a conflict, or judge and resolve a waiting candidate in one step:
+    keep a, keep b, both, merge, or dismiss.
 
     \b
     ledger resolve cf_abc123 b
+    ledger resolve cc_abc123 dismiss
     """
     if not outcome:
         raise InvalidInput(f"Which outcome? Try: ledger resolve {conflict} a|b|both|merge|dismiss  (a/b keep one side, both keeps both and links them, merge puts B's text on A, dismiss: not a conflict)")
@@ -316,7 +321,8 @@ def resolve(conflict, outcome, db, as_json):
            "dismiss": "dismissed, not a conflict"}
     with _open(db) as led:
         c = led.resolve(conflict, outcome)
-    _json(c.to_dict()) if as_json else _out(f"resolved {c.id} — {how[outcome]}")
+    via = f"{conflict} → " if conflict != c.id else ""  # a candidate becomes a settled conflict
+    _json(c.to_dict()) if as_json else _out(f"resolved {via}{c.id} — {how[outcome]}")
 
 
 @cli.command()

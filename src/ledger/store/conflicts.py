@@ -111,6 +111,16 @@ def get_pending_candidate(store: Store, candidate_id: str, now: int) -> Candidat
     return _candidates(store, [r], now)[0]
 
 
+def conflict_of_candidate(store: Store, candidate_id: str) -> str | None:
+    """The conflict an agent opened by judging ``candidate_id`` a conflict, if any."""
+    r = store.conn.execute(
+        """SELECT cf.id FROM conflict_candidates cc JOIN conflicts cf ON cf.a = cc.a AND cf.b = cc.b
+           WHERE cc.id = ? AND cc.verdict = 'conflict' ORDER BY cf.created_at DESC LIMIT 1""",
+        (candidate_id,),
+    ).fetchone()
+    return r[0] if r else None
+
+
 def mark_judged(store: Store, candidate_id: str, verdict: str, agent: str, now: int) -> None:
     store.conn.execute(
         "UPDATE conflict_candidates SET judged_at = ?, verdict = ?, judged_by = ? WHERE id = ?", (now, verdict, agent, candidate_id)
@@ -140,7 +150,8 @@ def get_conflict(store: Store, conflict_id: str, now: int, *, open_only: bool = 
     if r is None or (open_only and r["status"] != "open"):
         if r is not None:
             raise UnknownConflict(f"Conflict {conflict_id} is already {r['status']}. `ledger review` shows the open ones.")
-        raise UnknownConflict(f"No open conflict {conflict_id}. `ledger review` shows the open ones.")
+        raise UnknownConflict(f"No open conflict {conflict_id}. `ledger review` lists open conflicts (cf_...) and candidates "
+                              "waiting for a verdict (cc_...); `ledger resolve <id> a|b|both|merge|dismiss` takes either.")
     return _conflicts(store, [r], now)[0]
 
 

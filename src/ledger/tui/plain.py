@@ -3,7 +3,8 @@ JSON (``ledger review --json``).
 
 ``plain_dump`` follows the seed's dump (reference §1.14 ``review``): a header with both
 counts, up to 20 claims one per line, then up to 20 conflicts as a kind/age line with the
-two sides under it. No colour: it is meant for pipes and logs.
+two sides under it, then up to 20 candidates still waiting for an agent's verdict (a
+person may resolve them too, by id). No colour: it is meant for pipes and logs.
 
 Stdlib only; the queue is the dict returned by ``Ledger.review_queue``.
 """
@@ -25,6 +26,7 @@ def plain_dump(queue: dict, now_ms: int) -> str:
     """Render ``queue`` as text, ages measured at ``now_ms`` (epoch ms). Ends with a
     newline."""
     n_claims, n_conflicts = _counts(queue)
+    n_candidates = int(queue.get("candidateCount", len(queue.get("candidates") or [])))
     lines = [f"Review queue  {n_claims} claim{'' if n_claims == 1 else 's'} · {n_conflicts} conflict{'' if n_conflicts == 1 else 's'}"]
     claims = list(queue.get("claims") or [])[:MAX_ITEMS]
     conflicts = list(queue.get("conflicts") or [])[:MAX_ITEMS]
@@ -38,6 +40,15 @@ def plain_dump(queue: dict, now_ms: int) -> str:
             lines.append(f"▲ {c.kind:<22} {age(now_ms - c.created_at):<6} {c.id}")  # the id: for `ledger resolve`
             lines.append(f"  A  {truncate(c.a.text, 76)}")
             lines.append(f"  B  {truncate(c.b.text, 76)}")
+    candidates = list(queue.get("candidates") or [])[:MAX_ITEMS]
+    if candidates:
+        lines.append("")
+        lines.append(f"Waiting for an agent's verdict: {n_candidates}  (resolve one yourself: ledger resolve <cc_id> a|b|both|merge|dismiss)")
+        for c in candidates:
+            lines.append("")
+            lines.append(f"? {', '.join(c.signals):<22} {age(now_ms - c.created_at):<6} {c.id}")
+            lines.append(f"  A  {truncate(c.a.text, 76)}")
+            lines.append(f"  B  {truncate(c.b.text, 76)}")
     return "\n".join(lines) + "\n"
 
 
@@ -48,6 +59,8 @@ def queue_json(queue: dict) -> dict:
     return {
         "claims": [m.to_dict() for m in queue.get("claims") or []],
         "conflicts": [c.to_dict() for c in queue.get("conflicts") or []],
+        "candidates": [c.to_dict() for c in queue.get("candidates") or []],
         "claimCount": n_claims,
         "conflictCount": n_conflicts,
+        "candidateCount": int(queue.get("candidateCount", len(queue.get("candidates") or []))),
     }
