@@ -497,8 +497,12 @@ def test_plain_dump_caps_at_twenty_and_truncates_sides(tmp_path):
         text = plain_dump(queue, clock())
     lines = text.splitlines()
     assert lines[0] == "Review queue  25 claims · 1 conflict"
-    claim_lines = [ln for ln in lines[2:] if ln and not ln.startswith(("▲", "  "))]
+    end = next(i for i, ln in enumerate(lines) if ln.startswith(("▲", "Waiting")))
+    claim_lines = [ln for ln in lines[2:end] if ln]
     assert len(claim_lines) == 20
+    # the 25 "Fact number N" claims propose candidates among themselves; those listed
+    # for a person are capped at twenty too
+    assert 1 <= sum(ln.startswith("? ") for ln in lines) <= 20
     a_line = next(ln for ln in lines if ln.startswith("  A  "))
     assert len(a_line) == 5 + 76 and a_line.endswith("…")
     assert m1.id  # the older side is A
@@ -556,3 +560,34 @@ def test_truncate():
     assert truncate("  a\n\tb   c ", 10) == "a b c"
     assert truncate("abc", 0) == ""
     assert len(truncate("x" * 200, 78)) == 78
+
+
+# ---------------------------------------------------------------------- waiting candidates (issue 15)
+@pytest.mark.asyncio
+@pytest.mark.parametrize("key, outcome, status", [("2", "b", "resolved"), ("n", "dismiss", "dismissed")])
+async def test_a_waiting_candidate_is_resolved_from_the_conflicts_lane(tmp_path, key, outcome, status):
+    path = tmp_path / "ledger.db"
+    with Ledger.open(path) as led:
+        led.remember("Office opens at 08:00", cluster="home", agent="claude")
+        w = led.remember("Office opens at 09:00", cluster="home", agent="codex")
+        (cc,) = w.proposed
+        led.review(w.memory.id, "keep")  # the claims lane holds only the older claim
+    app, led = app_for(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("tab")
+        assert app.lane == "conflicts" and app.current_id() == cc
+        assert app.conflict_count == 1
+        card = app.query_one("#card")
+        assert card.border_title == "candidate"
+        await pilot.press(key)
+        await pilot.pause()
+        assert app.errors == []
+        assert app.conflicts == [] and app.conflict_count == 0
+    led.close()
+    with fresh(path) as check:
+        assert check.candidates() == []
+        (c,) = check.conflicts(status=status)
+        assert c.resolution == outcome and "human" in c.note
+        gone = [m for m in (c.a, c.b) if check.get(m.id).deleted_at is not None]
+        assert [m.id for m in gone] == ([c.a.id] if outcome == "b" else [])

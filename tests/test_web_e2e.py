@@ -187,6 +187,52 @@ def test_review_resolve_a_conflict(page, demo):
 
 
 # ---------------------------------------------------------------- Browse
+@pytest.fixture()
+def waiting(tmp_path):
+    """A store whose only conflict-lane items are two candidates no agent has judged."""
+    db = tmp_path / "ledger.db"
+    with Ledger.open(db) as led:
+        led.remember("Office opens at 08:00", cluster="home", agent="claude")
+        w1 = led.remember("Office opens at 09:00", cluster="home", agent="codex")
+        led.remember("Bins go out on Monday", cluster="home", agent="claude")
+        w2 = led.remember("Bins go out on Tuesday", cluster="home", agent="codex")
+    srv = Server(db)
+    srv.ids = {"office": w1.proposed[0], "bins": w2.proposed[0]}
+    yield srv
+    srv.stop()
+
+
+def test_review_resolves_a_candidate_waiting_for_an_agent(page, waiting):
+    # issue 15: a person judges and resolves a candidate in one step from the Review.
+    page.goto(waiting.url + "#/review")
+    expect(page.locator(".lane .card").first).to_be_visible()
+    page.keyboard.press("Tab")
+    expect(page.locator(".tab.on")).to_contain_text("CONFLICTS")
+    expect(page.locator(".tab.on")).to_contain_text("2")
+    card = page.locator(".card.focus.card-candidate")
+    expect(card).to_be_visible()
+    expect(card).to_contain_text("CANDIDATE")
+    cid = card.get_attribute("data-id")
+    assert cid in waiting.ids.values()
+    page.keyboard.press("2")
+    toast(page, "kept B · 1 memory retired")
+    expect(page.locator(f'.card[data-id="{cid}"]')).to_have_count(0)
+    with Ledger.open(waiting.db) as led:
+        (c,) = led.conflicts(status="resolved")
+        assert c.resolution == "b" and led.get(c.a.id).deleted_at is not None and led.get(c.b.id).deleted_at is None
+        assert cid not in {x.id for x in led.candidates(10)}
+    # the other one with a button: not a conflict
+    nxt = page.locator(".card.focus.card-candidate")
+    nid = nxt.get_attribute("data-id")
+    assert nid != cid
+    nxt.get_by_role("button", name=re.compile("NOT A CONFLICT")).click()
+    toast(page, "dismissed")
+    with Ledger.open(waiting.db) as led:
+        assert led.candidates(10) == [] and len(led.conflicts(status="dismissed")) == 1
+    assert waiting.api("/api/review")["candidateCount"] == 0
+    assert not page.errors
+
+
 def test_browse_facets_mode_autocomplete_inspector_bulk(page, demo):
     page.goto(demo.url + "#/browse")
     rows = page.locator("tbody tr")

@@ -1,7 +1,9 @@
 """``ledger review``: the keyboard-first review app (Textual).
 
 Two lanes, like the seed's review TUI (reference §1.15): pending **claims** (not part of an
-open conflict) and open **conflicts**. One card at a time; every key acts at once through
+open conflict) and open **conflicts**, followed in that lane by **candidates** still
+waiting for an agent's verdict (ours: a person may judge and resolve one with the same
+keys, in one step). One card at a time; every key acts at once through
 the ``Ledger`` facade as agent ``human``.
 
 Why it refreshes: the store is shared. Agents, hooks and the web UI are other processes
@@ -31,7 +33,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Static
 
 from ..errors import LedgerError, UnknownMemory
-from ..models import Conflict, Memory
+from ..models import Candidate, Conflict, Memory
 from ..service import Ledger
 from .fmt import AMBER, LIME, RED, age, bar, pct, strength_color
 
@@ -111,6 +113,31 @@ def _side(label: str, m: Memory, now: int) -> tuple[Text, Text]:
     head.append("\n")
     head.append(m.text, style=f"bold {FG}")
     return Text(label, style=f"bold {AMBER}"), head
+
+
+def candidate_card(c: Candidate, now: int) -> Table:
+    """``? candidate``, the signals and score 0–100, sides A and B, then what a key does
+    here: no agent has judged the pair yet, so a key judges and resolves it at once."""
+    top = Text()
+    top.append("? candidate", style=f"bold {AMBER}")
+    top.append("  ·  ", style=DIM)
+    top.append(", ".join(c.signals), style=FG)
+    top.append("  ·  ", style=DIM)
+    top.append("score ", style=DIM)
+    top.append(str(pct(c.score)), style=f"bold {FG}")
+    sides = Table.grid(padding=(0, 2, 0, 0), expand=True)
+    sides.add_column(width=1, no_wrap=True)
+    sides.add_column(ratio=1)
+    sides.add_row(*_side("A", c.a, now))
+    sides.add_row("", "")
+    sides.add_row(*_side("B", c.b, now))
+    note = Text()
+    note.append("waiting for an agent's verdict — your key judges and resolves it now", style=f"italic {DIM}")
+    card = Table.grid(expand=True)
+    card.add_column(ratio=1)
+    for row in (top, "", sides, "", note):
+        card.add_row(row)
+    return card
 
 
 def conflict_card(c: Conflict, now: int) -> Table:
@@ -291,9 +318,9 @@ class ReviewApp(App[int]):
         try:
             queue = self.ledger.review_queue(QUEUE_LIMIT)
             self.claims = list(queue["claims"])
-            self.conflicts = list(queue["conflicts"])
+            self.conflicts = list(queue["conflicts"]) + list(queue.get("candidates") or [])
             self.claim_count = int(queue["claimCount"])
-            self.conflict_count = int(queue["conflictCount"])
+            self.conflict_count = int(queue["conflictCount"]) + int(queue.get("candidateCount") or 0)
             if not self.claims and not self.conflicts:
                 self.store_size = int(self.ledger.stats()["memories"])
         except LedgerError as exc:
@@ -345,6 +372,10 @@ class ReviewApp(App[int]):
             if isinstance(item, Conflict):
                 card.update(conflict_card(item, now))
                 card.border_title = "conflict"
+                card.set_class(True, "conflicts")
+            elif isinstance(item, Candidate):
+                card.update(candidate_card(item, now))
+                card.border_title = "candidate"
                 card.set_class(True, "conflicts")
             else:
                 card.update(claim_card(item, now))
@@ -430,12 +461,12 @@ class ReviewApp(App[int]):
 
     def action_resolve(self, outcome: str) -> None:
         c = self.current()
-        if not isinstance(c, Conflict):
+        if not isinstance(c, (Conflict, Candidate)):
             return
 
         def run() -> str:
-            self.ledger.resolve(c.id, outcome, by="human")
-            return f"{OUTCOMES[outcome]} · {c.id}"
+            done = self.ledger.resolve(c.id, outcome, by="human")  # a candidate: judged and resolved
+            return f"{OUTCOMES[outcome]} · {c.id}" + (f" → {done.id}" if done.id != c.id else "")
 
         self._act(run)
 

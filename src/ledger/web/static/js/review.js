@@ -1,5 +1,7 @@
 // Review: what the agents learned, one card at a time. Two lanes (claims, conflicts),
-// keyboard-first with the terminal review's keys:
+// keyboard-first with the terminal review's keys. The conflicts lane also holds the
+// candidates still waiting for an agent's verdict: a person may judge and resolve one with
+// the same keys, in one step (the server takes a cc_ id where it takes a cf_ id).
 //   claims     a keep · e edit · d drop · p pin
 //   conflicts  1 keep A · 2 keep B · b both · m merge · n not a conflict
 //   j/k or arrows move · Tab switches lane
@@ -39,14 +41,15 @@ export function mount(root) {
   async function load() {
     try {
       data = await api.review(100);
-      if (!loadedOnce && !data.claims.length && data.conflicts.length) lane = 'conflicts';
+      if (!loadedOnce && !data.claims.length && items('conflicts').length) lane = 'conflicts';
       loadedOnce = true;
       paint();
     } catch (e) { fail(e); }
   }
 
-  function items() {
-    return data ? data[lane] : [];
+  function items(which = lane) {
+    if (!data) return [];
+    return which === 'claims' ? data.claims : data.conflicts.concat(data.candidates || []);
   }
 
   function paint() {
@@ -61,17 +64,18 @@ export function mount(root) {
     progFill.style.setProperty('width', `${(frac * 100).toFixed(1)}%`);
     progText.textContent = `${num(cleared)} of ${num(cleared + waiting)} reviewed`;
 
-    if (!items().length && data[lane === 'claims' ? 'conflicts' : 'claims'].length) lane = lane === 'claims' ? 'conflicts' : 'claims';
+    const other = lane === 'claims' ? 'conflicts' : 'claims';
+    if (!items().length && items(other).length) lane = other;
     replace(tabs,
       tab('claims', 'CLAIMS', data.claimCount),
-      tab('conflicts', 'CONFLICTS', data.conflictCount));
+      tab('conflicts', 'CONFLICTS', data.conflictCount + (data.candidateCount || 0)));
     keys.textContent = lane === 'claims'
       ? 'a keep · e edit · p pin · d drop · j/k move · tab lane'
       : '1 keep A · 2 keep B · b both · m merge · n not a conflict · j/k move · tab lane';
 
     const list = items();
     index[lane] = Math.max(0, Math.min(index[lane], list.length - 1));
-    if (!data.claims.length && !data.conflicts.length) {
+    if (!items('claims').length && !items('conflicts').length) {
       replace(laneEl, h('div', { class: 'empty' },
         h('div', { class: 'empty-title mono', text: 'QUEUE CLEAR' }),
         h('p', { text: `Your agents are writing straight through. ${plural(state.stats?.memories ?? 0, 'memory', 'memories')} on this machine.` }),
@@ -82,7 +86,7 @@ export function mount(root) {
       replace(laneEl, h('div', { class: 'empty' }, h('p', { class: 'dim', text: `No ${lane} waiting.` })));
       return;
     }
-    replace(laneEl, list.map((it, i) => (lane === 'claims' ? claimCard(it, i) : conflictCard(it, i))));
+    replace(laneEl, list.map((it, i) => (lane === 'claims' ? claimCard(it, i) : it.kind ? conflictCard(it, i) : candidateCard(it, i))));
     focusCard(false);
   }
 
@@ -147,17 +151,39 @@ export function mount(root) {
         btn('NOT A CONFLICT', 'N', () => resolve(c, 'dismiss'), 'btn-quiet')));
   }
 
+  // A candidate has no kind, detector or note yet: its signals and score, and a line
+  // saying that a key here judges and resolves it at once.
+  function candidateCard(c, i) {
+    return h('article', { class: 'card card-conflict card-candidate', role: 'listitem', dataset: { id: c.id }, onclick: (e) => { if (e.target.closest('button')) return; index.conflicts = i; focusCard(false); } },
+      h('div', { class: 'card-meta' },
+        h('span', { class: 'conflict-kind mono', text: '? CANDIDATE' }),
+        h('span', { class: 'chip' }, h('span', { class: 'dot', style: { background: c.a.clusterColor } }), c.a.clusterLabel),
+        h('span', { class: 'mono small dim', text: c.signals.join(', ') }),
+        h('span', { class: 'mono small dim', text: `score ${pct(c.score)}` }),
+        h('span', { class: 'mono small dim', text: `${ago(c.createdAt)}` })),
+      h('div', { class: 'sides' }, side('A', c.a), side('B', c.b)),
+      h('p', { class: 'card-note', text: "Waiting for an agent's verdict — your choice judges and resolves it now." }),
+      h('div', { class: 'card-actions' },
+        btn('KEEP A', '1', () => resolve(c, 'a')),
+        btn('KEEP B', '2', () => resolve(c, 'b')),
+        btn('KEEP BOTH', 'B', () => resolve(c, 'both')),
+        btn('MERGE', 'M', () => resolve(c, 'merge')),
+        btn('NOT A CONFLICT', 'N', () => resolve(c, 'dismiss'), 'btn-quiet')));
+  }
+
   function btn(label, key, fn, cls = '') {
     return h('button', { class: `btn ${cls}`, type: 'button', onclick: (e) => { e.stopPropagation(); fn(); } },
       label, h('kbd', { text: key }));
   }
 
   function removeCurrent(id) {
-    const list = data[lane];
+    const key = lane === 'claims' ? 'claims' : data.conflicts.some((x) => x.id === id) ? 'conflicts' : 'candidates';
+    const list = data[key];
     const at = list.findIndex((x) => x.id === id);
     if (at >= 0) list.splice(at, 1);
-    if (lane === 'claims') { data.claimCount = Math.max(0, data.claimCount - 1); data.pendingTotal = Math.max(0, data.pendingTotal - 1); }
-    else data.conflictCount = Math.max(0, data.conflictCount - 1);
+    if (key === 'claims') { data.claimCount = Math.max(0, data.claimCount - 1); data.pendingTotal = Math.max(0, data.pendingTotal - 1); }
+    else if (key === 'conflicts') data.conflictCount = Math.max(0, data.conflictCount - 1);
+    else data.candidateCount = Math.max(0, data.candidateCount - 1);
     paint();
   }
 
