@@ -467,6 +467,31 @@ def test_browse_memory_column_never_collapses(browser, demo, width):
         ctx.close()
 
 
+def test_ages_read_just_now_not_now_ago(page, tmp_path):
+    srv = Server(tmp_path / "ages.db")
+    try:
+        _ages_check(page, srv)
+    finally:
+        srv.stop()
+
+
+def _ages_check(page, srv):
+    with Ledger.open(srv.db) as led:
+        m = led.remember("A fact written a moment ago for the age check", cluster="code", agent="claude").memory
+        led.recall("age check moment", agent="claude")
+    page.goto(srv.url + "#/browse")
+    row = page.locator("tbody tr", has_text="age check")
+    expect(row).to_be_visible()
+    expect(row.locator("td.c-age")).to_have_text("now")
+    row.click()
+    insp = page.locator("#inspector")
+    expect(insp).to_contain_text("just now")
+    text = insp.inner_text()
+    assert "now ago" not in text and "last read 1h" not in text
+    assert m.id
+    assert not page.errors
+
+
 def test_canvas_heat_dots_leave_the_strength_labels_clear(page, demo):
     page.goto(demo.url + "#/canvas")
     page.wait_for_function("() => window.__ledgerCanvas && window.__ledgerCanvas.nodes > 0")
