@@ -149,7 +149,8 @@ def test_a_locked_store_fails_open_within_the_hook_busy_timeout(store_with_fact,
         t0 = time.monotonic()
         p = run_hook("PostToolUse", post_bash("cat data.bin", stdout="x", cwd=proj), env={"LEDGER_DB": store_with_fact})
         elapsed = time.monotonic() - t0
-        line = assert_failed_open(p, home, "StoreUnavailable")
+        # the observation is kept in the spool, not dropped (issue 12)
+        line = assert_failed_open(p, home, "observation", "spooled")
         assert "busy" in line or "locked" in line
         assert HOOK_BUSY_TIMEOUT_MS / 1000 - 0.2 <= elapsed < HOOK_BUSY_TIMEOUT_MS / 1000 + 3.0
         # reads still work while a writer holds the lock? The hook writes first, so it
@@ -163,6 +164,10 @@ def test_a_locked_store_fails_open_within_the_hook_busy_timeout(store_with_fact,
     # and once the lock is gone the hook works again
     p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj, session="after"), env={"LEDGER_DB": store_with_fact})
     assert "uint16" in context_of(p.stdout.decode())
+    # ... and has drained the spooled observation into the store
+    conn = sqlite3.connect(store_with_fact)
+    assert conn.execute("SELECT tool, output FROM observations").fetchall() == [("Bash", "x")]
+    conn.close()
 
 
 def test_the_hook_busy_timeout_is_well_under_the_installed_hook_timeout():

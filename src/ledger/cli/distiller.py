@@ -27,6 +27,12 @@ def main(argv: list[str]) -> int:
 
     try:
         cfg = config_mod.load()
+        import time
+
+        from ..watcher.engine import drain_spool
+
+        # Observations spooled while the store was locked belong to the trajectory too.
+        drain_spool(a.db, cfg, time.time_ns() // 1_000_000)
         with Ledger.open(a.db) as led:
             r = distill_session(led, a.session, a.owner, cfg, log=log_line)
         log_line(f"distill {a.session}: {json.dumps(r)}")

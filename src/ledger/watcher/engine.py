@@ -23,7 +23,9 @@ import os
 import sys
 
 from .. import strength as S
+from ..errors import StoreUnavailable
 from ..events import HookEvent, HookResponse
+from ..log import log_line
 from ..filekeys import is_changed
 from ..store import watch as W
 from .paths import files_touched, is_file_tool
@@ -82,6 +84,16 @@ def spawn_distiller(db: str):
     return spawn
 
 
+def drain_spool(db: str, cfg: dict, now: int) -> int:
+    """Store the observations spooled for the store at ``db`` (the distiller calls this
+    before it reads a session). Returns how many were handed over."""
+    engine = Engine.open(db, cfg, now, spawn_distill=lambda key, owner: None)
+    try:
+        return engine.drain_spool()
+    finally:
+        engine.close()
+
+
 class Engine:
     """Handles events against one open store connection (:func:`open_store`).
     ``spawn_distill(key, owner)`` is called when a session is due for distillation and
@@ -90,8 +102,9 @@ class Engine:
     handles the non-tool events (checkpoints, the Session State block); the surface
     wires it in, so the watcher never imports session state."""
 
-    def __init__(self, conn, cfg: dict, now: int, spawn_distill=None, session_state=None):
+    def __init__(self, conn, cfg: dict, now: int, spawn_distill=None, session_state=None, spool: str | None = None):
         self.conn = conn
+        self.spool = spool  # folder where observations wait while the store is locked (watcher/spool.py)
         self.cfg = cfg
         self.w = cfg["watcher"]
         self.now = now
@@ -104,9 +117,11 @@ class Engine:
              session_state=None) -> Engine:
         """An engine on a fresh connection to ``db`` (close it with :meth:`close`);
         ``spawn_distill`` defaults to :func:`spawn_distiller` for ``db``."""
+        from .spool import spool_dir
+
         conn = open_store(db, busy_timeout_ms)
         return cls(conn, cfg, now, spawn_distill=spawn_distill if spawn_distill is not None else spawn_distiller(db),
-                   session_state=session_state)
+                   session_state=session_state, spool=spool_dir(db))
 
     def close(self) -> None:
         """Close the store connection."""
@@ -115,13 +130,28 @@ class Engine:
     # ------------------------------------------------------------------ entry
     def handle(self, event: HookEvent) -> HookResponse | None:
         key = session_key(event)
-        if event.tool is not None and event.kind in ("pre_tool", "post_tool"):
+        self.drain_spool()
+        if event.tool is not None and event.kind == "pre_tool":
             # One write transaction per tool event: one commit on the agent's critical path.
             with W.atomic(self.conn):
                 self._touch(event, key)
-                if event.kind == "pre_tool":
-                    return self.inject(event, key)
-                self.observe(event, key)
+                return self.inject(event, key)
+        if event.tool is not None and event.kind == "post_tool":
+            record = self.observation_record(event, key)
+            try:
+                with W.atomic(self.conn):
+                    self._touch(event, key)
+                    self.store_observation(record)
+            except StoreUnavailable as exc:
+                # Locked longer than the hook may wait: keep the observation in the spool
+                # for the next hook or the distiller (watcher/spool.py), never drop it.
+                if self.spool is None:
+                    raise
+                from .spool import append
+
+                append(self.spool, record)
+                log_line(f"store busy ({exc}); observation {record['tool_use_id'] or ''} of {key} spooled")
+                return None
             # After the commit: the distiller (a process, or inline in replays) writes too.
             self.maybe_distill(key)
             return None
@@ -139,6 +169,41 @@ class Engine:
 
     # ------------------------------------------------------------------ observe
     def observe(self, event: HookEvent, key: str) -> int:
+        """Store ``event``'s tool call as the session's next observation (inside the
+        caller's transaction); returns its step."""
+        return self.store_observation(self.observation_record(event, key))
+
+    def store_observation(self, r: dict) -> int:
+        """Write one observation record (see :meth:`observation_record`); idempotent per
+        ``tool_use_id``. Returns its step."""
+        W.touch_session(self.conn, r["key"], harness=r["harness"], session_id=r["session_id"], project=r["project"],
+                        cwd=r["cwd"], agent=r["agent"], transcript_path=r["transcript_path"], now=r["at"])
+        return W.add_observation(self.conn, r["key"], tool=r["tool"], input=r["input"], output=r["output"], ok=r["ok"],
+                                 duration_ms=r["duration_ms"], tool_use_id=r["tool_use_id"], files=r["files"], now=r["at"])
+
+    def drain_spool(self) -> int:
+        """Store the observations spooled while the store was locked (cheap when there
+        are none: one ``listdir``). Returns how many were handed over; a store still
+        locked leaves the rest for later."""
+        if self.spool is None:
+            return 0
+        from .spool import drain, has_work
+
+        if not has_work(self.spool):
+            return 0
+
+        def insert(record: dict) -> None:
+            with W.atomic(self.conn):
+                self.store_observation(record)
+
+        try:
+            return drain(self.spool, insert, log=log_line)
+        except StoreUnavailable:
+            return 0
+
+    def observation_record(self, event: HookEvent, key: str) -> dict:
+        """``event``'s tool call as a plain, JSON-able observation record: redacted and
+        bounded already, so it may be stored or spooled as is."""
         tool = event.tool
         files = files_touched(tool, event.cwd) if is_file_tool(tool.name) else []
         # clip = bound(redact(...)) that redacts only what it keeps: a 10 MB output full of
@@ -149,14 +214,14 @@ class Engine:
         # unbounded or unredacted.
         from ..redact import bound, clip, clip_value
 
-        out = clip(tool.output or "", int(self.w["max_output_chars"]))
-        safe_input = clip_value(tool.input or {})
-        step = W.add_observation(
-            self.conn, key, tool=bound(tool.name or "", 200), input=safe_input, output=out, ok=tool.ok,
-            duration_ms=tool.duration_ms, tool_use_id=bound(tool.tool_use_id, 200) if tool.tool_use_id else None,
-            files=[p for p in files if len(p) <= 4096], now=self.now,
-        )
-        return step
+        return {
+            "key": key, "harness": event.harness, "session_id": event.session_id, "project": event_project(event),
+            "cwd": event.cwd, "agent": reader_agent(event), "transcript_path": event.transcript_path,
+            "tool": bound(tool.name or "", 200), "input": clip_value(tool.input or {}),
+            "output": clip(tool.output or "", int(self.w["max_output_chars"])), "ok": tool.ok,
+            "duration_ms": tool.duration_ms, "tool_use_id": bound(tool.tool_use_id, 200) if tool.tool_use_id else None,
+            "files": [p for p in files if len(p) <= 4096], "at": self.now,
+        }
 
     def maybe_distill(self, key: str, *, force: bool = False) -> bool:
         """Start a distillation if ``every`` new steps accumulated (or ``force`` and at
