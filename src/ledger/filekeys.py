@@ -69,3 +69,24 @@ def is_changed(path: str, size: int | None, mtime_ms: int | None, sha256: str | 
         return sha256_of(path) != sha256
     except OSError:
         return True
+
+
+def file_changes(files) -> list[dict]:
+    """For each file key in ``files`` (objects with ``path``, ``size``, ``mtime_ms``,
+    ``sha256``) whose file changed since it was learned: ``{"path", "state"}`` with
+    state ``"changed"`` or ``"gone"``. Unchanged files and keys without state are left
+    out, so ``[]`` means nothing a memory is about has moved."""
+    out = []
+    for f in files:
+        if is_changed(f.path, f.size, f.mtime_ms, f.sha256):
+            out.append({"path": f.path, "state": "changed" if os.path.exists(f.path) else "gone"})
+    return out
+
+
+def change_note(changes: list[dict]) -> str:
+    """``"may be stale: app.cfg changed, old.py is gone since this was learned"`` for
+    :func:`file_changes` output; ``""`` when empty."""
+    if not changes:
+        return ""
+    parts = [f"{os.path.basename(c['path'])} {'changed' if c['state'] == 'changed' else 'is gone'}" for c in changes]
+    return "may be stale: " + ", ".join(parts) + " since this was learned"

@@ -62,7 +62,12 @@ def recall(query, limit, mode, agent, db, as_json):
     with _open(db) as led:
         _warn_unknown_clusters(led, " ".join(query))
         res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
-    _json([m.to_dict() for m in res.hits]) if as_json else _out(recall_lines(res, _color()))
+    if as_json:
+        from ..filekeys import file_changes
+
+        _json([{**m.to_dict(), "fileChanges": file_changes(m.files)} for m in res.hits])
+    else:
+        _out(recall_lines(res, _color()))
 
 
 @cli.command()
@@ -300,7 +305,12 @@ def show(memory_id, db, as_json):
     with _open(db) as led:
         m = led.get(led.resolve_id(memory_id))
         now = led.clock()
-    _json(m.to_dict()) if as_json else _out(memory_text(m, now))
+    if as_json:
+        from ..filekeys import file_changes
+
+        _json({**m.to_dict(), "fileChanges": file_changes(m.files)})
+    else:
+        _out(memory_text(m, now))
 
 
 @cli.command()

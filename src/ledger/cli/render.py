@@ -46,8 +46,12 @@ def recall_lines(res: SearchResult, color: bool) -> str:
         return "nothing remembered about that"
     n = res.total
     lines = [f"{n} {'memory' if n == 1 else 'memories'}"]
+    from ..filekeys import change_note, file_changes
+
     for m in res.hits:
-        lines.append(f"{m.id}  {pct(m.strength):>3}  {collapse(m.text)}  " + _dim(f"[{m.cluster_id}]", color))
+        note = change_note(file_changes(m.files))
+        lines.append(f"{m.id}  {pct(m.strength):>3}  {collapse(m.text)}  " + _dim(f"[{m.cluster_id}]", color)
+                     + (f"  ({note})" if note else ""))
     return "\n".join(lines)
 
 
@@ -135,8 +139,14 @@ def memory_text(m: Memory, now: int) -> str:
         lines.append(f"  provenance: {m.provenance}")
     if m.topic:
         lines.append(f"  topic: {m.topic}")
+    from ..filekeys import file_changes
+
+    changed = {c["path"]: c["state"] for c in file_changes(m.files)}
     for f in m.files:
-        lines.append(f"  file: {f.path}" + (f"  ({f.size} bytes, sha256 {f.sha256[:12]}…)" if f.sha256 else ""))
+        state = changed.get(f.path)
+        mark = ("  — changed since this was learned (may be stale)" if state == "changed"
+                else "  — gone since this was learned (may be stale)" if state == "gone" else "")
+        lines.append(f"  file: {f.path}" + (f"  ({f.size} bytes, sha256 {f.sha256[:12]}…)" if f.sha256 else "") + mark)
     if m.deleted_at:
         lines.append(f"  dropped {ago(now - m.deleted_at)}")
     return "\n".join(lines)
