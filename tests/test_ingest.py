@@ -340,10 +340,12 @@ def test_pdf_bytes_under_a_text_name(tmp_path) -> None:
     assert f"pdftotext {path} - | ledger ingest - --cluster <id>" in msg
 
 
-def test_nul_after_sniff_window_is_not_binary(tmp_path) -> None:
+def test_nul_after_the_first_8_kb_is_still_binary(tmp_path) -> None:
+    # It used to be stored in a chunk, though `remember` refuses NUL (issue: the whole
+    # input is checked now).
     path = tmp_path / "late.log"
     path.write_bytes(b"a" * 9000 + b"\x00tail")
-    assert read_source_file(path).text.endswith("\x00tail")
+    assert "NUL byte at offset 9000" in _error(path)
 
 
 def test_latin1_file_names_offset(tmp_path) -> None:

@@ -30,6 +30,7 @@ from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
 from .paths import db_path
 from .query import parse
+from .text import storable_problem
 from .store import Store
 from .store import conflicts as cq
 from .store import watch as W
@@ -333,6 +334,12 @@ class Ledger:
         return self.store.clusters()
 
     def add_cluster(self, label: str, *, cluster_id: str | None = None, color: str | None = None) -> Cluster:
+        """Create a cluster. Raises InvalidInput for a label, id or colour holding a NUL
+        or an unpaired surrogate (no store can hold them)."""
+        for what, value in (("label", label), ("id", cluster_id), ("colour", color)):
+            problem = storable_problem(value) if isinstance(value, str) else None
+            if problem:
+                raise InvalidInput(f"The cluster {what} {problem}; remove it and try again.")
         return self.store.add_cluster(label, self.clock(), cluster_id=cluster_id, color=color)
 
     # ------------------------------------------------------------------ sources

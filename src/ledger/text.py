@@ -59,3 +59,18 @@ def slugify(label: str, max_len: int = 40) -> str:
     s = "".join(ch for ch in s if not unicodedata.combining(ch))
     s = _NON_SLUG.sub("-", s).strip("-")
     return s[:max_len].strip("-")
+
+
+def storable_problem(value: str) -> str | None:
+    """Why ``value`` cannot be stored as text, or None if it can: a NUL character
+    (SQLite's C API and FTS5 treat it as the end of the text) or an unpaired surrogate
+    (undecodable command-line bytes, or ``"\\ud800"`` in JSON: not encodable as UTF-8).
+    The answer names the position (0-based, in characters)."""
+    nul = value.find("\x00")
+    if nul >= 0:
+        return f"contains a NUL character at position {nul}"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"is not valid Unicode at position {exc.start} (an unpaired surrogate: undecodable bytes?)"
+    return None

@@ -31,6 +31,10 @@ Filters (in any query):
 class LedgerGroup(click.Group):
     """Help grouped the seed's way: commands for agents, commands for you."""
 
+    def parse_args(self, ctx, args):
+        _refuse_undecodable(args)
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx):
         return list(AGENT_COMMANDS + HUMAN_COMMANDS + SETUP_COMMANDS)
 
@@ -50,6 +54,30 @@ class LedgerGroup(click.Group):
         for line in FILTERS_HELP.splitlines():
             formatter.write(line + "\n")  # verbatim: write_text would re-wrap the columns
         formatter.write(f"\nStore: {db_path()}   (--db, $LEDGER_DB, $LEDGER_HOME)\n")
+
+
+def _refuse_undecodable(args: list[str]) -> None:
+    """Every command-line argument must be valid UTF-8. Python hands undecodable bytes
+    over as lone surrogates (``surrogateescape``), which no store, JSON or terminal can
+    carry: refuse them here, once for every command and option, naming the argument,
+    instead of failing later inside SQLite with a traceback. Raises InvalidInput."""
+    from ..errors import InvalidInput
+
+    for n, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") if _escaped(arg) \
+                else arg.encode("utf-8", "backslashreplace").decode("ascii")
+            raise InvalidInput(
+                f'Argument {n} ("{shown[:80]}") is not valid UTF-8 (undecodable byte at position {exc.start}). '
+                "ledger keeps text as UTF-8: re-type it, or convert it first (iconv -f <encoding> -t utf-8)."
+            ) from None
+
+
+def _escaped(arg: str) -> bool:
+    """True when every surrogate in ``arg`` stands for one undecodable byte."""
+    return all(0xDC80 <= ord(c) <= 0xDCFF for c in arg if 0xD800 <= ord(c) <= 0xDFFF)
 
 
 def _color() -> bool:

@@ -39,6 +39,7 @@ __all__ = [
     "MIN_MS",
     "Query",
     "format_query",
+    "check_text",
     "parse",
     "parse_when",
 ]
@@ -202,14 +203,53 @@ def parse_when(value: str, now_ms: int) -> int | None:
     return ms if MIN_MS <= ms <= MAX_MS else None
 
 
+def check_text(text: str) -> None:
+    """Raise :class:`~ledger.errors.InvalidQuery` if ``text`` holds a NUL or an unpaired
+    surrogate. Both would otherwise reach SQLite and fail there with a misleading message
+    ("unterminated string" from FTS5 for a NUL, an encoding traceback for a surrogate)."""
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise InvalidQuery(_shown_token(text, nul), f"the query contains a NUL character at position {nul}; remove it")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidQuery(
+            _shown_token(text, exc.start),
+            f"the query is not valid UTF-8 at position {exc.start} (undecodable bytes?); re-type it or re-encode it as UTF-8",
+        ) from None
+
+
+def _shown_token(text: str, pos: int) -> str:
+    """The whitespace-delimited token around ``pos``, printable: an undecodable byte as
+    ``\\xff``, a NUL as ``\\x00``, another lone surrogate as ``\\ud800`` (so the error
+    message itself can be printed and stored)."""
+    start = text.rfind(" ", 0, pos) + 1
+    end = text.find(" ", pos)
+    return "".join(_printable(ch) for ch in text[start : end if end >= 0 else len(text)][:80])
+
+
+def _printable(ch: str) -> str:
+    o = ord(ch)
+    if o == 0:
+        return "\\x00"
+    if 0xDC80 <= o <= 0xDCFF:  # surrogateescape's stand-in for the byte o - 0xDC00
+        return f"\\x{o - 0xDC00:02x}"
+    if 0xD800 <= o <= 0xDFFF:
+        return f"\\u{o:04x}"
+    return ch
+
+
 def parse(text: str, now_ms: int) -> Query:
     """Parse query ``text`` into a :class:`Query`.
 
     ``now_ms`` (epoch milliseconds, UTC) anchors spans such as ``30d``. Raises
     :class:`~ledger.errors.InvalidQuery` naming the first bad token for a malformed
-    ``strength:``, ``asof:``, ``after:`` or ``before:`` value, or for a near-miss key
-    (:func:`near_key`); nothing else is an error.
+    ``strength:``, ``asof:``, ``after:`` or ``before:`` value, for a near-miss key
+    (:func:`near_key`), and for text no store can hold: a NUL character or an unpaired
+    surrogate (what Python makes of undecodable bytes on a command line, or of
+    ``"\\ud800"`` in JSON). Nothing else is an error.
     """
+    check_text(text)
     terms: list[str] = []
     multi: dict[str, list[str]] = {field: [] for field in _MULTI_FIELDS.values()}
     single: dict[str, Any] = {}

@@ -16,6 +16,7 @@ import threading
 import time
 import traceback
 from typing import Any, Callable
+from urllib.parse import parse_qsl
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -24,6 +25,7 @@ from starlette.routing import Route
 
 from ..errors import InvalidInput, LedgerError
 from ..service import HUMAN, Ledger
+from ..text import storable_problem
 from . import views
 
 MAX_LIMIT = 1000
@@ -82,6 +84,7 @@ def endpoint(fn: Callable) -> Callable:
 
     async def handler(request: Request) -> Response:
         try:
+            _check_request_text(request)
             return await fn(request)
         except LedgerError as exc:
             return error_response(exc.message, exc.kind, exc.status)
@@ -95,6 +98,45 @@ def endpoint(fn: Callable) -> Callable:
 
 
 # ---------------------------------------------------------------- request parsing
+def _check_request_text(request: Request) -> None:
+    """Every query parameter and path segment must be storable text (no NUL, no lone
+    surrogate): refused here with a 400 naming the parameter, before any store or FTS
+    call can fail on it with a 500. Percent-escapes that are not UTF-8 (``%ff``) are a
+    400 too, instead of being searched for as U+FFFD. Bodies get the same check in
+    :func:`_body`."""
+    try:
+        parse_qsl(request.scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"The query string is not UTF-8 (byte 0x{exc.object[exc.start]:02X} after percent-decoding); "
+                         "encode parameters as UTF-8.") from None
+    for name, value in list(request.query_params.multi_items()) + list(request.path_params.items()):
+        for what, text in (("name", name), ("value", value)):
+            problem = storable_problem(text) if isinstance(text, str) else None
+            if problem:
+                raise BadRequest(f"The parameter {_shown(name)} {what} {problem}; remove it and try again.")
+
+
+def _check_json_text(value: Any, where: str = "body") -> None:
+    """Walk a parsed JSON body: every string (keys too) must be storable text. JSON can
+    spell a lone surrogate (``"\\ud800"``) and a NUL (``"\\u0000"``); both are 400s."""
+    if isinstance(value, str):
+        problem = storable_problem(value)
+        if problem:
+            raise BadRequest(f"The request {where} {problem}; remove it and try again.")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_json_text(k, f"{where} (a key)")
+            _check_json_text(v, f"{where}.{_shown(k)}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_json_text(v, f"{where}[{i}]")
+
+
+def _shown(name: str) -> str:
+    """A parameter name safe to echo in an error (NUL and surrogates escaped)."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")[:60]
+
+
 def _pool(request: Request) -> LedgerPool:
     return request.app.state.pool
 
@@ -131,10 +173,11 @@ async def _body(request: Request) -> dict:
         return {}
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: absurdly deep nesting
         raise BadRequest("The request body is not valid JSON.") from None
     if not isinstance(data, dict):
         raise BadRequest("The request body must be a JSON object.")
+    _check_json_text(data)
     return data
 
 
