@@ -389,7 +389,9 @@ def test_guard_helpers():
     assert security.split_host("::1") is None and security.split_host("a:b") is None and security.split_host("[::1") is None
     assert security.host_allowed("LOCALHOST:7444", names=security.LOOPBACK_NAMES, port=7444)
     assert not security.host_allowed(None, names=security.LOOPBACK_NAMES, port=None)
-    assert security.host_allowed("box.lan:7444", names=(), port=7444, any_host=True)
+    assert not security.host_allowed("box.lan:7444", names=(), port=7444, ip_literals=True)
+    assert security.host_allowed("192.168.1.5:7444", names=(), port=7444, ip_literals=True)
+    assert security.host_allowed("box.lan:7444", names=("box.lan",), port=7444)
     assert security.is_loopback_host("127.0.0.2") and security.is_loopback_host("[::1]") and not security.is_loopback_host("0.0.0.0")
     assert security.same_origin("GET", "x", None, None) is None
     assert security.same_origin("POST", "127.0.0.1:1", "http://127.0.0.1:1", None) is None
@@ -491,17 +493,19 @@ def test_serve_remote_needs_the_flag_and_warns(store):
             port = int(re.search(r":(\d+)/", first).group(1))
             proc.stdout.readline()
             warning = proc.stdout.readline()
-            assert "⚠ Bound to 0.0.0.0, not loopback" in warning and "no login" in warning
+            assert "⚠ Bound to 0.0.0.0, not loopback" in warning and "token" in warning and "every memory" in warning
             for _ in range(50):
                 try:
-                    r = httpx.get(f"http://127.0.0.1:{port}/health", headers={"host": f"box.lan:{port}"}, timeout=2)
+                    r = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
                     break
                 except httpx.TransportError:
                     time.sleep(0.1)
             assert r.status_code == 200
+            # The Host check stays on: a name nobody allowed is refused (DNS rebinding).
+            assert httpx.get(f"http://127.0.0.1:{port}/health", headers={"host": f"box.lan:{port}"}).status_code == 403
             # Same-origin rules still hold for writes.
             assert httpx.post(f"http://127.0.0.1:{port}/api/clusters", json={"label": "x"},
-                              headers={"host": f"box.lan:{port}", "origin": "http://evil.example"}).status_code == 403
+                              headers={"host": f"127.0.0.1:{port}", "origin": "http://evil.example"}).status_code == 403
         finally:
             proc.terminate()
             proc.communicate(timeout=10)

@@ -431,13 +431,21 @@ def export(query, db, as_json):
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=7444, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the UI in a browser.")
-@click.option("--allow-remote", is_flag=True, help="Allow binding to a non-loopback address (everyone who can reach it can read the store).")
+@click.option("--allow-remote", is_flag=True, help="Allow binding to a non-loopback address (peers then need the printed token).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer to this host name (repeatable), e.g. box.lan; other names get 403 (DNS rebinding).")
 @common()
-def serve(host, port, open_browser, allow_remote, db, as_json):
-    """The supervision web UI on http://127.0.0.1:7444."""
+def serve(host, port, open_browser, allow_remote, allow_hosts, db, as_json):
+    """The supervision web UI on http://127.0.0.1:7444.
+
+    \b
+    ledger serve
+    ledger serve --host 0.0.0.0 --allow-remote --allow-host box.lan   # prints a token
+    """
     from ..web.server import serve as run_server
 
-    rc = run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote, on_error=_err)
+    rc = run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote, on_error=_err,
+                    allow_hosts=tuple(allow_hosts))
     sys.exit(1 if rc else 0)
 
 

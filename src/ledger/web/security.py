@@ -1,11 +1,18 @@
-"""Request guards for the loopback web server (stdlib only, pure ASGI).
+"""Request guards for the web server (stdlib only, pure ASGI).
 
 A server on 127.0.0.1 is still reachable from every web page open in the user's
-browser, so three checks run before any endpoint:
+browser, so these checks run before any endpoint:
 
-* **Host** must be a loopback name (``localhost``, ``127.0.0.1``, ``[::1]``), with the
-  bound port when it is known. A page on ``evil.example`` that re-resolves its name to
-  127.0.0.1 (DNS rebinding) sends ``Host: evil.example`` and is refused (403).
+* **Host** must be a name on the allow-list (``localhost``, ``127.0.0.1``, ``[::1]``,
+  the address ``serve`` was bound to and printed, and every ``--allow-host`` name), with
+  the bound port when it is known. A page on ``evil.example`` that re-resolves its name
+  to the server's address (DNS rebinding) sends ``Host: evil.example`` and is refused
+  (403). On a non-loopback bind, IP-address literals are accepted too: rebinding needs
+  a name, and a browser that asks for an address directly is on that address's origin.
+* **Token** (non-loopback binds only): a request whose peer is not loopback must carry
+  the token ``serve`` generated and printed once: ``Authorization: Bearer <token>``, or
+  ``?token=<token>`` once, which answers with a redirect that drops it from the URL
+  and sets an ``HttpOnly; SameSite=Strict`` session cookie (401 otherwise).
 * **State-changing requests** (POST, PUT, PATCH, DELETE) must prove they come from our
   own page: ``Sec-Fetch-Site: same-origin``, or an ``Origin`` equal to
   ``http://<Host>``. A cross-site ``Sec-Fetch-Site`` or a foreign ``Origin`` is refused
@@ -21,10 +28,13 @@ is rendered with ``textContent`` by the front end, and the CSP is the second wal
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 import json
+import secrets
 from typing import Awaitable, Callable, Iterable
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -62,6 +72,15 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+def is_ip_literal(name: str) -> bool:
+    """True for ``192.168.1.5`` or ``fe80::1`` (no brackets), False for a host name."""
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
 def is_wildcard_host(host: str) -> bool:
     return host.strip().strip("[]") in ("0.0.0.0", "::", "")
 
@@ -94,10 +113,11 @@ def split_host(value: str) -> tuple[str, int | None] | None:
     return name, int(port_s)
 
 
-def host_allowed(header: str | None, *, names: Iterable[str], port: int | None, any_host: bool = False) -> bool:
+def host_allowed(header: str | None, *, names: Iterable[str], port: int | None, ip_literals: bool = False) -> bool:
     """Whether a ``Host`` header names this server. ``names`` are the accepted host
     names (lowercase, IPv6 without brackets); ``port`` the bound port (None: any port).
-    ``any_host`` accepts every well-formed name (a wildcard bind with ``allow_remote``)."""
+    ``ip_literals`` also accepts any IP address (a non-loopback bind: DNS rebinding
+    needs a host name, so an address literal cannot be a rebinding attack)."""
     if header is None:
         return False
     parsed = split_host(header)
@@ -106,7 +126,54 @@ def host_allowed(header: str | None, *, names: Iterable[str], port: int | None, 
     name, p = parsed
     if port is not None and p is not None and p != port:
         return False
-    return any_host or name in set(names)
+    return name in set(names) or (ip_literals and is_ip_literal(name))
+
+
+def new_token() -> str:
+    """A fresh access token: 32 random bytes, URL-safe base64 (43 characters)."""
+    return secrets.token_urlsafe(32)
+
+
+def session_cookie_value(token: str) -> str:
+    """The cookie a browser gets for ``?token=``: an HMAC of the token, so the token
+    itself never sits in the cookie jar and the server keeps no session table."""
+    return hmac.new(token.encode(), b"ledger-web-session", hashlib.sha256).hexdigest()
+
+
+COOKIE = "ledger_session"
+
+
+def _peer_is_loopback(scope: dict) -> bool:
+    client = scope.get("client")
+    if not client:
+        return False
+    return is_loopback_host(str(client[0]))
+
+
+def _cookies(header: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in header.split(";"):
+        k, sep, v = part.strip().partition("=")
+        if sep:
+            out.setdefault(k.strip(), v.strip())
+    return out
+
+
+def token_check(scope: dict, headers: dict[str, str], token: str) -> str:
+    """How a request from a non-loopback peer authenticates: ``"ok"`` (bearer header or
+    session cookie), ``"exchange"`` (a correct ``?token=``: answer with the cookie and a
+    redirect), or ``"refuse"``. Comparisons are constant-time."""
+    auth = headers.get("authorization", "")
+    if auth[:7].lower() == "bearer " and hmac.compare_digest(auth[7:].strip().encode(), token.encode()):
+        return "ok"
+    cookie = _cookies(headers.get("cookie", "")).get(COOKIE)
+    if cookie and hmac.compare_digest(cookie.encode(), session_cookie_value(token).encode()):
+        return "ok"
+    query = scope.get("query_string", b"").decode("latin-1")
+    for k, v in parse_qsl(query, keep_blank_values=True):
+        if k == "token" and hmac.compare_digest(v.encode("utf-8", "replace"), token.encode()):
+            return "exchange"
+    return "refuse"
 
 
 def same_origin(method: str, host: str | None, origin: str | None, fetch_site: str | None) -> str | None:
@@ -131,14 +198,17 @@ ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 class GuardMiddleware:
     """Pure ASGI middleware applying the checks above and adding security headers.
 
-    ``names``/``port``/``any_host`` are read from ``self`` on every request so
-    :func:`ledger.web.server.serve` can fill in the port after binding port 0."""
+    ``names``/``port``/``ip_literals``/``token`` are read from ``self`` on every request
+    so :func:`ledger.web.server.serve` can fill in the port after binding port 0.
+    ``token`` (None: no token check) is required from every peer that is not loopback."""
 
-    def __init__(self, app: ASGIApp, *, names: Iterable[str] = LOOPBACK_NAMES, port: int | None = None, any_host: bool = False):
+    def __init__(self, app: ASGIApp, *, names: Iterable[str] = LOOPBACK_NAMES, port: int | None = None,
+                 ip_literals: bool = False, token: str | None = None):
         self.app = app
         self.names = {n.lower().strip("[]") for n in names}
         self.port = port
-        self.any_host = any_host
+        self.ip_literals = ip_literals
+        self.token = token
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -146,11 +216,22 @@ class GuardMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         host = headers.get("host")
-        if not host_allowed(host, names=self.names, port=self.port, any_host=self.any_host):
+        if not host_allowed(host, names=self.names, port=self.port, ip_literals=self.ip_literals):
             await _refuse(send, 403, "forbidden-host",
-                          f"Host {host!r} is not this server. ledger serve answers only on its loopback address "
-                          "(protection against DNS rebinding).")
+                          f"Host {host!r} is not this server. ledger serve answers only on the names it was given "
+                          "(its bind address, loopback and --allow-host names), to stop DNS rebinding. "
+                          "Restart it with --allow-host <name> to use this name.")
             return
+        if self.token is not None and not _peer_is_loopback(scope):
+            verdict = token_check(scope, headers, self.token)
+            if verdict == "exchange":
+                await _set_cookie_and_redirect(send, scope, session_cookie_value(self.token))
+                return
+            if verdict == "refuse":
+                await _refuse(send, 401, "token-required",
+                              "This ledger is served beyond loopback and needs the access token that `ledger serve` "
+                              "printed: open the URL with ?token=<token> once, or send Authorization: Bearer <token>.")
+                return
         method = scope.get("method", "GET").upper()
         reason = same_origin(method, host, headers.get("origin"), headers.get("sec-fetch-site"))
         if reason:
@@ -171,6 +252,25 @@ class GuardMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+async def _set_cookie_and_redirect(send: Callable, scope: dict, cookie: str) -> None:
+    """303 to the same path without ``token`` (so it leaves the address bar, history and
+    Referer), setting the session cookie."""
+    query = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+             if k != "token"]
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else (scope.get("path") or "/")
+    path = "/" + path.lstrip("/")  # never "//host": that would redirect to another site
+    location = path + ("?" + urlencode(query) if query else "")
+    headers = [
+        (b"location", location.encode("utf-8", "replace")),
+        (b"set-cookie", f"{COOKIE}={cookie}; HttpOnly; SameSite=Strict; Path=/".encode()),
+        (b"cache-control", b"no-store"),
+        (b"content-length", b"0"),
+    ] + SECURITY_HEADERS
+    await send({"type": "http.response.start", "status": 303, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _refuse(send: Callable, status: int, kind: str, message: str) -> None:

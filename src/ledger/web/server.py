@@ -5,19 +5,23 @@ socket (port 0 picks a free one), prints the banner and runs uvicorn until Ctrl-
 is the only module that imports Starlette and uvicorn; the CLI imports it inside the
 ``serve`` command so every other command starts without them.
 
-Binding to anything but loopback needs ``allow_remote=True`` and prints a warning: the
-API can read and change every memory, and it has no authentication.
+Binding to anything but loopback needs ``allow_remote=True``; then every request from
+a peer that is not loopback must carry a token generated at start and printed once,
+the Host check stays on (loopback names, the bind address, IP literals and the
+``--allow-host`` names), and the banner says what is exposed to whom.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import socket
 import sys
 import threading
 import time
 import webbrowser
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -30,7 +34,7 @@ from .. import __version__
 from ..errors import LedgerError
 from ..service import Ledger
 from . import api
-from .security import LOOPBACK_NAMES, GuardMiddleware, is_loopback_host, is_wildcard_host
+from .security import LOOPBACK_NAMES, GuardMiddleware, is_loopback_host, is_wildcard_host, new_token
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 2 * 1024 * 1024
@@ -47,12 +51,14 @@ class _Static(StaticFiles):
         return resp
 
 
-def create_app(db_path: str, *, port: int | None = None, extra_hosts: tuple[str, ...] = (), any_host: bool = False) -> Starlette:
+def create_app(db_path: str, *, port: int | None = None, extra_hosts: tuple[str, ...] = (), ip_literals: bool = False,
+               token: str | None = None) -> Starlette:
     """The app for the store at ``db_path``.
 
-    Only ``Host`` headers naming loopback (plus ``extra_hosts``) are served; ``port``,
-    when given, must match too (``serve`` sets it after binding). ``any_host`` accepts
-    every host name; ``serve`` uses it only for a wildcard bind with ``allow_remote``.
+    Only ``Host`` headers naming loopback (plus ``extra_hosts``; plus any IP address
+    when ``ip_literals``) are served; ``port``, when given, must match too (``serve``
+    sets it after binding). With ``token``, peers that are not loopback must present it
+    (see :mod:`ledger.web.security`).
     """
     pool = api.LedgerPool(str(db_path))
 
@@ -83,7 +89,8 @@ def create_app(db_path: str, *, port: int | None = None, extra_hosts: tuple[str,
             *api.routes,
             Mount("/static", app=_Static(directory=STATIC), name="static"),
         ],
-        middleware=[Middleware(GuardMiddleware, names=LOOPBACK_NAMES | set(extra_hosts), port=port, any_host=any_host)],
+        middleware=[Middleware(GuardMiddleware, names=LOOPBACK_NAMES | {h.lower().strip("[]") for h in extra_hosts}, port=port,
+                               ip_literals=ip_literals, token=token)],
         lifespan=lifespan,
         max_body_size=MAX_BODY,
     )
@@ -91,6 +98,13 @@ def create_app(db_path: str, *, port: int | None = None, extra_hosts: tuple[str,
     app.state.db_path = str(db_path)
     app.state.started_at = int(time.time() * 1000)
     return app
+
+
+def _is_ipv6(name: str) -> bool:
+    try:
+        return ipaddress.ip_address(name).version == 6
+    except ValueError:
+        return False
 
 
 def _url(host: str, port: int) -> str:
@@ -121,23 +135,38 @@ def _say_error(message: str, kind: str) -> None:
 
 
 def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser: bool = False, allow_remote: bool = False,
-          on_error=None) -> int:
+          on_error=None, allow_hosts: tuple[str, ...] = (), token: str | None = None) -> int:
     """Run the web UI for the store at ``db_path`` until interrupted. Returns an exit
     code: 0 after a clean stop, 1 if the port cannot be bound or the store cannot be
-    opened, 2 for a non-loopback host without ``allow_remote``.
+    opened, 2 for a non-loopback host without ``allow_remote`` or a bad ``allow_hosts``
+    name.
 
     The banner with the URL is printed only once uvicorn has started and the socket
     accepts connections, so a script may request the URL as soon as it reads the line.
     ``on_error(message, kind)`` reports a failure (default: ``✕ <message>`` on stderr;
-    the CLI passes its own so ``--json`` gets a JSON object)."""
+    the CLI passes its own so ``--json`` gets a JSON object).
+
+    The bind address (the host in the printed URL) and ``allow_hosts`` are accepted in
+    ``Host`` besides the loopback names. A non-loopback bind generates a token (unless
+    ``token`` is given, for tests) that peers other than loopback must present.
+    """
     import uvicorn
 
     say_error = on_error or _say_error
     remote = not is_loopback_host(host)
     if remote and not allow_remote:
-        say_error(f"{host} is not a loopback address. The UI can read and change every memory and has no login;"
-                  " bind to 127.0.0.1, or pass --allow-remote if you really mean to expose it.", "not-loopback")
+        say_error(f"{host} is not a loopback address. The UI can read and change every memory;"
+                  " bind to 127.0.0.1, or pass --allow-remote if you really mean to expose it (a token will be required).",
+                  "not-loopback")
         return 2
+    names = []
+    for name in allow_hosts:
+        n = name.strip().lower().strip("[]")
+        if not n or any(c in n for c in "/:@ \t*") and not _is_ipv6(n):
+            say_error(f"--allow-host takes a bare host name such as box.lan (no scheme, port or wildcard); got {name!r}.",
+                      "invalid-input")
+            return 2
+        names.append(n)
     try:
         with Ledger.open(db_path) as led:
             st = led.stats()
@@ -152,16 +181,27 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
         say_error(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.{hint}", "port-unavailable")
         return 1
     bound_port = sock.getsockname()[1]
-    extra = (host.strip("[]").lower(),) if remote else ()
-    app = create_app(str(path), port=bound_port, extra_hosts=extra, any_host=remote and is_wildcard_host(host))
     url = _url(host, bound_port)
+    # The name in the printed URL must be accepted: `serve --host 127.0.0.2` used to
+    # answer 403 on its own URL.
+    printed = urlsplit(url).hostname or ""
+    extra = tuple(dict.fromkeys([printed, host.strip("[]").lower(), *names]))
+    secret = (token or new_token()) if remote else None
+    app = create_app(str(path), port=bound_port, extra_hosts=extra, ip_literals=remote, token=secret)
 
     def banner() -> None:
         print(f"● LEDGER running   {url}")
         print(f"  {st['memories']} {'memory' if st['memories'] == 1 else 'memories'} · {st['pending']} pending review · {path}")
         if remote:
-            print(f"  ⚠ Bound to {host}, not loopback: anyone who can reach this machine on port {bound_port}"
-                  " can read and change this store. There is no login.")
+            where = f"port {bound_port} on every interface of this machine" if is_wildcard_host(host) else f"{host}:{bound_port}"
+            print(f"  ⚠ Bound to {host}, not loopback: {where}. Whoever reaches it with the token below can read, edit,"
+                  f" merge and delete every memory, source and conflict in this store ({st['memories']} memories), and"
+                  " see every agent's activity. Plain HTTP: the token and the memories cross the network unencrypted.")
+            print(f"  Access token (shown once): {secret}")
+            print(f"    open http://<this machine>:{bound_port}/?token={secret} once, or send Authorization: Bearer <token>")
+            accepted = ", ".join(["localhost", "127.0.0.1", "[::1]", "IP addresses",
+                                  *[n for n in extra if n not in LOOPBACK_NAMES and not is_wildcard_host(n)]])
+            print(f"  Host names accepted: {accepted}; add one with --allow-host NAME.")
         else:
             print("  Bound to loopback. Nothing in this store leaves this machine.")
         sys.stdout.flush()
