@@ -475,6 +475,18 @@ def _asks_json(args: list[str]) -> bool:
     return "--json" in head
 
 
+def _sqlite_message(exc: Exception) -> str:
+    """Say what SQLite said; blame permissions only when they can be the cause (a
+    UNIQUE clash or a full disk used to read "check the file and its permissions")."""
+    text = str(exc)
+    low = text.lower()
+    if "disk is full" in low or "no space left" in low:
+        return f"The disk holding the store is full ({text}). Free some space and try again; this change was not saved."
+    if "readonly" in low or "read-only" in low or "unable to open" in low or "permission" in low:
+        return f"The store cannot be used: {text}. Check the file and its permissions ({db_path()}, or --db)."
+    return f"The store refused this change: {text}. Nothing was saved; please report this as a ledger bug."
+
+
 def run(args: list[str]) -> int:
     """Run the click app; map errors to ``✕ <message>`` (or, with ``--json``, a JSON
     object on stderr, see :func:`_err`) and exit 1. Exit statuses do not depend on
@@ -530,7 +542,6 @@ def run(args: list[str]) -> int:
         # say what and where, never a traceback. Matched by module so this layer need
         # not import sqlite3.
         if type(exc).__module__ == "sqlite3":
-            _err(f"The store cannot be used: {exc}. Check the file and its permissions ({db_path()}, or --db).",
-                 "store-unavailable")
+            _err(_sqlite_message(exc), "store-unavailable")
             return 1
         raise

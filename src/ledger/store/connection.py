@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 
 from ..errors import StoreUnavailable
 
@@ -18,41 +19,117 @@ if TYPE_CHECKING:  # pragma: no cover - keeps typing off the hook path
 
 BUSY_TIMEOUT_MS = 10_000
 
+# SQLite primary result codes (https://sqlite.org/rescode.html), read from
+# ``exc.sqlite_errorcode & 0xFF`` so extended codes map to their family.
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = (
+    5, 6, 8, 10, 11, 13, 14, 26)
 
-def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Connection:
+
+def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
     """Open (and for writers create, with its folder) the store at ``path``.
 
-    WAL journal, ``busy_timeout`` of 10 s, foreign keys on, ``synchronous=NORMAL`` (safe
-    with WAL: a power cut may lose the last commits, never corrupt the file). Autocommit
-    mode (``isolation_level=None``): transactions are explicit, see :func:`atomic`.
+    WAL journal, ``busy_timeout`` of ``busy_timeout_ms`` (default 10 s), foreign keys
+    on, ``synchronous=NORMAL`` (safe with WAL: a power cut may lose the last commits,
+    never corrupt the file). Autocommit mode (``isolation_level=None``): transactions
+    are explicit, see :func:`atomic`.
 
-    Raises :class:`StoreUnavailable` when the file cannot be opened or is not a SQLite
-    database, with a message naming the path.
+    The wait limit covers opening too: a store another program holds with an exclusive
+    lock costs a hook ``busy_timeout_ms``, not 10 s. Switching a brand-new file to WAL
+    does not consult SQLite's busy handler (it fails at once with "database is locked"
+    while another process is creating the same store), so that step, like every other
+    step of opening, is retried until the same deadline.
+
+    Raises :class:`StoreUnavailable` when the file cannot be opened, is not a SQLite
+    database, is locked past the wait limit, or the disk is full, with a message naming
+    the path and the real cause.
     """
     p = os.fspath(path)
+    wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else max(0, int(busy_timeout_ms))
+    deadline = time.monotonic() + wait_ms / 1000
+    delay = 0.005
+    while True:
+        try:
+            return _connect_once(p, readonly, wait_ms)
+        except sqlite3.OperationalError as exc:
+            if _code(exc) not in (SQLITE_BUSY, SQLITE_LOCKED) or time.monotonic() + delay > deadline:
+                raise StoreUnavailable(open_error_message(p, exc, wait_ms)) from exc
+        except sqlite3.DatabaseError as exc:
+            raise StoreUnavailable(open_error_message(p, exc, wait_ms)) from exc
+        except OSError as exc:
+            raise StoreUnavailable(f"Cannot create the store folder for {p}: {exc.strerror or exc}.") from exc
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def _connect_once(p: str, readonly: bool, wait_ms: int) -> sqlite3.Connection:
+    if readonly:
+        conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, isolation_level=None, timeout=wait_ms / 1000, check_same_thread=False)
+    else:
+        if p != ":memory:":
+            os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
+        conn = sqlite3.connect(p, isolation_level=None, timeout=wait_ms / 1000, check_same_thread=False)
     try:
-        if readonly:
-            conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        else:
-            if p != ":memory:":
-                os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
-            conn = sqlite3.connect(p, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
         if not readonly:
             _refuse_foreign(conn)
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            # Ask before setting: an existing WAL store needs no lock for this.
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode.lower() != "wal":
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if p != ":memory:" and mode.lower() != "wal":
                 raise StoreUnavailable(f"Cannot switch {p} to WAL mode (got {mode}). Is it on a network file system?")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache: keeps FTS doclists hot
-    except sqlite3.DatabaseError as exc:
-        raise StoreUnavailable(f"Cannot open the store at {p}: {exc}. Check the path (--db, $LEDGER_DB) and its permissions.") from exc
-    except OSError as exc:
-        raise StoreUnavailable(f"Cannot create the store folder for {p}: {exc.strerror or exc}.") from exc
+    except BaseException:
+        conn.close()
+        raise
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _code(exc: BaseException) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLITE_FULL, or an I/O error whose cause is ENOSPC (SQLite reports a WAL or
+    shared-memory file that cannot grow as a disk I/O error)."""
+    if _code(exc) == SQLITE_FULL or "disk is full" in str(exc):
+        return True
+    return _code(exc) == SQLITE_IOERR and _enospc_hint(exc)
+
+
+def _enospc_hint(exc: BaseException) -> bool:
+    return "No space left" in str(exc) or "disk is full" in str(exc)
+
+
+def open_error_message(p: str, exc: BaseException, wait_ms: int) -> str:
+    """What went wrong opening the store at ``p``, said plainly: the permissions hint
+    only where permissions can be the cause."""
+    code = _code(exc)
+    if is_disk_full(exc):
+        return f"Cannot open the store at {p}: the disk is full ({exc}). Free some space and try again; nothing was written."
+    if code in (SQLITE_BUSY, SQLITE_LOCKED):
+        return (f"Cannot open the store at {p}: another program held it locked for {wait_ms / 1000:g} s ({exc}). "
+                "Close the program holding it (another ledger, or an SQLite browser) and try again.")
+    if code in (SQLITE_NOTADB, SQLITE_CORRUPT):
+        return f"Cannot open the store at {p}: it is not a usable SQLite file ({exc}). Point --db (or $LEDGER_DB) at a ledger store or a new file."
+    return f"Cannot open the store at {p}: {exc}. Check the path (--db, $LEDGER_DB) and its permissions."
+
+
+def write_error_message(exc: BaseException) -> str:
+    """The message for a write that failed inside SQLite (used by :func:`atomic`)."""
+    code = _code(exc)
+    if is_disk_full(exc):
+        return f"The disk holding the store is full ({exc}). Free some space and try again; this change was not saved."
+    if code in (SQLITE_BUSY, SQLITE_LOCKED):
+        return f"The store is busy ({exc}): another process held the write lock past the wait limit. Try again."
+    if code == SQLITE_READONLY:
+        return f"The store is read-only ({exc}). Check the file's and its folder's permissions."
+    return f"Could not write to the store: {exc}."
 
 
 def _refuse_foreign(conn: sqlite3.Connection) -> None:
@@ -79,8 +156,12 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         try:
             yield conn
         except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
+            if conn.in_transaction:  # not after SQLite rolled the whole transaction back itself
+                try:
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
+                except sqlite3.Error:
+                    pass  # keep the original error
             raise
         else:
             conn.execute(f"RELEASE {name}")
@@ -88,15 +169,32 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
-        raise StoreUnavailable(f"The store is busy or read-only: {exc}. Another ledger process may hold the write lock; try again.") from exc
+        raise StoreUnavailable(write_error_message(exc)) from exc
     try:
         yield conn
+    except sqlite3.OperationalError as exc:
+        _rollback(conn)
+        if is_disk_full(exc) or _code(exc) in (SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR):
+            raise StoreUnavailable(write_error_message(exc)) from exc
+        raise
     except BaseException:
-        conn.execute("ROLLBACK")
+        _rollback(conn)
         raise
     else:
         try:
             conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
-            conn.execute("ROLLBACK")
-            raise StoreUnavailable(f"Could not commit to the store: {exc}.") from exc
+            _rollback(conn)
+            raise StoreUnavailable(write_error_message(exc)) from exc
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open. SQLite already rolled back by itself
+    after some errors (a full disk, an I/O error): a second ROLLBACK would fail with
+    "cannot rollback - no transaction is active" and hide the real error."""
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass  # the original error is the one worth reporting

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from ..errors import StoreUnavailable
 from .connection import atomic
 
 TYPE_CHECKING = False
@@ -134,7 +135,12 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded; return the names applied."""
+    """Apply every migration not yet recorded; return the names applied.
+
+    Raises :class:`StoreUnavailable` (before writing anything) when the store records a
+    migration this version does not know: a newer ledger wrote it, and using it would
+    fail later naming columns this version has never heard of."""
+    check_not_newer(conn)
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
     done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
     applied = []
@@ -149,6 +155,23 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, strftime('%s','now') * 1000)", (name,))
         applied.append(name)
     return applied
+
+
+def check_not_newer(conn: sqlite3.Connection) -> None:
+    """Refuse a store written by a newer ledger (see :func:`migrate`). Read-only opens
+    call this too. Cheap: one read of a table with one row per migration."""
+    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'").fetchone()
+    if not has_table:
+        return
+    known = {name for name, _ in MIGRATIONS}
+    unknown = sorted(r[0] for r in conn.execute("SELECT name FROM _migrations") if r[0] not in known)
+    if unknown:
+        shown = ", ".join(unknown[:3]) + (", …" if len(unknown) > 3 else "")
+        raise StoreUnavailable(
+            f"This store was written by a newer ledger (it has schema change{'s' if len(unknown) > 1 else ''} {shown} "
+            "that this version does not know). Upgrade ledger (pip install -U ledger-memory), or point --db at another store; "
+            "nothing was changed."
+        )
 
 
 @migration

@@ -22,7 +22,7 @@ from ..models import Agent, Cluster, Event, FileKey, Memory, Source
 from ..query import Query
 from ..text import fuzzy_norm, slugify, trigrams
 from .connection import atomic, connect
-from .migrations import migrate
+from .migrations import check_not_newer, migrate
 from .sqlbits import filter_sql, fts_expression, strength_sql
 
 PALETTE = ("#b7c14a", "#4a9fd4", "#cf6fb8", "#4fb8a8", "#6fbf73", "#d9a03c", "#6f86e0", "#9a76dd", "#e0793f", "#d6606a")
@@ -60,10 +60,16 @@ class Store:
     def __init__(self, path: str | os.PathLike, *, readonly: bool = False, seed: bool = True, now: int = 0):
         self.path = Path(path)
         self.conn = connect(self.path, readonly=readonly)
-        if not readonly:
-            migrate(self.conn)
-            if seed:
-                self._seed_clusters(now)
+        try:
+            if readonly:
+                check_not_newer(self.conn)
+            else:
+                migrate(self.conn)
+                if seed:
+                    self._seed_clusters(now)
+        except BaseException:
+            self.conn.close()
+            raise
 
     def close(self) -> None:
         self.conn.close()

@@ -20,12 +20,11 @@ LEASE_MS = 10 * 60 * 1000  # a distillation that has not finished in 10 min is p
 def open_store(path: str, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
     """Connect and migrate (cheap when up to date). Raises StoreUnavailable.
 
-    ``busy_timeout_ms`` replaces the connection's default wait for a write lock held by
-    another process; the hook passes a short one so a store locked by a long writer
-    costs the agent at most that long (the hook then fails open)."""
-    conn = connect(path)
-    if busy_timeout_ms is not None:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    ``busy_timeout_ms`` replaces the connection's default wait for a lock held by
+    another process, from the first read of the file on: the hook passes a short one
+    so a store locked by a long writer, or held exclusively by another program, costs
+    the agent at most about that long (the hook then fails open)."""
+    conn = connect(path, busy_timeout_ms=busy_timeout_ms)
     migrate(conn)
     return conn
 
