@@ -1,0 +1,61 @@
+"""A worker process for the reliability suite (tests/test_reliability.py): it writes to a
+store through the library, one open per operation like a CLI call, and prints one line
+per operation on stdout, flushed after the commit returned:
+
+    ack <memory-or-source id> [chunks]     the write is committed
+    err <kind> <json message>              a LedgerError (a clear, expected refusal)
+
+A traceback goes to stderr as usual; the suite counts it as a failure.
+
+    python reliability_worker.py remember <db> <agent> <n> [recall_every]
+    python reliability_worker.py ingest <db> <chunks> <label>
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def _remember(db: str, agent: str, n: int, recall_every: int) -> None:
+    from ledger.errors import LedgerError
+    from ledger.service import Ledger
+
+    for i in range(n):
+        text = f"Reliability fact by {agent} number {i}: widget {agent}-{i} weighs {i * 7 + 3} grams"
+        try:
+            with Ledger.open(db) as led:
+                mid = led.remember(text, cluster="code", agent=agent).memory.id
+                if recall_every and i % recall_every == 0:
+                    led.recall(f"widget {agent}", agent=agent, limit=3)  # a counted read: a write too
+            print("ack", mid, flush=True)
+        except LedgerError as exc:
+            print("err", exc.kind, json.dumps(exc.message), flush=True)
+
+
+def _ingest(db: str, chunks: int, label: str) -> None:
+    from ledger.errors import LedgerError
+    from ledger.service import Ledger
+
+    parts = [f"Section {i} of {label}: the pump curve at station {i} peaks at {i % 97} litres per second." for i in range(chunks)]
+    try:
+        with Ledger.open(db) as led:
+            res = led.ingest_chunks(f"{label}-{chunks}.md", parts, cluster="reading", agent="ingester")
+        print("ack", res.source_id, res.chunks, flush=True)
+    except LedgerError as exc:
+        print("err", exc.kind, json.dumps(exc.message), flush=True)
+
+
+def main(argv: list[str]) -> int:
+    mode, db = argv[0], argv[1]
+    if mode == "remember":
+        _remember(db, argv[2], int(argv[3]), int(argv[4]) if len(argv) > 4 else 0)
+    elif mode == "ingest":
+        _ingest(db, int(argv[2]), argv[3])
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
