@@ -68,7 +68,7 @@ def build_store(root: Path, claims: int) -> tuple[Path, Path]:
                 led.store.insert_claim(text, "code", f"agent-{i % 7}", now - rnd.randint(0, 90) * 86_400_000, files=keys)
         led.remember("model.ckpt is a safetensors file: 8-byte header length, JSON header, then fp16 tensors",
                      cluster="code", agent="alice", files=[file_key(target)])
-        conn = led.store.conn
+        conn = led.store._conn
         key = "claude-code:history"
         W.touch_session(conn, key, harness="claude-code", session_id="history", project=str(proj), cwd=str(proj),
                         agent="claude-code", transcript_path=None, now=now)

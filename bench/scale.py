@@ -292,7 +292,7 @@ def build_store(kind: str, n: int, gen_seed: int = 7) -> Path:
             clock.now = T0 + SPAN_MS - rng.randint(0, SPAN_MS // 2)
             st.count_read(sample[i : i + 5000], rng.choice(AGENTS), clock.now)
         # No FTS 'optimize': the indexes stay as incremental writes left them.
-        st.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        st._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     prog(done, force=True)
     os.replace(tmp, path)
     print(f"  built in {time.perf_counter() - t_start:.0f}s, {path.stat().st_size / 1e6:.0f} MB", file=sys.stderr, flush=True)
@@ -527,7 +527,7 @@ def measure_writers(procs: int, writes: int) -> dict:
         ok = sum(k for _, k, _ in results)
         with Ledger.open(db) as led:
             rows = led.store.scalar("SELECT count(*) FROM memories WHERE kind = 'claim'")
-            per_writer = dict(led.store.conn.execute("SELECT writer, count(*) FROM memories GROUP BY writer").fetchall())
+            per_writer = dict(led.store._conn.execute("SELECT writer, count(*) FROM memories GROUP BY writer").fetchall())
     expected = procs * writes
     return {"processes": procs, "writes_each": writes, "expected": expected, "acknowledged": ok, "rows": rows,
             "errors": len(errors), "error_samples": errors[:3], "lost": ok - rows if rows <= ok else 0,
@@ -546,7 +546,7 @@ def verify_exact(led: Ledger, queries: list[str], k: int = 10) -> dict:
 
     st = led.store
     now = led.clock()
-    rows = st.conn.execute(
+    rows = st._conn.execute(
         """SELECT m.seq, m.id, m.text, m.kind, m.pinned, m.hits, m.last_read_at, m.source_count, m.reader_count, s.trust
            FROM memories m LEFT JOIN sources s ON s.id = m.source_id WHERE m.deleted_at IS NULL AND m.archived = 0"""
     ).fetchall()
@@ -560,7 +560,7 @@ def verify_exact(led: Ledger, queries: list[str], k: int = 10) -> dict:
         rel: dict[int, float] = {}
         expr = fts_expression(q.terms, prefix=True)
         if expr:
-            for seq, b in st.conn.execute(
+            for seq, b in st._conn.execute(
                 f"SELECT rowid, bm25(memories_fts, 1.0, {store_mod.CONTEXT_WEIGHT}) FROM memories_fts WHERE memories_fts MATCH ?", (expr,)
             ):
                 p = max(0.0, -b)

@@ -126,7 +126,7 @@ def build_store(n: int) -> Path:
         for _ in range(300):
             clock.now += rng.randint(1, 20) * 60_000
             led.recall(rng.choice(COMMON) + " " + words.rare[int(len(words.rare) * rng.random() ** 3)], agent=rng.choice(AGENTS), limit=25)
-        led.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        led.store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     tmp.replace(path)
     print(f"  built in {time.perf_counter() - t0:.0f}s, {path.stat().st_size / 1e6:.0f} MB", file=sys.stderr, flush=True)
     return path

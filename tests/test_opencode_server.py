@@ -238,7 +238,7 @@ def test_facts_are_appended_then_quiet_then_escalated(server, project, db_file):
     other = s.event(read(project, sid="ses_b"))  # counters are per session
     assert "KNOWN FACTS" in other["append"]
     with store(db_file) as led:
-        conn = led.store.conn
+        conn = led.store._conn
         assert W.session(conn, "opencode:ses_a")["steps"] == 3
         obs = W.observations(conn, "opencode:ses_a")
         assert [o["tool"] for o in obs] == ["read", "read", "bash"]
@@ -268,9 +268,9 @@ def test_steps_are_counted_per_session_and_the_extraction_session_is_excluded(se
     assert {k: v["modelSteps"] for k, v in stats["sessions"].items()} == {"opencode:ses_a": 2, "opencode:ses_b": 1}
     assert stats["ignored"] == ["ses_x"]
     with store(db_file) as led:
-        keys = [r[0] for r in led.store.conn.execute("SELECT key FROM watch_sessions")]
+        keys = [r[0] for r in led.store._conn.execute("SELECT key FROM watch_sessions")]
         assert "opencode:ses_x" not in keys
-        assert led.store.conn.execute("SELECT count(*) FROM observations WHERE session = 'opencode:ses_x'").fetchone()[0] == 0
+        assert led.store._conn.execute("SELECT count(*) FROM observations WHERE session = 'opencode:ses_x'").fetchone()[0] == 0
     assert not (project / ".agents").exists(), "no checkpoint for the extraction session"
 
 
@@ -290,13 +290,13 @@ def test_idle_writes_one_checkpoint_with_the_diff_files(server, project, db_file
     assert files.splitlines() == ["- c.txt", "- a.txt", "- b.txt"]
     assert "_Written by ledger on session.idle at" in md
     with store(db_file) as led:
-        rows = W.checkpoints(led.store.conn, session="opencode:ses_a")
+        rows = W.checkpoints(led.store._conn, session="opencode:ses_a")
         assert [r["event"] for r in rows] == ["session.idle"], "status idle + session.idle: one checkpoint"
     s.event(bus(project, "session.idle", sessionID="ses_a"))  # nothing happened since
     s.event(step(project, "ses_a", "p9"))
     s.event(bus(project, "session.idle", sessionID="ses_a"))  # activity, but same content: still one
     with store(db_file) as led:
-        assert len(W.checkpoints(led.store.conn, session="opencode:ses_a")) == 1
+        assert len(W.checkpoints(led.store._conn, session="opencode:ses_a")) == 1
 
 
 def test_deleted_session_forgets_its_diff_files(server, project):
@@ -355,12 +355,12 @@ def test_distillation_through_the_plugin(server, project, db_file):
     deadline = time.time() + 20
     while time.time() < deadline:
         with store(db_file) as led:
-            sess = W.session(led.store.conn, "opencode:ses_a")
+            sess = W.session(led.store._conn, "opencode:ses_a")
             if sess.get("lease_until") == 0 and sess.get("distilled_step") == 2:
                 break
         time.sleep(0.05)
     with store(db_file) as led:
-        conn = led.store.conn
+        conn = led.store._conn
         row = conn.execute("SELECT text, writer, provenance FROM memories WHERE writer = 'watcher'").fetchone()
         assert row is not None and row["text"] == "notes.txt stores the answer 42 on its first line"
         assert row["provenance"] == "distilled from opencode:ses_a steps 1-2"
@@ -378,11 +378,11 @@ def test_a_failed_plugin_distillation_releases_the_lease(server, project, db_fil
     deadline = time.time() + 20
     while time.time() < deadline:
         with store(db_file) as led:
-            if W.session(led.store.conn, "opencode:ses_a").get("lease_until") == 0:
+            if W.session(led.store._conn, "opencode:ses_a").get("lease_until") == 0:
                 break
         time.sleep(0.05)
     with store(db_file) as led:
-        conn = led.store.conn
+        conn = led.store._conn
         assert W.session(conn, "opencode:ses_a")["distilled_step"] == 0
         assert conn.execute("SELECT error FROM llm_calls").fetchone()[0] == "opencode backend: session.prompt failed"
     s.event(read(project, call="c2"))  # the next step may try again
@@ -395,5 +395,5 @@ def test_going_away_mid_distillation_releases_the_lease(project, db_file):
     s.pushes.get(timeout=20)
     assert s.close() == 0
     with store(db_file) as led:
-        sess = W.session(led.store.conn, "opencode:ses_a")
+        sess = W.session(led.store._conn, "opencode:ses_a")
         assert sess["lease_until"] == 0 and sess["distilled_step"] == 0

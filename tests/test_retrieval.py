@@ -53,7 +53,8 @@ def test_relevance_dominates_and_strength_breaks_ties(ledger, clock):
     _with_filler(ledger)
     old_relevant = ledger.remember("Redis eviction policy is allkeys-lru on redis cluster redis", cluster="code", agent="a").memory
     twin_a = ledger.remember("Memcached runs beside redis", cluster="code", agent="a").memory
-    twin_b = ledger.remember("Memcached runs beside redis.", cluster="code", agent="a").memory  # same tokens, not a duplicate
+    # same tokens; another cluster, so not a duplicate (docs/store.md "Corroboration")
+    twin_b = ledger.remember("Memcached runs beside redis.", cluster="proc", agent="a").memory
     clock.advance(days=800)
     fresh_weak = ledger.remember("Caching notes mention redis once among many other words about memcached varnish and squid", cluster="code", agent="a").memory
     ledger.recall("varnish squid", agent="a")  # makes fresh_weak stronger still

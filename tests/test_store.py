@@ -10,7 +10,7 @@ import pytest
 from ledger.clock import DAY_MS, FixedClock
 from ledger.errors import InvalidInput, InvalidQuery, UnknownCluster, UnknownMemory, UnknownSource
 from ledger.ingest import source_from_text
-from ledger.service import Ledger
+from ledger.service import Ledger, file_key
 from ledger.store.store import SEED_CLUSTERS
 
 from conftest import T0, iso
@@ -517,6 +517,39 @@ def test_remembering_the_same_fact_again_corroborates_instead_of_copying(ledger)
     assert ledger.events(1)[0].op == "memory.corroborate"
     # another cluster is another claim
     assert not ledger.remember("Staging deploys need the VPN", cluster="code", agent="codex").duplicate
+
+
+@pytest.mark.parametrize("old,new", [
+    ("app.cfg sets PORT to 8080", "app.cfg sets PORT to 9090"),  # a number (issue 12's example)
+    ("The project requires Python 3.11 for its type hints", "The project requires Python 3.12 for its type hints"),  # version
+    ("The CLI entry point lives in src/ledger/cli/app.py", "The CLI entry point lives in src/ledger/cli/main.py"),  # path
+    ("Database migrations are approved by Alice before each release", "Database migrations are approved by Bob before each release"),
+])
+@pytest.mark.parametrize("keyed", [False, True])
+def test_remembering_a_changed_value_is_a_new_claim_and_a_candidate(ledger, tmp_path, old, new, keyed):
+    files = [file_key(tmp_path / "app.cfg")] if keyed else []
+    a = ledger.remember(old, cluster="code", agent="claude", files=files)
+    b = ledger.remember(new, cluster="code", agent="claude", files=files)
+    assert not b.duplicate and b.memory.id != a.memory.id
+    assert ledger.search("", kind="claim").total == 2
+    assert len(b.proposed) == 1
+    (cand,) = ledger.candidates(5)
+    assert {cand.a.id, cand.b.id} == {a.memory.id, b.memory.id}
+
+
+def test_remembering_many_facts_differing_in_numbers_keeps_every_one(ledger):
+    for i in range(25):
+        assert not ledger.remember(f"service {i} listens on port {8000 + i}", cluster="code", agent="w").duplicate
+    assert ledger.search("", kind="claim", limit=100).total == 25
+
+
+def test_duplicates_are_looked_for_only_under_the_same_file_keys(ledger, tmp_path):
+    text = "The loader reads its settings from the environment"
+    a = ledger.remember(text, cluster="code", agent="claude", files=[file_key(tmp_path / "a.py")])
+    assert not ledger.remember(text, cluster="code", agent="codex", files=[file_key(tmp_path / "b.py")]).duplicate
+    assert not ledger.remember(text, cluster="code", agent="codex").duplicate  # no file keys: another claim
+    again = ledger.remember(text + ".", cluster="code", agent="codex", files=[file_key(tmp_path / "a.py")])
+    assert again.duplicate and again.memory.id == a.memory.id and set(again.memory.readers) == {"claude", "codex"}
 
 
 @pytest.mark.parametrize("bad", ["bad \udc80 surrogate", "nul \x00 byte", "x" * 20_001, "   "])

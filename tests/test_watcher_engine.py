@@ -81,7 +81,7 @@ def test_every_tool_call_is_an_observation_bounded_redacted_with_resolved_files(
     assert hook(post_read(proj / "other.py", "print(1)", cwd=proj)) == ""
     hook(post_bash(f"curl -H 'Authorization: Bearer {secret}' https://x.test", stdout="ok", cwd=proj))
 
-    rows = W.observations(ledger.store.conn, "claude-code:s1")
+    rows = W.observations(ledger.store._conn, "claude-code:s1")
     assert [r["step"] for r in rows] == [1, 2, 3]
     assert [r["tool"] for r in rows] == ["Bash", "Read", "Bash"]
     first = rows[0]
@@ -92,7 +92,7 @@ def test_every_tool_call_is_an_observation_bounded_redacted_with_resolved_files(
     assert rows[1]["files"] == [str(proj / "other.py")]
     assert secret not in rows[2]["input"] and "REDACTED" in rows[2]["input"]
     assert first["ok"] == 1 and first["duration_ms"] == 12
-    assert W.session(ledger.store.conn, "claude-code:s1")["steps"] == 3
+    assert W.session(ledger.store._conn, "claude-code:s1")["steps"] == 3
 
 
 def test_observation_of_a_huge_output_stays_fast(ledger, db_file, proj):
@@ -102,7 +102,7 @@ def test_observation_of_a_huge_output_stays_fast(ledger, db_file, proj):
     t0 = time.perf_counter()
     hook(post_bash("cat big.log", stdout=huge, cwd=proj))
     assert time.perf_counter() - t0 < 1.5
-    assert len(W.observations(ledger.store.conn, "claude-code:s1")[0]["output"]) <= 2000
+    assert len(W.observations(ledger.store._conn, "claude-code:s1")[0]["output"]) <= 2000
 
 
 # ---------------------------------------------------------------- injection
@@ -196,7 +196,7 @@ def test_counters_are_per_session_and_per_file(ledger, db_file, proj):
     assert shown(ckpt("B")) == "gentle"
     assert shown(csv("A")) == "escalated"
     assert shown(ckpt("B")) == "escalated"
-    rows = {(r["session"], r["path"]): r["injections"] for r in ledger.store.conn.execute("SELECT * FROM watch_escalation")}
+    rows = {(r["session"], r["path"]): r["injections"] for r in ledger.store._conn.execute("SELECT * FROM watch_escalation")}
     assert rows == {("claude-code:A", str(proj / "x" / "model.ckpt")): 2, ("claude-code:A", str(proj / "data.csv")): 2,
                     ("claude-code:B", str(proj / "x" / "model.ckpt")): 2}
 
@@ -250,7 +250,7 @@ def test_a_distillation_that_adds_findings_resets_the_sessions_counters(ledger, 
         assert level(hook.step(pre_read(ckpt, cwd=proj, session=s))) == "escalated"
     hook(post_bash("python -c 'import this'", stdout="Beautiful is better than ugly.", cwd=proj, session="A"))
     key = "claude-code:A"
-    assert W.try_lease(ledger.store.conn, key, "o1", T0)
+    assert W.try_lease(ledger.store._conn, key, "o1", T0)
     answer = json.dumps([{"fact": "The Zen of Python starts with 'Beautiful is better than ugly'", "topic": "python:zen",
                           "files": []}])
     r = distill_session(ledger, key, "o1", cfg_with(), answer_fn=lambda prompt: (answer, 50, 10), log=lambda m: None)
@@ -260,7 +260,7 @@ def test_a_distillation_that_adds_findings_resets_the_sessions_counters(ledger, 
     # a distillation that only corroborates does not reset
     hook(post_bash("python -c 'import this'", stdout="Beautiful is better than ugly.", cwd=proj, session="A"))
     hook.step(pre_read(ckpt, cwd=proj, session="A"))
-    assert W.try_lease(ledger.store.conn, key, "o2", T0 + 2)
+    assert W.try_lease(ledger.store._conn, key, "o2", T0 + 2)
     r = distill_session(ledger, key, "o2", cfg_with(), answer_fn=lambda prompt: (answer, 50, 10), log=lambda m: None)
     assert r == {**r, "added": 0, "corroborated": 1}
     assert level(hook.step(pre_read(ckpt, cwd=proj, session="A"))) == "escalated"
@@ -361,7 +361,7 @@ def test_an_injection_counts_as_a_retrieval(ledger, db_file, proj, monkeypatch, 
     # a quiet call (nothing injected) is not a retrieval
     hook(pre_read(proj / "x" / "model.ckpt", cwd=proj))
     assert ledger.get(fid).hits == after.hits
-    inj = ledger.store.conn.execute("SELECT level, memory_ids, paths FROM injections").fetchall()
+    inj = ledger.store._conn.execute("SELECT level, memory_ids, paths FROM injections").fetchall()
     assert [(r[0], json.loads(r[1]), json.loads(r[2])) for r in inj] == [("gentle", [fid], [str(proj / "x" / "model.ckpt")])]
 
 
@@ -370,7 +370,7 @@ def test_watcher_disabled_injects_nothing_but_still_observes(ledger, db_file, pr
     hook = Hook(db_file, cfg=cfg_with(enabled=False))
     assert hook(pre_read(proj / "x" / "model.ckpt", cwd=proj)) == ""
     hook(post_read(proj / "x" / "model.ckpt", "x", cwd=proj))
-    assert W.session(ledger.store.conn, "claude-code:s1")["steps"] == 1
+    assert W.session(ledger.store._conn, "claude-code:s1")["steps"] == 1
 
 
 # ---------------------------------------------------------------- distillation
@@ -390,7 +390,7 @@ def test_maybe_distill_spawns_every_n_steps_with_one_lease(ledger, db_file, proj
     assert len(spawned) == 1 and spawned[0][0] == "claude-code:s1"
     _observe(hook, proj, 3)  # lease still held: no second spawn
     assert len(spawned) == 1
-    W.release_lease(ledger.store.conn, "claude-code:s1", spawned[0][1], 3)
+    W.release_lease(ledger.store._conn, "claude-code:s1", spawned[0][1], 3)
     _observe(hook, proj, 1)  # 4 pending >= 3 and the lease is free
     assert len(spawned) == 2
 
@@ -466,7 +466,7 @@ def test_concurrent_hook_processes_start_one_distiller(ledger, db_file, proj, tm
 
 
 def test_an_expired_lease_can_be_taken_again(ledger):
-    conn = ledger.store.conn
+    conn = ledger.store._conn
     W.touch_session(conn, "k", harness="h", session_id="k", project="/p", cwd="/p", agent="a", transcript_path=None, now=T0)
     assert W.try_lease(conn, "k", "one", T0)
     assert not W.try_lease(conn, "k", "two", T0 + 1000)
@@ -475,7 +475,7 @@ def test_an_expired_lease_can_be_taken_again(ledger):
 
 def _distill(ledger, key, answer, cfg=None, tokens=(120, 30), logs=None):
     owner = f"o{time.monotonic_ns()}"
-    assert W.try_lease(ledger.store.conn, key, owner, ledger.clock())
+    assert W.try_lease(ledger.store._conn, key, owner, ledger.clock())
     return distill_session(ledger, key, owner, cfg or cfg_with(),
                            answer_fn=lambda prompt: (answer if isinstance(answer, str) else json.dumps(answer), *tokens),
                            log=(logs.append if logs is not None else (lambda m: None)))
@@ -491,7 +491,7 @@ def test_findings_become_watcher_claims_with_provenance_topic_and_file_keys(ledg
               {"fact": "The relative path x/model.ckpt resolves against the session cwd", "topic": "paths",
                "files": ["x/model.ckpt"]}]
     owner = "own"
-    assert W.try_lease(ledger.store.conn, "claude-code:s1", owner, T0)
+    assert W.try_lease(ledger.store._conn, "claude-code:s1", owner, T0)
 
     def answer_fn(prompt):
         prompts.append(prompt)
@@ -500,7 +500,7 @@ def test_findings_become_watcher_claims_with_provenance_topic_and_file_keys(ledg
     r = distill_session(ledger, "claude-code:s1", owner, cfg_with(), answer_fn=answer_fn, log=lambda m: None)
     assert r == {"observations": 3, "findings": 2, "added": 2, "corroborated": 0, "rejected": 0, "skipped": None}
     assert "xxd -l 16 x/model.ckpt" in prompts[0] and "8943 4b50" in prompts[0]
-    rows = ledger.store.conn.execute("SELECT id FROM memories WHERE writer = 'watcher' ORDER BY seq").fetchall()
+    rows = ledger.store._conn.execute("SELECT id FROM memories WHERE writer = 'watcher' ORDER BY seq").fetchall()
     mems = [ledger.get(r[0]) for r in rows]
     assert len(mems) == 2
     m = mems[0]
@@ -513,16 +513,16 @@ def test_findings_become_watcher_claims_with_provenance_topic_and_file_keys(ledg
     assert (fk.path, fk.size, fk.mtime_ms, fk.sha256) == (str(ckpt), st.st_size, st.st_mtime_ns // 1_000_000,
                                                          hashlib.sha256(ckpt.read_bytes()).hexdigest())
     assert mems[1].files[0].path == str(ckpt)
-    s = W.session(ledger.store.conn, "claude-code:s1")
+    s = W.session(ledger.store._conn, "claude-code:s1")
     assert s["distilled_step"] == 3 and s["lease_owner"] is None and s["lease_until"] == 0
-    calls = [dict(r) for r in ledger.store.conn.execute("SELECT * FROM llm_calls")]
+    calls = [dict(r) for r in ledger.store._conn.execute("SELECT * FROM llm_calls")]
     assert len(calls) == 1 and calls[0]["prompt_tokens"] == 321 and calls[0]["completion_tokens"] == 45
     assert calls[0]["ok"] == 1 and calls[0]["session"] == "claude-code:s1"
     # and the next distillation sees only newer observations
     _observe(hook, proj, 2)
     r = _distill(ledger, "claude-code:s1", [])
     assert r["observations"] == 2 and r["findings"] == 0
-    assert W.session(ledger.store.conn, "claude-code:s1")["distilled_step"] == 5
+    assert W.session(ledger.store._conn, "claude-code:s1")["distilled_step"] == 5
 
 
 def test_distilled_facts_are_injected_on_the_next_touch(ledger, db_file, proj):
@@ -535,6 +535,7 @@ def test_distilled_facts_are_injected_on_the_next_touch(ledger, db_file, proj):
 
 
 def test_a_near_duplicate_finding_corroborates_instead_of_adding(ledger, db_file, proj):
+    # docs/store.md "Corroboration": the confirming agent becomes a reader, once.
     ckpt = proj / "x" / "model.ckpt"
     fid = fact(ledger, "model.ckpt stores its weights in fp16 precision", ckpt)
     hook = Hook(db_file)
@@ -543,17 +544,88 @@ def test_a_near_duplicate_finding_corroborates_instead_of_adding(ledger, db_file
     r = _distill(ledger, "claude-code:s1", [{"fact": "model.ckpt stores its weights in FP16 precision.", "topic": "dtype",
                                               "files": [str(ckpt)]}])
     assert (r["added"], r["corroborated"]) == (0, 1)
-    assert ledger.get(fid).source_count == before.source_count + 1
-    assert ledger.store.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
-    # a fact keyed to no file is compared through the word index
+    after = ledger.get(fid)
+    assert set(after.readers) == {"alice", "watcher"} and after.strength > before.strength
+    assert after.hits == before.hits and after.source_count == before.source_count
+    assert ledger.events(1)[0].op == "memory.corroborate" and "claude-code:s1" in ledger.events(1)[0].detail
+    assert ledger.store._conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
+    # the same agent saying it again adds nothing more
+    _observe(hook, proj, 1)
+    r = _distill(ledger, "claude-code:s1", [{"fact": "model.ckpt stores its weights in fp16 precision", "topic": "dtype",
+                                              "files": [str(ckpt)]}])
+    assert r["corroborated"] == 1 and ledger.get(fid).strength == after.strength
+    # a fact keyed to no file is compared with the cluster's claims keyed to no file
     fid2 = fact(ledger, "The integration tests need a running redis on port 6379")
     _observe(hook, proj, 1)
     r = _distill(ledger, "claude-code:s1", [{"fact": "the integration tests need a running Redis on port 6379", "topic": "t"}])
-    assert r["corroborated"] == 1 and ledger.get(fid2).source_count == 2
+    assert r["corroborated"] == 1 and set(ledger.get(fid2).readers) == {"alice", "watcher"}
     # a genuinely different fact is added
     _observe(hook, proj, 1)
     r = _distill(ledger, "claude-code:s1", [{"fact": "model.ckpt is 205 bytes long", "topic": "size", "files": [str(ckpt)]}])
     assert r["added"] == 1
+
+
+def _read_file(hook, proj, path, session="s1"):
+    hook(post_read(path, path.read_text(), cwd=proj, session=session))
+
+
+def _claims(ledger):
+    return [(m.text, [f.path for f in m.files]) for m in ledger.search("", kind="claim", sort="created", direction="asc", limit=100).hits]
+
+
+@pytest.mark.parametrize("old,new", [
+    ("app.cfg sets PORT to 8080", "app.cfg sets PORT to 9090"),  # the example: a number
+    ("app.cfg pins the linter to ruff 0.4.1", "app.cfg pins the linter to ruff 0.5.0"),  # a version
+    ("app.cfg points the entry point at src/app/main.py", "app.cfg points the entry point at lib/app/main.py"),  # a path
+    ("app.cfg names the on-call owner of the nightly backup job in the staging cluster as Alice",
+     "app.cfg names the on-call owner of the nightly backup job in the staging cluster as Bob"),  # a name
+    ("app.cfg schedules the release freeze for 2026-03-01", "app.cfg schedules the release freeze for 2026-03-15"),  # a date
+])
+def test_a_finding_that_changes_a_value_is_a_new_claim_proposed_against_the_old(ledger, db_file, proj, old, new):
+    cfg_file = proj / "app.cfg"
+    cfg_file.write_text("PORT=8080\n")
+    hook = Hook(db_file)
+    _read_file(hook, proj, cfg_file)
+    r = _distill(ledger, "claude-code:s1", [{"fact": old, "topic": "config:app.cfg", "files": ["app.cfg"]}])
+    assert r["added"] == 1
+    cfg_file.write_text("PORT=9090\n")  # the file changes; the next finding says so
+    _read_file(hook, proj, cfg_file)
+    r = _distill(ledger, "claude-code:s1", [{"fact": new, "topic": "config:app.cfg", "files": ["app.cfg"]}])
+    assert (r["added"], r["corroborated"]) == (1, 0)
+    assert [t for t, _ in _claims(ledger)] == [old, new]  # nothing lost
+    (cand,) = ledger.candidates(10)
+    assert {cand.a.text, cand.b.text} == {old, new}
+
+
+def test_many_findings_differing_only_in_numbers_stay_separate_claims(ledger, db_file, proj):
+    hook = Hook(db_file)
+    _observe(hook, proj, 1)
+    ckpt = str(proj / "x" / "model.ckpt")
+    findings = [{"fact": f"service {i} listens on port {8000 + i}", "topic": "ports", "files": [ckpt]} for i in range(25)]
+    r = _distill(ledger, "claude-code:s1", findings[:13])  # a distillation keeps at most 20 findings
+    _observe(hook, proj, 1)
+    r2 = _distill(ledger, "claude-code:s1", findings[13:])
+    assert (r["added"] + r2["added"], r["corroborated"] + r2["corroborated"]) == (25, 0)
+    # and the same 25 without file keys, in a second session: still 25 more, none merged
+    plain = [{"fact": f["fact"].replace("service", "worker"), "topic": "ports"} for f in findings]
+    _observe(hook, proj, 1, session="s2")
+    r = _distill(ledger, "claude-code:s2", plain[:13])
+    _observe(hook, proj, 1, session="s2")
+    r2 = _distill(ledger, "claude-code:s2", plain[13:])
+    assert (r["added"] + r2["added"], r["corroborated"] + r2["corroborated"]) == (25, 0)
+    assert len(_claims(ledger)) == 50
+
+
+def test_near_duplicates_are_looked_for_only_under_the_same_file_keys(ledger, db_file, proj):
+    hook = Hook(db_file)
+    _observe(hook, proj, 1)
+    other = proj / "other.py"
+    fact(ledger, "The module reads its settings from the environment", other)  # another file
+    fact(ledger, "The module reads its settings from the environment.")  # no file at all
+    r = _distill(ledger, "claude-code:s1", [{"fact": "The module reads its settings from the environment",
+                                              "topic": "settings", "files": ["x/model.ckpt"]}])
+    assert (r["added"], r["corroborated"]) == (1, 0)
+    assert len(_claims(ledger)) == 3
 
 
 def test_malformed_findings_are_rejected_and_the_rest_kept(ledger, db_file, proj):
@@ -571,13 +643,13 @@ def test_malformed_findings_are_rejected_and_the_rest_kept(ledger, db_file, proj
     ]) + "\n```\n"
     r = _distill(ledger, "claude-code:s1", answer)
     assert r["findings"] == 1 and r["added"] == 1
-    texts = [t for (t,) in ledger.store.conn.execute("SELECT text FROM memories WHERE writer = 'watcher'")]
+    texts = [t for (t,) in ledger.store._conn.execute("SELECT text FROM memories WHERE writer = 'watcher'")]
     assert texts == ["model.ckpt is little-endian"]
     for junk in ("I could not find anything", "", "{not json", "[1, 2, 3]"):
         _observe(hook, proj, 1)
         r = _distill(ledger, "claude-code:s1", junk)
         assert r["findings"] == 0 and r["added"] == 0
-    assert ledger.store.conn.execute("SELECT count(*) FROM memories WHERE writer = 'watcher'").fetchone()[0] == 1
+    assert ledger.store._conn.execute("SELECT count(*) FROM memories WHERE writer = 'watcher'").fetchone()[0] == 1
 
 
 def test_a_finding_the_store_refuses_does_not_lose_the_others(ledger, db_file, proj, monkeypatch):
@@ -590,13 +662,13 @@ def test_a_finding_the_store_refuses_does_not_lose_the_others(ledger, db_file, p
     r = _distill(ledger, "claude-code:s1", [{"fact": "a", "topic": "t"}, {"fact": "b b b", "topic": "t"}], logs=logs)
     assert r["rejected"] == 2 and r["added"] == 0
     assert any("rejected" in m for m in logs)
-    assert W.session(ledger.store.conn, "claude-code:s1")["lease_owner"] is None
+    assert W.session(ledger.store._conn, "claude-code:s1")["lease_owner"] is None
 
 
 def test_the_daily_token_budget_stops_distillation_and_logs_it(ledger, db_file, proj, tmp_path):
     hook = Hook(db_file)
     _observe(hook, proj, 3)
-    conn = ledger.store.conn
+    conn = ledger.store._conn
     W.record_llm_call(conn, session="earlier", backend="openai", model="m", prompt_tokens=900, completion_tokens=150,
                       ms=10, ok=True, error=None, now=T0 - 1000)
     marker = tmp_path / "called"
@@ -623,12 +695,12 @@ def test_a_failed_llm_call_is_recorded_and_the_lease_released(ledger, db_file, p
     from ledger.watcher.llm import LLMError
 
     cfg = cfg_with(llm_backend="command", llm_command="false")
-    assert W.try_lease(ledger.store.conn, "claude-code:s1", "o", T0)
+    assert W.try_lease(ledger.store._conn, "claude-code:s1", "o", T0)
     with pytest.raises(LLMError):
         distill_session(ledger, "claude-code:s1", "o", cfg, log=lambda m: None)
-    (call,) = [dict(r) for r in ledger.store.conn.execute("SELECT * FROM llm_calls")]
+    (call,) = [dict(r) for r in ledger.store._conn.execute("SELECT * FROM llm_calls")]
     assert call["ok"] == 0 and "exited 1" in call["error"] and call["backend"] == "command"
-    s = W.session(ledger.store.conn, "claude-code:s1")
+    s = W.session(ledger.store._conn, "claude-code:s1")
     assert s["lease_owner"] is None and s["distilled_step"] == 0  # retried next time
 
 
@@ -636,9 +708,9 @@ def test_llm_calls_and_tokens_are_in_stats(ledger, db_file, proj, cli):
     hook = Hook(db_file)
     _observe(hook, proj, 1)
     _distill(ledger, "claude-code:s1", [], tokens=(1000, 234))
-    W.record_llm_call(ledger.store.conn, session=None, backend="openai", model=None, prompt_tokens=0, completion_tokens=0,
+    W.record_llm_call(ledger.store._conn, session=None, backend="openai", model=None, prompt_tokens=0, completion_tokens=0,
                       ms=5, ok=False, error="HTTP 500", now=int(time.time() * 1000))
-    ledger.store.conn.execute("UPDATE llm_calls SET at = ?", (int(time.time() * 1000),))
+    ledger.store._conn.execute("UPDATE llm_calls SET at = ?", (int(time.time() * 1000),))
     rc, out, err = cli("stats", "--json")
     assert rc == 0, err
     st = json.loads(out)
@@ -647,7 +719,7 @@ def test_llm_calls_and_tokens_are_in_stats(ledger, db_file, proj, cli):
 
 
 def test_stats_text_shows_llm_calls_and_tokens(ledger, db_file, proj, cli):
-    W.record_llm_call(ledger.store.conn, session=None, backend="openai", model=None, prompt_tokens=1000,
+    W.record_llm_call(ledger.store._conn, session=None, backend="openai", model=None, prompt_tokens=1000,
                       completion_tokens=234, ms=5, ok=True, error=None, now=int(time.time() * 1000))
     rc, out, _ = cli("stats")
     assert rc == 0

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # keep `typing` off the hook path
 else:
     Clock = object
 
-DAY_MS = 86_400_000
+from .vocab import DAY_MS
 
 
 def system_clock() -> int:
@@ -34,3 +34,10 @@ class FixedClock:
     def advance(self, *, days: float = 0, ms: int = 0) -> int:
         self.now += int(days * DAY_MS) + int(ms)
         return self.now
+
+
+def local_midnight_ms(now_ms: int) -> int:
+    """Epoch ms of the start of the local calendar day containing ``now_ms`` (what
+    "today" means for ``stats`` and the LLM daily token budget)."""
+    lt = time.localtime(now_ms / 1000)
+    return int(time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday, 0, 0, 0, 0, 0, -1)) * 1000)

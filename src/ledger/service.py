@@ -17,23 +17,23 @@ import os
 import statistics
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from . import ingest as ingest_mod
-from .clock import Clock, system_clock
-from .conflicts.signals import query_terms, suspect
+from .clock import Clock, local_midnight_ms, system_clock
+from .conflicts.duplicates import is_near_duplicate, propose
+from .conflicts.signals import query_terms
 from .errors import InvalidInput, NotAClaim, UnknownMemory
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
 from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
 from .paths import db_path
+from .vocab import DAY_MS
 from .query import parse
 from .text import storable_problem
 from .store import Store
 from .store import conflicts as cq
-from .store import watch as W
 
 MODES = ("hybrid", "keyword", "fuzzy")
 CONFLICT_KINDS = ("direct contradiction", "value drift", "stale schedule", "stale terms", "date conflict", "stale fact")
@@ -131,12 +131,17 @@ class Ledger:
         source_id: str | None = None,
         files: Sequence[FileKey] = (),
         topic: str | None = None,
+        named_files: Sequence[str] = (),
     ) -> WriteResult:
         """Write a claim and run the contradiction proposer on it.
 
         Raises InvalidInput (empty or oversized text), UnknownCluster, UnknownMemory (a
         ``supersedes`` id that does not exist). With ``supersedes`` a conflict is opened
         at once (detector 1, seed's "supersede, never overwrite") instead of proposing.
+
+        ``named_files``: absolute paths the text is about that are not file keys (the
+        distiller keeps a file key only for files its trajectory touched); duplicates and
+        conflict peers are also looked for among claims keyed to them.
         """
         text = clean_text(text, empty='Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
         now = self.clock()
@@ -149,14 +154,12 @@ class Ledger:
         conflict_id = None
         proposed: tuple[str, ...] = ()
         with self.store.atomic():
-            peers = [] if supersedes else self._peers("", text, cluster, [f.path for f in files])
-            same = _normal(text)
-            dup = next((pid for pid, ptext in peers if _normal(ptext) == same), None)
+            paths = list(dict.fromkeys([f.path for f in files] + list(named_files)))
+            peers = [] if supersedes else self._peers("", text, cluster, paths)
+            dup = self._duplicate_of(text, peers, keyed=bool(paths))
             if dup is not None:
-                # The same fact again: corroboration, not a copy (the writer becomes a reader).
-                self.store.add_reader(dup, agent)
-                self.store.touch_agent(agent, now)
-                self.store.log(now, agent, "memory.corroborate", dup, "remembered again")
+                # The same fact again: corroboration, not a copy (docs/store.md "Corroboration").
+                self.store.corroborate(dup, agent, now, note or "remembered again")
                 return WriteResult(self.store.get(dup, now), (), None, cq.pending_candidate_count(self.store), duplicate=True)
             mid = self.store.insert_claim(text, cluster, agent, now, note=note, source_id=source_id, topic=topic, files=files)
             if supersedes:
@@ -169,18 +172,30 @@ class Ledger:
         # Only the one count the CLI prints: `counts()` would run ten full counts per write.
         return WriteResult(memory, proposed, conflict_id, cq.pending_candidate_count(self.store))
 
-    def _peers(self, memory_id: str, text: str, cluster: str, files: Sequence[str]) -> list[tuple[str, str]]:
+    def _peers(self, memory_id: str, text: str, cluster: str, files: Sequence[str]) -> list[tuple[str, str, bool]]:
         return cq.find_peers(self.store, memory_id, cluster, query_terms(text), files)
+
+    def _duplicate_of(self, text: str, peers: list[tuple[str, str, bool]], *, keyed: bool) -> str | None:
+        """The live claim ``text`` repeats (:func:`ledger.conflicts.duplicates.is_near_duplicate`),
+        looked for only where the new claim lives: among claims keyed to one of its files
+        when it has file keys, else among the cluster's claims keyed to no file. None
+        when it says anything new, even one changed value."""
+        if keyed:
+            found = [pid for pid, ptext, via_file in peers if via_file and is_near_duplicate(ptext, text)]
+        else:
+            found = [pid for pid, ptext, _ in peers if is_near_duplicate(ptext, text)]
+            found = [pid for pid in found if pid not in cq.keyed_to_files(self.store, found)]
+        return found[0] if found else None
 
     def _propose(self, memory_id: str, text: str, peers: list[tuple[str, str]], now: int) -> tuple[str, ...]:
         """Record the best suspected contradictions of ``memory_id`` among ``peers``
         (at most 20 per write, best score first); pairs seen before are skipped."""
         settled = cq.settled_pairs(self.store, memory_id)
         found = []
-        for peer_id, peer_text in peers:
+        for peer_id, peer_text, _ in peers:
             if peer_id == memory_id or peer_id in settled:
                 continue
-            s = suspect(text, peer_text)
+            s = propose(text, peer_text)
             if s is not None:
                 found.append((s.score, peer_id, s))
         found.sort(key=lambda x: -x[0])
@@ -555,7 +570,7 @@ class Ledger:
         """Store counts (seed §1.13) plus disk size (bytes, main file), the median search
         time today (ms), and the store path."""
         now = self.clock()
-        midnight = _local_midnight_ms(now)
+        midnight = local_midnight_ms(now)
         c = self.store.counts(midnight)
         ms = c.pop("searchMs")
         c.update({
@@ -564,8 +579,8 @@ class Ledger:
             "p50SearchMs": round(statistics.median(ms), 2) if ms else None,
             "reviewQueue": cq.pending_review_count(self.store),
             "db": str(self.path),
-            "watcher": W.watcher_counts(self.store.conn),
-            "llmToday": W.llm_usage(self.store.conn, midnight),
+            "watcher": self.store.watch.watcher_counts(),
+            "llmToday": self.store.watch.llm_usage(midnight),
         })
         return c
 
@@ -579,20 +594,10 @@ class Ledger:
         return self.store.timeline(buckets)
 
     def agents(self) -> dict:
-        since = self.clock() - 86_400_000
+        since = self.clock() - DAY_MS
         agents = []
         for a in self.store.agents():
             d = a.to_dict()
             d.update(self.store.agent_activity(a.id, since))
             agents.append(d)
         return {"agents": agents, "overlap": self.store.agent_overlap()}
-
-
-def _normal(text: str) -> str:
-    """Text compared for exact duplicates: case and whitespace folded."""
-    return " ".join(text.lower().split())
-
-
-def _local_midnight_ms(now_ms: int) -> int:
-    d = datetime.fromtimestamp(now_ms / 1000)
-    return int(d.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)

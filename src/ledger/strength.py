@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-DAY_MS = 86_400_000
+from .vocab import DAY_MS
 
 BASE = 0.17
 W_USED = 0.27
@@ -106,6 +106,19 @@ def strength(
     if pinned:
         return PINNED_STRENGTH, f
     return claim_strength(f), f
+
+
+def of_row(r, now: int) -> tuple[float, Factors]:
+    """Strength and factors of a memory row at ``now``: any mapping with ``pinned``,
+    ``hits``, ``last_read_at``, ``source_count``, ``reader_count`` and optionally
+    ``kind`` (default ``claim``) and ``trust`` (a chunk's source trust). The one place
+    both the store's hydration and the hook path's fact rows turn a row into strength."""
+    keys = r.keys()
+    return strength(
+        kind=r["kind"] if "kind" in keys else "claim", pinned=bool(r["pinned"]), hits=r["hits"],
+        last_read_at=r["last_read_at"], source_count=r["source_count"], reader_count=r["reader_count"],
+        trust=r["trust"] if "trust" in keys else None, now=now,
+    )
 
 
 def days_until(f: Factors, target: float, elapsed_days: float = 0.0) -> float:

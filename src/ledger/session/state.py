@@ -152,7 +152,7 @@ def session_block(project: str, cap: int = BLOCK_CAP) -> str:
 def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: int = MAX_FACTS) -> str:
     """The project's strongest live facts (keyed to files in the project), bounded;
     says how many were left out."""
-    from ..watcher.engine import fact_strength
+    from ..facts import fact_line, fact_strength
 
     from ..watcher.worktrees import aliases
 
@@ -170,7 +170,7 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
     lines = ["## Known facts about this project (from ledger)"]
     shown = 0
     for f in facts[:limit]:
-        line = f"- [{f['id']} · {round(fact_strength(f, now_ms) * 100)}] {' '.join(f['text'].split())}"
+        line = fact_line(f, now_ms)
         if sum(len(x) + 1 for x in lines) + len(line) > cap:
             break
         lines.append(line)

@@ -17,37 +17,50 @@ from .store import Store
 PEER_LIMIT = 200  # best full-text peers compared per write; ranked by BM25, not recency
 
 
-def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[str], files: Sequence[str], limit: int = PEER_LIMIT) -> list[tuple[str, str]]:
+def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[str], files: Sequence[str],
+               limit: int = PEER_LIMIT) -> list[tuple[str, str, bool]]:
     """Live, unarchived claims that share words with the new claim, found through the
     word index across the whole cluster (any age, any read history), plus claims in
-    any cluster keyed to one of ``files``. Returns ``[(id, text)]``, best BM25 first."""
-    out: dict[str, str] = {}
+    any cluster keyed to one of ``files``. Returns ``[(id, text, keyed to one of
+    files)]``, best BM25 first, then the file peers."""
+    out: dict[str, tuple[str, str, bool]] = {}
+    if files:
+        marks = ",".join("?" * len(files))
+        rows = store._conn.execute(
+            f"""SELECT DISTINCT m.id, m.text FROM memory_files f JOIN memories m ON m.id = f.memory_id
+                WHERE f.path IN ({marks}) AND m.kind = 'claim' AND m.deleted_at IS NULL AND m.archived = 0 AND m.id != ?
+                LIMIT ?""",
+            (*files, memory_id, limit),
+        ).fetchall()
+        file_peers = {r[0]: (r[0], r[1], True) for r in rows}
+    else:
+        file_peers = {}
     if terms:
         expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        rows = store.conn.execute(
+        rows = store._conn.execute(
             """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid
                WHERE memories_fts MATCH ? AND m.kind = 'claim' AND m.deleted_at IS NULL AND m.archived = 0
                  AND m.cluster_id = ? AND m.id != ?
                ORDER BY bm25(memories_fts) LIMIT ?""",
             (expr, cluster_id, memory_id, limit),
         ).fetchall()
-        out.update((r[0], r[1]) for r in rows)
-    if files:
-        marks = ",".join("?" * len(files))
-        rows = store.conn.execute(
-            f"""SELECT DISTINCT m.id, m.text FROM memory_files f JOIN memories m ON m.id = f.memory_id
-                WHERE f.path IN ({marks}) AND m.kind = 'claim' AND m.deleted_at IS NULL AND m.archived = 0 AND m.id != ?
-                LIMIT ?""",
-            (*files, memory_id, limit),
-        ).fetchall()
-        for r in rows:
-            out.setdefault(r[0], r[1])
-    return list(out.items())
+        out.update((r[0], file_peers.get(r[0], (r[0], r[1], False))) for r in rows)
+    for mid, peer in file_peers.items():
+        out.setdefault(mid, peer)
+    return list(out.values())
+
+
+def keyed_to_files(store: Store, ids: Sequence[str]) -> set[str]:
+    """Those of ``ids`` that have at least one file key."""
+    if not ids:
+        return set()
+    marks = ",".join("?" * len(ids))
+    return {r[0] for r in store._conn.execute(f"SELECT DISTINCT memory_id FROM memory_files WHERE memory_id IN ({marks})", list(ids))}
 
 
 def settled_pairs(store: Store, memory_id: str) -> set[str]:
     """Ids already paired with ``memory_id`` as a candidate or a conflict, any status."""
-    rows = store.conn.execute(
+    rows = store._conn.execute(
         """SELECT CASE WHEN a = :id THEN b ELSE a END FROM conflict_candidates WHERE a = :id OR b = :id
            UNION SELECT CASE WHEN a = :id THEN b ELSE a END FROM conflicts WHERE a = :id OR b = :id""",
         {"id": memory_id},
@@ -59,10 +72,10 @@ def insert_candidate(store: Store, a: str, b: str, score: float, signals: Sequen
     """Record a suspected pair (``a < b``) once; returns its id, or None if the pair
     already exists as a candidate or conflict in either order."""
     lo, hi = sorted((a, b))
-    if store.conn.execute("SELECT 1 FROM conflicts WHERE (a = ? AND b = ?) OR (a = ? AND b = ?)", (lo, hi, hi, lo)).fetchone():
+    if store._conn.execute("SELECT 1 FROM conflicts WHERE (a = ? AND b = ?) OR (a = ? AND b = ?)", (lo, hi, hi, lo)).fetchone():
         return None
     cid = new_id("cc", now)
-    cur = store.conn.execute(
+    cur = store._conn.execute(
         "INSERT OR IGNORE INTO conflict_candidates (id, a, b, score, signals, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         (cid, lo, hi, score, ", ".join(signals), now),
     )
@@ -71,7 +84,7 @@ def insert_candidate(store: Store, a: str, b: str, score: float, signals: Sequen
 
 def pending_candidates(store: Store, now: int, limit: int = 5) -> list[Candidate]:
     """Unjudged candidates whose two memories are both live, best score first."""
-    rows = store.conn.execute(
+    rows = store._conn.execute(
         """SELECT cc.* FROM conflict_candidates cc JOIN memories a ON a.id = cc.a JOIN memories b ON b.id = cc.b
            WHERE cc.judged_at IS NULL AND a.deleted_at IS NULL AND b.deleted_at IS NULL
            ORDER BY cc.score DESC, cc.created_at DESC LIMIT ?""",
@@ -83,19 +96,19 @@ def pending_candidates(store: Store, now: int, limit: int = 5) -> list[Candidate
 def pending_candidate_count(store: Store) -> int:
     """Unjudged candidates (both sides are live: dropping a memory settles its
     candidates). What ``remember`` reports; an index-only count."""
-    return store.conn.execute("SELECT count(*) FROM conflict_candidates WHERE judged_at IS NULL").fetchone()[0]
+    return store._conn.execute("SELECT count(*) FROM conflict_candidates WHERE judged_at IS NULL").fetchone()[0]
 
 
 def open_conflict_count(store: Store) -> int:
-    return store.conn.execute("SELECT count(*) FROM conflicts WHERE status = 'open'").fetchone()[0]
+    return store._conn.execute("SELECT count(*) FROM conflicts WHERE status = 'open'").fetchone()[0]
 
 
 def get_pending_candidate(store: Store, candidate_id: str, now: int) -> Candidate:
-    r = store.conn.execute("SELECT * FROM conflict_candidates WHERE id = ? AND judged_at IS NULL", (candidate_id,)).fetchone()
+    r = store._conn.execute("SELECT * FROM conflict_candidates WHERE id = ? AND judged_at IS NULL", (candidate_id,)).fetchone()
     if r is None:
-        judged = store.conn.execute("SELECT verdict, a, b FROM conflict_candidates WHERE id = ?", (candidate_id,)).fetchone()
+        judged = store._conn.execute("SELECT verdict, a, b FROM conflict_candidates WHERE id = ?", (candidate_id,)).fetchone()
         if judged and judged[0] == "retired":
-            gone = [x for (x,) in store.conn.execute(
+            gone = [x for (x,) in store._conn.execute(
                 "SELECT id FROM memories WHERE id IN (?, ?) AND deleted_at IS NOT NULL", (judged[1], judged[2]))]
             raise UnknownCandidate(f"Candidate {candidate_id} no longer stands: {gone[0] if gone else 'one side'} was dropped. "
                                    "`ledger conflicts` lists the ones waiting.")
@@ -104,7 +117,7 @@ def get_pending_candidate(store: Store, candidate_id: str, now: int) -> Candidat
         raise UnknownCandidate(f"No pending conflict candidate {candidate_id}. `ledger conflicts` lists the ones waiting.")
     # A pair with a dropped side is hidden from the list; judging it would open a
     # conflict whose resolution could retire the only live memory.
-    gone = [x for (x,) in store.conn.execute(
+    gone = [x for (x,) in store._conn.execute(
         "SELECT id FROM memories WHERE id IN (?, ?) AND deleted_at IS NOT NULL", (r["a"], r["b"]))]
     if gone:
         raise UnknownCandidate(f"Candidate {candidate_id} no longer stands: {gone[0]} was dropped. `ledger conflicts` lists the ones waiting.")
@@ -122,7 +135,7 @@ def conflict_of_candidate(store: Store, candidate_id: str) -> str | None:
 
 
 def mark_judged(store: Store, candidate_id: str, verdict: str, agent: str, now: int) -> None:
-    store.conn.execute(
+    store._conn.execute(
         "UPDATE conflict_candidates SET judged_at = ?, verdict = ?, judged_by = ? WHERE id = ?", (now, verdict, agent, candidate_id)
     )
 
@@ -138,7 +151,7 @@ def _candidates(store: Store, rows: list[sqlite3.Row], now: int) -> list[Candida
 
 def insert_conflict(store: Store, a: str, b: str, kind: str, cluster_id: str, detector: float, note: str, now: int) -> str:
     cid = new_id("cf", now)
-    store.conn.execute(
+    store._conn.execute(
         "INSERT INTO conflicts (id, kind, cluster_id, a, b, detector, note, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?)",
         (cid, kind, cluster_id, a, b, detector, note, now),
     )
@@ -146,7 +159,7 @@ def insert_conflict(store: Store, a: str, b: str, kind: str, cluster_id: str, de
 
 
 def get_conflict(store: Store, conflict_id: str, now: int, *, open_only: bool = False) -> Conflict:
-    r = store.conn.execute("SELECT * FROM conflicts WHERE id = ?", (conflict_id,)).fetchone()
+    r = store._conn.execute("SELECT * FROM conflicts WHERE id = ?", (conflict_id,)).fetchone()
     if r is None or (open_only and r["status"] != "open"):
         if r is not None:
             raise UnknownConflict(f"Conflict {conflict_id} is already {r['status']}. `ledger review` shows the open ones.")
@@ -156,12 +169,12 @@ def get_conflict(store: Store, conflict_id: str, now: int, *, open_only: bool = 
 
 
 def list_conflicts(store: Store, now: int, *, status: str = "open", limit: int = 50) -> list[Conflict]:
-    rows = store.conn.execute("SELECT * FROM conflicts WHERE status = ? ORDER BY created_at DESC LIMIT ?", (status, limit)).fetchall()
+    rows = store._conn.execute("SELECT * FROM conflicts WHERE status = ? ORDER BY created_at DESC LIMIT ?", (status, limit)).fetchall()
     return _conflicts(store, rows, now)
 
 
 def set_conflict_status(store: Store, conflict_id: str, status: str, resolution: str, agent: str, now: int) -> None:
-    store.conn.execute(
+    store._conn.execute(
         "UPDATE conflicts SET status = ?, resolved_at = ?, resolution = ?, resolved_by = ? WHERE id = ?",
         (status, now, resolution, agent, conflict_id),
     )
@@ -179,7 +192,7 @@ def _conflicts(store: Store, rows: list[sqlite3.Row], now: int) -> list[Conflict
 
 def pending_review_ids(store: Store, limit: int = 200) -> list[str]:
     """Live claims not yet reviewed and not in an open conflict, newest first."""
-    return [r[0] for r in store.conn.execute(
+    return [r[0] for r in store._conn.execute(
         """SELECT m.id FROM memories m WHERE m.kind = 'claim' AND m.deleted_at IS NULL AND m.reviewed_at IS NULL
            AND NOT EXISTS (SELECT 1 FROM conflicts c WHERE c.status = 'open' AND (c.a = m.id OR c.b = m.id))
            ORDER BY m.created_at DESC, m.seq DESC LIMIT ?""",
@@ -188,7 +201,7 @@ def pending_review_ids(store: Store, limit: int = 200) -> list[str]:
 
 
 def pending_review_count(store: Store) -> int:
-    return store.conn.execute(
+    return store._conn.execute(
         """SELECT count(*) FROM memories m WHERE m.kind = 'claim' AND m.deleted_at IS NULL AND m.reviewed_at IS NULL
            AND NOT EXISTS (SELECT 1 FROM conflicts c WHERE c.status = 'open' AND (c.a = m.id OR c.b = m.id))"""
     ).fetchone()[0]

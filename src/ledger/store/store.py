@@ -21,11 +21,12 @@ from ..ids import new_id
 from ..models import Agent, Cluster, Event, FileKey, Memory, Source
 from ..query import Query
 from ..text import fuzzy_norm, slugify, trigrams
+from ..vocab import PALETTE, RELEVANCE_WEIGHT, SORTS, STRENGTH_WEIGHT
+from . import ops
+from . import watch as _watch
 from .connection import atomic, connect
 from .migrations import check_not_newer, migrate
 from .sqlbits import filter_sql, fts_expression, strength_sql
-
-PALETTE = ("#b7c14a", "#4a9fd4", "#cf6fb8", "#4fb8a8", "#6fbf73", "#d9a03c", "#6f86e0", "#9a76dd", "#e0793f", "#d6606a")
 
 # The seed's ten clusters (reference §1.3): id, label, colour.
 SEED_CLUSTERS = (
@@ -44,7 +45,6 @@ SEED_CLUSTERS = (
 FUZZY_FLOOR = 0.42  # seed: minimum trigram containment for a fuzzy hit
 FUZZY_WEIGHT = 0.6  # seed: fuzzy relevance = containment * 0.6, below good BM25 hits
 CONTEXT_WEIGHT = 0.3  # DESIGN.md retrieval notes: neighbour context column weight
-SORTS = ("relevance", "strength", "hits", "created", "last")
 _MAX_STRENGTH = max(S.MAX_STRENGTH, S.PINNED_STRENGTH, S.CHUNK_MAX)  # for the page bound in search
 
 _MEMORY_COLS = """m.seq, m.id, m.text, m.kind, m.origin, m.cluster_id, m.writer, m.source_id, m.chunk_index,
@@ -59,20 +59,20 @@ class Store:
 
     def __init__(self, path: str | os.PathLike, *, readonly: bool = False, seed: bool = True, now: int = 0):
         self.path = Path(path)
-        self.conn = connect(self.path, readonly=readonly)
+        self._conn = connect(self.path, readonly=readonly)
         try:
             if readonly:
-                check_not_newer(self.conn)
+                check_not_newer(self._conn)
             else:
-                migrate(self.conn)
+                migrate(self._conn)
                 if seed:
                     self._seed_clusters(now)
         except BaseException:
-            self.conn.close()
+            self._conn.close()
             raise
 
     def close(self) -> None:
-        self.conn.close()
+        self._conn.close()
 
     def __enter__(self) -> "Store":
         return self
@@ -82,21 +82,21 @@ class Store:
 
     def atomic(self):
         """A write transaction (``BEGIN IMMEDIATE``), nestable."""
-        return atomic(self.conn)
+        return atomic(self._conn)
 
     # ------------------------------------------------------------------ clusters
     def _seed_clusters(self, now: int) -> None:
-        if self.conn.execute("SELECT count(*) FROM clusters").fetchone()[0] >= len(SEED_CLUSTERS):
+        if self._conn.execute("SELECT count(*) FROM clusters").fetchone()[0] >= len(SEED_CLUSTERS):
             return
         with self.atomic():
-            self.conn.executemany(
+            self._conn.executemany(
                 "INSERT OR IGNORE INTO clusters (id, label, color, created_at) VALUES (?, ?, ?, ?)",
                 [(i, label, color, now) for i, label, color in SEED_CLUSTERS],
             )
 
     def clusters(self) -> list[Cluster]:
         """All clusters ordered by label, each with its live-memory count."""
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             """SELECT c.id, c.label, c.color, c.created_at,
                       (SELECT count(*) FROM memories m WHERE m.cluster_id = c.id AND m.deleted_at IS NULL) AS n
                FROM clusters c ORDER BY c.label"""
@@ -104,9 +104,9 @@ class Store:
         return [Cluster(r["id"], r["label"], r["color"], r["created_at"], r["n"]) for r in rows]
 
     def require_cluster(self, cluster_id: str) -> None:
-        if not self.conn.execute("SELECT 1 FROM clusters WHERE id = ?", (cluster_id,)).fetchone():
-            known = ", ".join(r[0] for r in self.conn.execute("SELECT id FROM clusters ORDER BY id"))
-            by_label = self.conn.execute(
+        if not self._conn.execute("SELECT 1 FROM clusters WHERE id = ?", (cluster_id,)).fetchone():
+            known = ", ".join(r[0] for r in self._conn.execute("SELECT id FROM clusters ORDER BY id"))
+            by_label = self._conn.execute(
                 "SELECT id FROM clusters WHERE id = ? OR lower(label) = lower(?)", (slugify(cluster_id), cluster_id.strip())
             ).fetchone()
             if by_label:
@@ -125,8 +125,8 @@ class Store:
         if not cid:
             raise InvalidInput(f'"{label}" has no letters or digits to make a cluster id from.')
         with self.atomic():
-            n = self.conn.execute("SELECT count(*) FROM clusters").fetchone()[0]
-            self.conn.execute(
+            n = self._conn.execute("SELECT count(*) FROM clusters").fetchone()[0]
+            self._conn.execute(
                 "INSERT OR IGNORE INTO clusters (id, label, color, created_at) VALUES (?, ?, ?, ?)",
                 (cid, label, color or PALETTE[n % len(PALETTE)], now),
             )
@@ -134,55 +134,53 @@ class Store:
 
     # ------------------------------------------------------------------ agents
     def touch_agent(self, agent: str, now: int) -> None:
-        """Register an agent on first sight; bump ``last_seen`` after that."""
-        cur = self.conn.execute("UPDATE agents SET last_seen = ? WHERE id = ?", (now, agent))
-        if cur.rowcount == 0:
-            n = self.conn.execute("SELECT count(*) FROM agents").fetchone()[0]
-            self.conn.execute(
-                "INSERT OR IGNORE INTO agents (id, label, color, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)",
-                (agent, agent, PALETTE[n % len(PALETTE)], now, now),
-            )
+        """Register an agent on first sight; bump ``last_seen`` after that (:func:`ops.touch_agent`)."""
+        ops.touch_agent(self._conn, agent, now)
 
     def agents(self) -> list[Agent]:
-        rows = self.conn.execute("SELECT * FROM agents ORDER BY last_seen DESC").fetchall()
+        rows = self._conn.execute("SELECT * FROM agents ORDER BY last_seen DESC").fetchall()
         return [Agent(r["id"], r["label"], r["role"], r["color"], r["first_seen"], r["last_seen"],
                       {"endpoint": r["endpoint"], "readScope": r["read_scope"], "writeScope": r["write_scope"]}) for r in rows]
 
     # ------------------------------------------------------------------ events
     def log(self, now: int, agent: str, op: str, memory_id: str | None = None, detail: str = "", ms: float | None = None) -> None:
-        """Append one row to the operation log."""
-        self.conn.execute(
-            "INSERT INTO events (at, agent, op, memory_id, detail, ms) VALUES (?, ?, ?, ?, ?, ?)",
-            (now, agent, op, memory_id, detail, ms),
-        )
+        """Append one row to the operation log (:func:`ops.log_event`)."""
+        ops.log_event(self._conn, now, agent, op, memory_id, detail, ms)
 
     def events(self, limit: int = 20, *, op_prefix: str | None = None) -> list[Event]:
         """Newest first."""
         if op_prefix:
-            rows = self.conn.execute("SELECT * FROM events WHERE op LIKE ? ORDER BY id DESC LIMIT ?", (op_prefix + "%", limit))
+            rows = self._conn.execute("SELECT * FROM events WHERE op LIKE ? ORDER BY id DESC LIMIT ?", (op_prefix + "%", limit))
         else:
-            rows = self.conn.execute("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
+            rows = self._conn.execute("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
         return [Event(r["id"], r["at"], r["agent"], r["op"], r["memory_id"], r["detail"], r["ms"]) for r in rows]
 
     # ------------------------------------------------------------------ writing memories
     def _index(self, seq: int, text: str, context: str = "") -> None:
-        self.conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, text, context))
-        self.conn.execute("INSERT INTO memories_tri (rowid, norm) VALUES (?, ?)", (seq, fuzzy_norm(text)))
+        self._conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, text, context))
+        self._conn.execute("INSERT INTO memories_tri (rowid, norm) VALUES (?, ?)", (seq, fuzzy_norm(text)))
 
     def _reindex(self, seq: int, text: str) -> None:
-        ctx = self.conn.execute("SELECT context FROM memories_fts WHERE rowid = ?", (seq,)).fetchone()
-        self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-        self.conn.execute("DELETE FROM memories_tri WHERE rowid = ?", (seq,))
+        ctx = self._conn.execute("SELECT context FROM memories_fts WHERE rowid = ?", (seq,)).fetchone()
+        self._conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+        self._conn.execute("DELETE FROM memories_tri WHERE rowid = ?", (seq,))
         self._index(seq, text, ctx[0] if ctx else "")
 
-    def add_reader(self, memory_id: str, agent: str) -> None:
-        """Add ``agent`` to the memory's readers (idempotent), keeping reader_count."""
-        cur = self.conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (memory_id, agent))
-        if cur.rowcount:
-            self.conn.execute(
-                "UPDATE memories SET reader_count = (SELECT count(*) FROM memory_readers WHERE memory_id = ?) WHERE id = ?",
-                (memory_id, memory_id),
-            )
+    def add_reader(self, memory_id: str, agent: str) -> bool:
+        """Add ``agent`` to the memory's readers (idempotent), keeping reader_count
+        (:func:`ops.add_reader`). Returns whether it is a new reader."""
+        return ops.add_reader(self._conn, memory_id, agent)
+
+    def corroborate(self, memory_id: str, agent: str, now: int, detail: str = "") -> bool:
+        """``agent`` states a claim already stored: it becomes a reader, once
+        (:func:`ops.corroborate`, docs/store.md "Corroboration")."""
+        return ops.corroborate(self._conn, memory_id, agent, now, detail)
+
+    @property
+    def watch(self) -> "_watch.Bound":
+        """The watcher's operations (sessions, observations, leases, LLM accounting,
+        checkpoints) on this store's connection: :class:`ledger.store.watch.Bound`."""
+        return _watch.Bound(self._conn)
 
     def insert_claim(
         self,
@@ -201,15 +199,15 @@ class Store:
         mid = new_id("m", now)
         with self.atomic():
             self.touch_agent(writer, now)
-            cur = self.conn.execute(
+            cur = self._conn.execute(
                 """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, provenance, topic,
                                          created_at, last_read_at)
                    VALUES (?, ?, 'claim', ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (mid, text, "doc" if source_id else "chat", cluster_id, writer, source_id, note, topic, now, now),
             )
-            self.conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, writer))
+            self._conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, writer))
             for f in files:
-                self.conn.execute(
+                self._conn.execute(
                     "INSERT OR REPLACE INTO memory_files (memory_id, path, size, mtime_ms, sha256) VALUES (?, ?, ?, ?, ?)",
                     (mid, f.path, f.size, f.mtime_ms, f.sha256),
                 )
@@ -229,20 +227,20 @@ class Store:
         ids = []
         with self.atomic():
             self.touch_agent(agent, now)
-            self.conn.execute(
+            self._conn.execute(
                 "INSERT INTO sources (id, filename, ext, cluster_id, ingested_by, bytes, trust, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (sid, filename, ext, cluster_id, agent, nbytes, trust, now),
             )
             for i, chunk in enumerate(chunks):
                 cid = new_id("c", now)
                 ids.append(cid)
-                cur = self.conn.execute(
+                cur = self._conn.execute(
                     """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, chunk_index, provenance,
                                              created_at, last_read_at, reviewed_at)
                        VALUES (?, ?, 'chunk', 'doc', ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (cid, chunk, cluster_id, agent, sid, i + 1, f"chunk {i + 1} of {n} · {filename}", now, now, now),
                 )
-                self.conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (cid, agent))
+                self._conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (cid, agent))
                 ctx = " ".join(chunks[max(0, i - neighbours) : i] + list(chunks[i + 1 : i + 1 + neighbours])) if neighbours else ""
                 self._index(cur.lastrowid, chunk, ctx)
             self.log(now, agent, "sources.ingest", None, f"{filename} · {n} chunks")
@@ -258,11 +256,11 @@ class Store:
         conflict_with: dict[str, str] = {}
         for chunk_ids in _batches(ids, 500):
             marks = ",".join("?" * len(chunk_ids))
-            for r in self.conn.execute(f"SELECT memory_id, agent_id FROM memory_readers WHERE memory_id IN ({marks}) ORDER BY agent_id", chunk_ids):
+            for r in self._conn.execute(f"SELECT memory_id, agent_id FROM memory_readers WHERE memory_id IN ({marks}) ORDER BY agent_id", chunk_ids):
                 readers[r[0]].append(r[1])
-            for r in self.conn.execute(f"SELECT * FROM memory_files WHERE memory_id IN ({marks}) ORDER BY path", chunk_ids):
+            for r in self._conn.execute(f"SELECT * FROM memory_files WHERE memory_id IN ({marks}) ORDER BY path", chunk_ids):
                 files.setdefault(r["memory_id"], []).append(FileKey(r["path"], r["size"], r["mtime_ms"], r["sha256"]))
-            for r in self.conn.execute(
+            for r in self._conn.execute(
                 f"SELECT a, b FROM conflicts WHERE status = 'open' AND (a IN ({marks}) OR b IN ({marks})) ORDER BY created_at",
                 chunk_ids + chunk_ids,
             ):
@@ -270,10 +268,7 @@ class Store:
                 conflict_with.setdefault(r[1], r[0])
         out = []
         for r in rows:
-            st, f = S.strength(
-                kind=r["kind"], pinned=bool(r["pinned"]), hits=r["hits"], last_read_at=r["last_read_at"],
-                source_count=r["source_count"], reader_count=r["reader_count"], trust=r["trust"], now=now,
-            )
+            st, f = S.of_row(r, now)
             rid = r["id"]
             out.append(Memory(
                 id=rid, text=r["text"], kind=r["kind"], origin=r["origin"], cluster_id=r["cluster_id"],
@@ -292,7 +287,7 @@ class Store:
         rows = []
         for chunk_ids in _batches(list(ids), 500):
             marks = ",".join("?" * len(chunk_ids))
-            rows += self.conn.execute(f"SELECT {_MEMORY_COLS} FROM {_MEMORY_FROM} WHERE m.id IN ({marks})", chunk_ids).fetchall()
+            rows += self._conn.execute(f"SELECT {_MEMORY_COLS} FROM {_MEMORY_FROM} WHERE m.id IN ({marks})", chunk_ids).fetchall()
         by_id = {m.id: m for m in self._hydrate(rows, now)}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -312,7 +307,7 @@ class Store:
         if self.exists(ref):
             return ref
         if len(ref) >= 4 and ref.isalnum():
-            rows = self.conn.execute("SELECT id FROM memories WHERE id LIKE ? LIMIT 2", ("%" + ref,)).fetchall()
+            rows = self._conn.execute("SELECT id FROM memories WHERE id LIKE ? LIMIT 2", ("%" + ref,)).fetchall()
             if len(rows) == 1:
                 return rows[0][0]
             if len(rows) > 1:
@@ -320,7 +315,7 @@ class Store:
         raise UnknownMemory(f"No memory {ref}. It may have been mistyped; `ledger search` lists ids.")
 
     def exists(self, memory_id: str) -> bool:
-        return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+        return self._conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
 
     # ------------------------------------------------------------------ search
     def search(
@@ -364,7 +359,7 @@ class Store:
         params["limit"], params["offset"] = max(0, int(limit)), max(0, int(offset))
         cond = " AND ".join(where) or "1"
         # One read snapshot for the match set, the count and the page.
-        with _read_snapshot(self.conn):
+        with _read_snapshot(self._conn):
             if has_text:
                 if not self._fill_relevance(q.terms, mode):
                     return [], 0
@@ -378,15 +373,15 @@ class Store:
             # total and page in two light queries: a window count(*) over the full rows
             # made SQLite materialise every match with its text before sorting; here
             # the sort is bounded by LIMIT and only the page is read in full.
-            total = self.conn.execute(f"SELECT count(*) FROM {src} WHERE {cond}", params).fetchone()[0]
+            total = self._conn.execute(f"SELECT count(*) FROM {src} WHERE {cond}", params).fetchone()[0]
             if not total:
                 return [], 0
             page = None
             if has_text and sort == "relevance" and d == "DESC" and params["limit"]:
                 page = self._bounded_page(st, cond, params)
             if page is None:
-                page = self.conn.execute(
-                    f"""SELECT m.seq, {st} AS st, 0.75 * {rel} + 0.25 * {st} AS score
+                page = self._conn.execute(
+                    f"""SELECT m.seq, {st} AS st, {_score_sql(rel, st)} AS score
                         FROM {src} WHERE {cond}
                         ORDER BY {order_col} {d}, m.seq {d}
                         LIMIT :limit OFFSET :offset""",
@@ -398,7 +393,7 @@ class Store:
             by_seq = {}
             for part in _batches(seqs, 500):
                 marks = ",".join("?" * len(part))
-                by_seq.update((r["seq"], r) for r in self.conn.execute(f"SELECT {_MEMORY_COLS} FROM {_MEMORY_FROM} WHERE m.seq IN ({marks})", part))
+                by_seq.update((r["seq"], r) for r in self._conn.execute(f"SELECT {_MEMORY_COLS} FROM {_MEMORY_FROM} WHERE m.seq IN ({marks})", part))
             rows = [by_seq[s] for s in seqs]
             scores = {by_seq[r[0]]["id"]: r[2] for r in page}
             return self._hydrate(rows, now, scores), total
@@ -414,10 +409,10 @@ class Store:
         the page, so the exact page is the page ranked among the matches with
         r ≥ (θ − 0.25·_MAX_STRENGTH) / 0.75 (a hair lower, for float rounding). At 1M
         memories that is a few per cent of the matches."""
-        c = self.conn
+        c = self._conn
         want = params["limit"] + params["offset"]
         probe = c.execute(
-            f"""SELECT m.seq, {st} AS st, 0.75 * rel.r + 0.25 * {st} AS score
+            f"""SELECT m.seq, {st} AS st, {_score_sql("rel.r", st)} AS score
                 FROM (SELECT seq, r FROM temp.ledger_rel ORDER BY r DESC LIMIT {int(max(64, 4 * want))}) rel
                 CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id
                 WHERE {cond}
@@ -427,9 +422,9 @@ class Store:
         ).fetchall()
         if len(probe) < params["limit"]:
             return None  # the filters left too few of the best matches to bound anything
-        floor = (probe[-1][2] - 0.25 * _MAX_STRENGTH) / 0.75 - 1e-9
+        floor = (probe[-1][2] - STRENGTH_WEIGHT * _MAX_STRENGTH) / RELEVANCE_WEIGHT - 1e-9
         return c.execute(
-            f"""SELECT m.seq, {st} AS st, 0.75 * rel.r + 0.25 * {st} AS score
+            f"""SELECT m.seq, {st} AS st, {_score_sql("rel.r", st)} AS score
                 FROM temp.ledger_rel rel CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id
                 WHERE rel.r >= :rel_floor AND {cond}
                 ORDER BY score DESC, m.seq DESC
@@ -439,7 +434,7 @@ class Store:
 
     def _fill_relevance(self, terms: Sequence[str], mode: str) -> bool:
         """Fill ``temp.ledger_rel(seq, r)`` with every match's relevance; False if none."""
-        c = self.conn
+        c = self._conn
         c.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_rel (seq INTEGER PRIMARY KEY, r REAL NOT NULL)")
         c.execute("DELETE FROM temp.ledger_rel")
         if mode != "fuzzy":
@@ -467,7 +462,7 @@ class Store:
             return
         need = math.ceil(FUZZY_FLOOR * n - 1e-9)
         marks = ",".join("?" * n)
-        df = dict(self.conn.execute(f"SELECT term, doc FROM memories_tri_vocab WHERE term IN ({marks})", grams).fetchall())
+        df = dict(self._conn.execute(f"SELECT term, doc FROM memories_tri_vocab WHERE term IN ({marks})", grams).fetchall())
         # A trigram no row holds can never be hit: only the others are probed and checked.
         live = sorted((g for g in grams if df.get(g, 0) > 0), key=lambda g: (df[g], g))
         if len(live) < need:
@@ -482,7 +477,7 @@ class Store:
         found = []
         # Rows BM25 already scored keep their BM25 relevance (INSERT OR IGNORE), so they
         # are skipped before their text is read.
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             "SELECT rowid, norm FROM memories_tri WHERE memories_tri MATCH ? AND rowid NOT IN (SELECT seq FROM temp.ledger_rel)",
             (match,),
         )
@@ -496,17 +491,12 @@ class Store:
             else:
                 found.append((seq, weight * (len(live) - misses) / fn))
         if found:
-            self.conn.executemany("INSERT OR IGNORE INTO temp.ledger_rel (seq, r) VALUES (?, ?)", found)
+            self._conn.executemany("INSERT OR IGNORE INTO temp.ledger_rel (seq, r) VALUES (?, ?)", found)
 
     def count_read(self, ids: Sequence[str], agent: str, now: int) -> None:
-        """A counted read (recall, injection): hits+1, last read = now, agent added as reader."""
-        if not ids:
-            return
-        with self.atomic():
-            self.touch_agent(agent, now)
-            for mid in ids:
-                self.conn.execute("UPDATE memories SET hits = hits + 1, last_read_at = ? WHERE id = ?", (now, mid))
-                self.add_reader(mid, agent)
+        """A counted read (recall, injection): hits+1, last read = now, agent added as
+        reader (:func:`ops.count_read`)."""
+        ops.count_read(self._conn, ids, agent, now)
 
     # ------------------------------------------------------------------ changing memories
     def soft_delete(self, memory_id: str, reason: str, agent: str, now: int) -> bool:
@@ -515,14 +505,14 @@ class Store:
         nothing is left to judge once a side is gone, and the pending count stays a
         cheap index count. Returns whether it was live before."""
         with self.atomic():
-            cur = self.conn.execute("UPDATE memories SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL", (now, memory_id))
+            cur = self._conn.execute("UPDATE memories SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL", (now, memory_id))
             if not cur.rowcount:
                 return False
-            self.conn.execute(
+            self._conn.execute(
                 "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = coalesce(resolution, 'retired') WHERE status = 'open' AND (a = ? OR b = ?)",
                 (now, memory_id, memory_id),
             )
-            self.conn.execute(
+            self._conn.execute(
                 "UPDATE conflict_candidates SET judged_at = ?, verdict = 'retired' WHERE judged_at IS NULL AND (a = ? OR b = ?)",
                 (now, memory_id, memory_id),
             )
@@ -531,21 +521,21 @@ class Store:
 
     def update_text(self, memory_id: str, text: str, agent: str, now: int) -> None:
         with self.atomic():
-            row = self.conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            row = self._conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
             if row is None:
                 raise UnknownMemory(f"No memory {memory_id}.")
-            self.conn.execute("UPDATE memories SET text = ? WHERE id = ?", (text, memory_id))
+            self._conn.execute("UPDATE memories SET text = ? WHERE id = ?", (text, memory_id))
             self._reindex(row[0], text)
             self.log(now, agent, "memory.update", memory_id, text)
 
     def update_cluster(self, memory_id: str, cluster_id: str, agent: str, now: int) -> None:
         self.require_cluster(cluster_id)
         with self.atomic():
-            self.conn.execute("UPDATE memories SET cluster_id = ? WHERE id = ?", (cluster_id, memory_id))
+            self._conn.execute("UPDATE memories SET cluster_id = ? WHERE id = ?", (cluster_id, memory_id))
             self.log(now, agent, "memory.update", memory_id, f"cluster → {cluster_id}")
 
     def row(self, memory_id: str) -> sqlite3.Row:
-        r = self.conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        r = self._conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if r is None:
             raise UnknownMemory(f"No memory {memory_id}. It may have been mistyped; `ledger search` lists ids.")
         return r
@@ -572,7 +562,7 @@ class Store:
             sets.append("archived = ?")
             params.append(int(archived))
         if sets:
-            self.conn.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id))
+            self._conn.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id))
 
     def link(self, a: str, b: str, agent: str, now: int) -> None:
         for mid in (a, b):
@@ -582,28 +572,28 @@ class Store:
             raise InvalidInput("A memory cannot be linked to itself.")
         lo, hi = sorted((a, b))
         with self.atomic():
-            self.conn.execute("INSERT OR IGNORE INTO links (a, b) VALUES (?, ?)", (lo, hi))
+            self._conn.execute("INSERT OR IGNORE INTO links (a, b) VALUES (?, ?)", (lo, hi))
             self.log(now, agent, "memory.link", a, f"linked to {b}")
 
     def links(self, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
         if ids is None:
-            return [tuple(r) for r in self.conn.execute("SELECT a, b FROM links")]
+            return [tuple(r) for r in self._conn.execute("SELECT a, b FROM links")]
         out = []
         for chunk_ids in _batches(list(ids), 400):
             marks = ",".join("?" * len(chunk_ids))
-            out += [tuple(r) for r in self.conn.execute(f"SELECT a, b FROM links WHERE a IN ({marks}) OR b IN ({marks})", chunk_ids + chunk_ids)]
+            out += [tuple(r) for r in self._conn.execute(f"SELECT a, b FROM links WHERE a IN ({marks}) OR b IN ({marks})", chunk_ids + chunk_ids)]
         return sorted(set(out))
 
     def related(self, memory_id: str, now: int, limit: int = 5) -> list[Memory]:
         """Linked live memories; if none, live claims of the same cluster by hits."""
-        ids = [r[0] for r in self.conn.execute(
+        ids = [r[0] for r in self._conn.execute(
             """SELECT CASE WHEN l.a = :id THEN l.b ELSE l.a END FROM links l
                JOIN memories m ON m.id = (CASE WHEN l.a = :id THEN l.b ELSE l.a END)
                WHERE (l.a = :id OR l.b = :id) AND m.deleted_at IS NULL LIMIT :n""",
             {"id": memory_id, "n": limit},
         )]
         if not ids:
-            ids = [r[0] for r in self.conn.execute(
+            ids = [r[0] for r in self._conn.execute(
                 """SELECT id FROM memories WHERE cluster_id = (SELECT cluster_id FROM memories WHERE id = :id)
                    AND kind = 'claim' AND deleted_at IS NULL AND id != :id ORDER BY hits DESC, seq DESC LIMIT :n""",
                 {"id": memory_id, "n": limit},
@@ -617,21 +607,21 @@ class Store:
         with self.atomic():
             o = self.row(other)
             k = self.row(keep)
-            self.conn.execute(
+            self._conn.execute(
                 "UPDATE memories SET hits = hits + ?, source_count = source_count + ?, last_read_at = max(last_read_at, ?) WHERE id = ?",
                 (o["hits"], o["source_count"], o["last_read_at"], keep),
             )
-            for (reader,) in self.conn.execute("SELECT agent_id FROM memory_readers WHERE memory_id = ?", (other,)).fetchall():
+            for (reader,) in self._conn.execute("SELECT agent_id FROM memory_readers WHERE memory_id = ?", (other,)).fetchall():
                 self.add_reader(keep, reader)
             if take_text:
-                self.conn.execute("UPDATE memories SET text = ? WHERE id = ?", (o["text"], keep))
+                self._conn.execute("UPDATE memories SET text = ? WHERE id = ?", (o["text"], keep))
                 self._reindex(k["seq"], o["text"])
             self.soft_delete(other, f"merged into {keep}", agent, now)
 
     # ------------------------------------------------------------------ sources
     def sources(self, *, include_dropped: bool = False) -> list[Source]:
         """Sources newest first with live chunk and claim counts and summed hits."""
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             f"""SELECT s.*,
                   (SELECT count(*) FROM memories m WHERE m.source_id = s.id AND m.kind = 'chunk' AND m.deleted_at IS NULL) AS chunks,
                   (SELECT count(*) FROM memories m WHERE m.source_id = s.id AND m.kind = 'claim' AND m.deleted_at IS NULL) AS claims,
@@ -652,13 +642,13 @@ class Store:
         sql = "SELECT id FROM memories WHERE source_id = ? AND kind = ? AND deleted_at IS NULL ORDER BY coalesce(chunk_index, 0), seq"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [r[0] for r in self.conn.execute(sql, (source_id, kind))]
+        return [r[0] for r in self._conn.execute(sql, (source_id, kind))]
 
     def set_trust(self, source_id: str, trust: float, agent: str, now: int) -> float:
         self.source(source_id)
         t = min(1.0, max(0.0, float(trust)))
         with self.atomic():
-            self.conn.execute("UPDATE sources SET trust = ? WHERE id = ?", (t, source_id))
+            self._conn.execute("UPDATE sources SET trust = ? WHERE id = ?", (t, source_id))
             self.log(now, agent, "sources.trust", None, f"{source_id} → {round(t * 100)}")
         return t
 
@@ -672,16 +662,16 @@ class Store:
             chunk_ids = self.source_memory_ids(source_id, "chunk")
             for cid in chunk_ids:
                 self.soft_delete(cid, f"source {source_id} dropped", agent, now)
-            flagged = self.conn.execute(
+            flagged = self._conn.execute(
                 "UPDATE memories SET reviewed_at = NULL WHERE source_id = ? AND kind = 'claim' AND deleted_at IS NULL", (source_id,)
             ).rowcount
-            self.conn.execute("UPDATE sources SET dropped_at = ? WHERE id = ?", (now, source_id))
+            self._conn.execute("UPDATE sources SET dropped_at = ? WHERE id = ?", (now, source_id))
             self.log(now, agent, "sources.drop", None, f"{source_id} · {len(chunk_ids)} chunks, {flagged} claims flagged")
         return len(chunk_ids), flagged
 
     # ------------------------------------------------------------------ stats
     def scalar(self, sql: str, params: Sequence | dict = ()) -> int | float | None:
-        return self.conn.execute(sql, params).fetchone()[0]
+        return self._conn.execute(sql, params).fetchone()[0]
 
     def counts(self, since_ms: int) -> dict:
         """Raw counts for ``stats`` (seed §1.13)."""
@@ -700,17 +690,17 @@ class Store:
             "agents": q("SELECT count(*) FROM agents"),
             "requestsToday": q("SELECT count(*) FROM events WHERE at >= ?", (since_ms,)),
             "lastWriteAt": q("SELECT max(at) FROM events WHERE op IN ('memory.write', 'sources.ingest')"),
-            "searchMs": [r[0] for r in self.conn.execute("SELECT ms FROM events WHERE op = 'memory.search' AND at >= ? AND ms IS NOT NULL", (since_ms,))],
+            "searchMs": [r[0] for r in self._conn.execute("SELECT ms FROM events WHERE op = 'memory.search' AND at >= ? AND ms IS NOT NULL", (since_ms,))],
         }
 
     def facets(self) -> dict:
         """Counts over live memories: by origin, cluster, reader agent, and flags."""
         live = "deleted_at IS NULL"
         return {
-            "origin": dict(self.conn.execute(f"SELECT origin, count(*) FROM memories WHERE {live} GROUP BY origin").fetchall()),
-            "kind": dict(self.conn.execute(f"SELECT kind, count(*) FROM memories WHERE {live} GROUP BY kind").fetchall()),
-            "cluster": dict(self.conn.execute(f"SELECT cluster_id, count(*) FROM memories WHERE {live} GROUP BY cluster_id").fetchall()),
-            "agent": dict(self.conn.execute(
+            "origin": dict(self._conn.execute(f"SELECT origin, count(*) FROM memories WHERE {live} GROUP BY origin").fetchall()),
+            "kind": dict(self._conn.execute(f"SELECT kind, count(*) FROM memories WHERE {live} GROUP BY kind").fetchall()),
+            "cluster": dict(self._conn.execute(f"SELECT cluster_id, count(*) FROM memories WHERE {live} GROUP BY cluster_id").fetchall()),
+            "agent": dict(self._conn.execute(
                 f"SELECT r.agent_id, count(*) FROM memory_readers r JOIN memories m ON m.id = r.memory_id WHERE m.{live} GROUP BY r.agent_id ORDER BY 2 DESC"
             ).fetchall()),
             "flags": {
@@ -725,12 +715,12 @@ class Store:
 
     def timeline(self, buckets: int = 60) -> dict:
         """Histogram of live memories by creation time over the span of all rows."""
-        lo, hi = self.conn.execute("SELECT min(created_at), max(created_at) FROM memories").fetchone()
+        lo, hi = self._conn.execute("SELECT min(created_at), max(created_at) FROM memories").fetchone()
         if lo is None:
             return {"start": None, "end": None, "width": 0, "counts": []}
         width = max(1, math.ceil((hi - lo + 1) / buckets))
         counts = [0] * buckets
-        for b, n in self.conn.execute(
+        for b, n in self._conn.execute(
             "SELECT min(?, (created_at - ?) / ?), count(*) FROM memories WHERE deleted_at IS NULL GROUP BY 1", (buckets - 1, lo, width)
         ):
             counts[int(b)] += n
@@ -739,16 +729,16 @@ class Store:
     def agent_activity(self, agent: str, since_ms: int) -> dict:
         wrote = self.scalar("SELECT count(*) FROM memories WHERE writer = ? AND deleted_at IS NULL", (agent,))
         calls = self.scalar("SELECT count(*) FROM events WHERE agent = ? AND at >= ?", (agent, since_ms))
-        searches = self.conn.execute("SELECT detail FROM events WHERE agent = ? AND op = 'memory.search' AND at >= ?", (agent, since_ms)).fetchall()
+        searches = self._conn.execute("SELECT detail FROM events WHERE agent = ? AND op = 'memory.search' AND at >= ?", (agent, since_ms)).fetchall()
         hit_rate = (sum(1 for (d,) in searches if not d.startswith("0 ")) / len(searches)) if searches else None
-        top = self.conn.execute(
+        top = self._conn.execute(
             """SELECT m.cluster_id, count(*) FROM memory_readers r JOIN memories m ON m.id = r.memory_id
                WHERE r.agent_id = ? AND m.deleted_at IS NULL GROUP BY m.cluster_id ORDER BY 2 DESC LIMIT 4""", (agent,)
         ).fetchall()
         return {"wrote": wrote, "calls": calls, "hitRate": hit_rate, "top": [{"cluster": c, "count": n} for c, n in top]}
 
     def agent_overlap(self) -> list[dict]:
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             """SELECT r1.agent_id, r2.agent_id, count(*) FROM memory_readers r1
                JOIN memory_readers r2 ON r1.memory_id = r2.memory_id AND r1.agent_id < r2.agent_id
                JOIN memories m ON m.id = r1.memory_id WHERE m.deleted_at IS NULL
@@ -763,7 +753,7 @@ class Store:
             return 0
 
     def iter_ids(self, where: str = "deleted_at IS NULL", params: Sequence = ()) -> Iterator[str]:
-        for (mid,) in self.conn.execute(f"SELECT id FROM memories WHERE {where} ORDER BY seq", params):
+        for (mid,) in self._conn.execute(f"SELECT id FROM memories WHERE {where} ORDER BY seq", params):
             yield mid
 
 
@@ -784,6 +774,12 @@ def _read_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     else:
         if conn.in_transaction:
             conn.execute("COMMIT")
+
+
+def _score_sql(relevance: str, strength: str) -> str:
+    """The search score as SQL, from :data:`ledger.vocab.RELEVANCE_WEIGHT` and
+    :data:`ledger.vocab.STRENGTH_WEIGHT`."""
+    return f"{RELEVANCE_WEIGHT!r} * {relevance} + {STRENGTH_WEIGHT!r} * {strength}"
 
 
 def _writer_first(writer: str, readers: list[str]) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from . import ops
 from .connection import atomic, connect
 from .migrations import migrate
 
@@ -134,25 +135,6 @@ def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: i
     return injections, first
 
 
-def corroborate(conn: sqlite3.Connection, memory_id: str) -> None:
-    """One more independent source for a claim (a near-duplicate finding)."""
-    with atomic(conn):
-        conn.execute("UPDATE memories SET source_count = source_count + 1 WHERE id = ?", (memory_id,))
-
-
-def claims_matching_any(conn: sqlite3.Connection, words: list[str], limit: int = 20) -> list[tuple[str, str]]:
-    """``(id, text)`` of live claims containing any of ``words`` (word index, best BM25
-    first)."""
-    if not words:
-        return []
-    expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-    return [tuple(r) for r in conn.execute(
-        """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid
-           WHERE memories_fts MATCH ? AND m.kind = 'claim' AND m.deleted_at IS NULL ORDER BY bm25(memories_fts) LIMIT ?""",
-        (expr, limit),
-    )]
-
-
 def reset_escalation(conn: sqlite3.Connection, key: str) -> int:
     """New findings in a session: the agent is learning, not stuck. Returns rows reset."""
     return conn.execute("DELETE FROM watch_escalation WHERE session = ?", (key,)).rowcount
@@ -167,17 +149,12 @@ def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, 
         "INSERT INTO injections (session, step, at, level, memory_ids, paths, chars) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (key, step, now, level, json.dumps(memory_ids), json.dumps(paths), chars),
     )
-    for mid in (memory_ids if counted_ids is None else counted_ids):
-        conn.execute("UPDATE memories SET hits = hits + 1, last_read_at = ? WHERE id = ?", (now, mid))
-        if conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, agent)).rowcount:
-            conn.execute("UPDATE memories SET reader_count = reader_count + 1 WHERE id = ?", (mid,))
-    cur = conn.execute("UPDATE agents SET last_seen = ? WHERE id = ?", (now, agent))
-    if not cur.rowcount:
-        conn.execute("INSERT OR IGNORE INTO agents (id, label, color, first_seen, last_seen) VALUES (?, ?, '#9a76dd', ?, ?)", (agent, agent, now, now))
-    conn.execute(
-        "INSERT INTO events (at, agent, op, memory_id, detail) VALUES (?, ?, 'watcher.inject', ?, ?)",
-        (now, agent, memory_ids[0] if memory_ids else None, f"{level} · {len(memory_ids)} facts · {', '.join(paths)[:200]}"),
-    )
+    counted = memory_ids if counted_ids is None else counted_ids
+    ops.count_read(conn, counted, agent, now)
+    if not counted:
+        ops.touch_agent(conn, agent, now)
+    ops.log_event(conn, now, agent, "watcher.inject", memory_ids[0] if memory_ids else None,
+                  f"{level} · {len(memory_ids)} facts · {', '.join(paths)[:200]}")
 
 
 def try_lease(conn: sqlite3.Connection, key: str, owner: str, now: int, lease_ms: int = LEASE_MS) -> bool:
@@ -205,6 +182,13 @@ def record_llm_call(conn: sqlite3.Connection, *, session: str | None, backend: s
             "INSERT INTO llm_calls (at, session, backend, model, prompt_tokens, completion_tokens, ms, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (now, session, backend, model, prompt_tokens, completion_tokens, ms, int(ok), error),
         )
+
+
+def tokens_today(conn: sqlite3.Connection, now: int) -> int:
+    """LLM tokens (prompt + completion) spent since local midnight of ``now``."""
+    from ..clock import local_midnight_ms
+
+    return tokens_since(conn, local_midnight_ms(now))
 
 
 def tokens_since(conn: sqlite3.Connection, since_ms: int) -> int:
@@ -266,3 +250,30 @@ def strongest_facts(conn: sqlite3.Connection, project: str, now: int, limit: int
 def _like_prefix(path: str) -> str:
     p = path.rstrip("/") + "/"
     return p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class Bound:
+    """This module's operations bound to one connection, for code that holds a
+    :class:`~ledger.store.Store` rather than a raw connection (``store.watch.session(key)``
+    is ``session(conn, key)``). The distiller and ``ledger replay`` use it, so nothing
+    outside ``store/`` needs the connection itself."""
+
+    __slots__ = ("_conn",)
+    _OPS = ("touch_session", "session", "add_observation", "observations", "files_changed", "facts_for_files",
+            "escalation_step", "reset_escalation", "record_injection", "try_lease", "release_lease", "record_llm_call",
+            "tokens_since", "tokens_today", "llm_usage", "watcher_counts", "add_checkpoint", "checkpoints",
+            "strongest_facts")
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+
+    def __getattr__(self, name: str):
+        if name not in Bound._OPS:
+            raise AttributeError(f"store.watch has no operation {name!r}")
+        fn = globals()[name]
+        conn = self._conn
+        return lambda *a, **kw: fn(conn, *a, **kw)
+
+    def atomic(self):
+        """A write transaction on the bound connection (see :func:`atomic`)."""
+        return atomic(self._conn)

@@ -7,10 +7,12 @@ writes claims through the service object its caller passes in (``led``); it neve
 imports the facade, which sits a layer above the watcher (docs/architecture.md).
 
 Each finding becomes a claim written by the watcher agent, with provenance naming the
-session and steps, its topic, and file keys (size, mtime, sha256 at the time). A finding
-that repeats a live claim keyed to the same files corroborates that claim (its source
-count rises) instead of adding a copy; anything else goes through the store's
-contradiction proposer like every claim.
+session and steps, its topic, and file keys (size, mtime, sha256 at the time). Findings
+are written through :meth:`ledger.service.Ledger.remember`, so they follow the one rule
+of docs/store.md "Corroboration": a finding that repeats a live claim (same file keys,
+no value changed) corroborates it instead of adding a copy; anything else, including a
+finding that changes one value, is a new claim and goes through the contradiction
+proposer like every claim.
 """
 
 from __future__ import annotations
@@ -18,23 +20,10 @@ from __future__ import annotations
 import json
 import time
 
-from ..conflicts.signals import content_tokens
-from ..store import watch as W
 from .llm import LLMError, complete
 from .trajectory import Observation, build_prompt, parse_findings
 
-NEAR_DUPLICATE = 0.8  # Jaccard of content tokens at or above which a finding repeats a claim
 DISTILL_CLUSTER = "code"
-
-
-def _jaccard(a: str, b: str) -> float:
-    x, y = set(content_tokens(a)), set(content_tokens(b))
-    return len(x & y) / len(x | y) if x and y else float(a.strip().lower() == b.strip().lower())
-
-
-def _midnight(now_ms: int) -> int:
-    lt = time.localtime(now_ms / 1000)
-    return int(time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday, 0, 0, 0, 0, 0, -1)) * 1000)
 
 
 #: Backends that need no LLM: the deterministic distiller of :mod:`.fallback`.
@@ -54,18 +43,18 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
     releases the lease. Returns counts: ``{"observations", "findings", "added",
     "corroborated", "rejected", "skipped"}``.
     """
-    conn = led.store.conn
+    W = led.store.watch
     result = {"observations": 0, "findings": 0, "added": 0, "corroborated": 0, "rejected": 0, "skipped": None}
-    sess = W.session(conn, key)
+    sess = W.session(key)
     last_step = sess.get("distilled_step", 0)
     try:
         now = led.clock()
         budget = int(cfg["llm"].get("daily_token_budget") or 0)
-        if answer_fn is None and budget and W.tokens_since(conn, _midnight(now)) >= budget:
+        if answer_fn is None and budget and W.tokens_today(now) >= budget:
             result["skipped"] = f"daily token budget of {budget} spent"
             log(f"distill {key}: skipped, {result['skipped']}")
             return result
-        rows = W.observations(conn, key, after_step=last_step, limit=500)
+        rows = W.observations(key, after_step=last_step, limit=500)
         if not rows:
             result["skipped"] = "no new observations"
             return result
@@ -73,7 +62,7 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         result["observations"] = len(obs)
         files = sorted({p for o in obs for p in o.files})
         # Oldest first: build_prompt keeps the end of the list when it must cut.
-        known = [f["text"] for f in reversed(W.facts_for_files(conn, files, limit=40))]
+        known = [f["text"] for f in reversed(W.facts_for_files(files, limit=40))]
         prompt = build_prompt(obs, known, per_output_cap=int(cfg["watcher"]["max_output_chars"]),
                               total_cap=int(cfg["watcher"]["max_trajectory_chars"]))
         t0 = time.perf_counter()
@@ -92,12 +81,12 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
                 c = complete(prompt, cfg["llm"])
                 text, pt, ct, backend, model = c.text, c.prompt_tokens, c.completion_tokens, cfg["llm"]["backend"], c.model
         except LLMError as exc:
-            W.record_llm_call(conn, session=key, backend=cfg["llm"]["backend"], model=cfg["llm"].get("model"), prompt_tokens=0,
+            W.record_llm_call(session=key, backend=cfg["llm"]["backend"], model=cfg["llm"].get("model"), prompt_tokens=0,
                               completion_tokens=0, ms=(time.perf_counter() - t0) * 1000, ok=False, error=str(exc), now=led.clock())
             log(f"distill {key}: {exc}")
             raise
         if backend_name not in FALLBACK_BACKENDS:  # no LLM was called: nothing to account
-            W.record_llm_call(conn, session=key, backend=backend, model=model, prompt_tokens=pt, completion_tokens=ct,
+            W.record_llm_call(session=key, backend=backend, model=model, prompt_tokens=pt, completion_tokens=ct,
                               ms=(time.perf_counter() - t0) * 1000, ok=True, error=None, now=led.clock())
         findings = parse_findings(text)
         result["findings"] = len(findings)
@@ -110,30 +99,31 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         for f in findings:
             # Resolve against the session's cwd, then keep only files the trajectory
             # really touched, so a path the model invents never becomes a file key.
-            keys = [k for k in (file_key(p, cwd) for p in f.files) if k.path in seen_files]
+            # A file the finding names but this trajectory did not touch is still where
+            # its duplicates live (it may restate a known fact), without becoming a key.
+            resolved = [file_key(p, cwd) for p in f.files]
+            keys = [k for k in resolved if k.path in seen_files]
             paths = [k.path for k in keys]
-            dup = _near_duplicate(conn, f.fact, paths)
-            if dup:
-                W.corroborate(conn, dup)
-                led.store.log(led.clock(), agent, "watcher.corroborate", dup, f.fact[:200])
-                result["corroborated"] += 1
-                continue
+            named = [k.path for k in resolved if k.path not in seen_files]
             try:
-                added = led.remember(f.fact, cluster=DISTILL_CLUSTER, agent=agent, note=f"distilled from {key} steps {steps}",
-                                     topic=f.topic or None, files=keys)
+                res = led.remember(f.fact, cluster=DISTILL_CLUSTER, agent=agent, note=f"distilled from {key} steps {steps}",
+                                   topic=f.topic or None, files=keys, named_files=named)
+                if res.duplicate:  # docs/store.md "Corroboration"
+                    result["corroborated"] += 1
+                    continue
                 result["added"] += 1
                 if on_added is not None:
-                    on_added(added.memory.id, paths)
+                    on_added(res.memory.id, paths)
             except Exception as exc:  # one bad finding must not lose the others
                 result["rejected"] += 1
                 log(f"distill {key}: finding rejected: {exc}")
         if result["added"]:
-            with W.atomic(conn):
-                W.reset_escalation(conn, key)
+            with W.atomic():
+                W.reset_escalation(key)
         last_step = obs[-1].step
         return result
     finally:
-        W.release_lease(conn, key, owner, last_step if result["observations"] else None)
+        W.release_lease(key, owner, last_step if result["observations"] else None)
 
 
 def _summary(row: dict) -> str:
@@ -146,15 +136,3 @@ def _summary(row: dict) -> str:
     return summarize_input(row["tool"], inp if isinstance(inp, dict) else {"input": inp})
 
 
-def _near_duplicate(conn, fact: str, paths: list[str]) -> str | None:
-    """A live claim keyed to one of ``paths`` (or, with no paths, any live claim found
-    through the word index) whose content tokens overlap ``fact`` by >= 0.8."""
-    if paths:
-        cands = [(r["id"], r["text"]) for r in W.facts_for_files(conn, paths, limit=200)]
-    else:
-        toks = list(dict.fromkeys(content_tokens(fact)))[:8]
-        if not toks:
-            return None
-        cands = W.claims_matching_any(conn, toks, limit=20)
-    best = max(cands, key=lambda c: _jaccard(fact, c[1]), default=None)
-    return best[0] if best and _jaccard(fact, best[1]) >= NEAR_DUPLICATE else None

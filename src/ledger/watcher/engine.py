@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import strength as S
 from ..errors import StoreUnavailable
 from ..events import HookEvent, HookResponse
+from ..facts import fact_prefix, fact_strength, rank_key  # noqa: F401 - fact_strength re-exported
 from ..log import log_line
 from ..filekeys import is_changed
 from ..store import watch as W
@@ -291,12 +291,6 @@ class Engine:
         return HookResponse(additional_context=text, deny_reason=deny)
 
 
-def fact_strength(f: dict, now: int) -> float:
-    st, _ = S.strength(kind="claim", pinned=bool(f["pinned"]), hits=f["hits"], last_read_at=f["last_read_at"],
-                       source_count=f["source_count"], reader_count=f["reader_count"], trust=None, now=now)
-    return st
-
-
 def is_stale(f: dict) -> bool:
     """True when the fact's file changed since the fact was learned
     (:func:`ledger.filekeys.is_changed`). A fact recorded without file state is not stale."""
@@ -331,7 +325,7 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
         if f["id"] not in seen:
             seen.add(f["id"])
             uniq.append(f)
-    uniq.sort(key=lambda f: (-int(bool(f["pinned"])), -fact_strength(f, now), -f["seq"]))
+    uniq.sort(key=lambda f: rank_key(f, now))
     if level == ESCALATED:
         head = [
             f"⚠️ LEDGER ESCALATION: You have been shown these facts {times} times across {steps} steps.",
@@ -351,7 +345,7 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
     for n, f in enumerate(uniq):
         if len(ids) >= max_facts:
             break
-        prefix = f"  - [{f['id']} · {round(fact_strength(f, now) * 100)}] "
+        prefix = fact_prefix(f, now, indent="  ")
         mark = stale_mark(f)
         text = " ".join(f["text"].split())
         left_after = len(uniq) - n - 1

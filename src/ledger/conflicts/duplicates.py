@@ -1,0 +1,141 @@
+"""When is a new claim the same as one already stored? The pure test behind
+corroboration (docs/store.md "Corroboration"), used by ``remember`` and so by the
+watcher's distiller, which writes its findings through ``remember``.
+
+Two texts are near-duplicates only when nothing an agent could act on differs:
+
+* the same text up to case, whitespace and final punctuation is always a duplicate;
+* otherwise no value may differ: the contradiction proposer's signals (numbers, dates,
+  clock times, weekdays, months, negation on one side) must find nothing, and the
+  *value words* of the two texts must be the same. A value word is one with a digit
+  (``8080``, ``3.11``, ``fp16``, ``v2``), a path or dotted name (``src/app.py``,
+  ``app.cfg``), an identifier (``snake_case``, ``camelCase``, ``PORT``, ``a:b``),
+  anything quoted, or a capitalised word inside a sentence (a name: ``Alice``). A word
+  that is a value in either text counts as a value in both, so ``Redis`` and
+  ``redis`` are the same value;
+* and the wording must overlap: Jaccard of the content tokens, lightly stemmed, at
+  least :data:`NEAR_DUPLICATE`.
+
+Anything else is a new claim, and goes through the contradiction proposer like every
+claim: "PORT is 8080" then "PORT is 9090" are two claims and a candidate, never one
+claim counted twice. :func:`propose` is that proposer: the lexical signals of
+:mod:`ledger.conflicts.signals`, plus ``changed value`` for a pair worded alike whose
+value words differ (a path, a version, a name the signals do not read). Stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .signals import STOPWORDS, Suspicion, _score, content_tokens, overlap, signals, suspect
+
+#: Minimum Jaccard overlap of stemmed content tokens for two texts that differ in no
+#: value. 0.8: rewordings of one fact ("stores its weights in fp16" / "stores weights in
+#: FP16") pass; a sentence with a fifth of its words changed does not.
+NEAR_DUPLICATE = 0.8
+
+_EDGE = "\"'`()[]{}<>,;!?."
+_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|`([^`]+)`")
+_SENTENCE_END = (".", "!", "?", ":")
+
+
+def normal(text: str) -> str:
+    """``text`` compared for exact duplicates: case and whitespace folded, final
+    punctuation dropped."""
+    return " ".join(text.casefold().split()).rstrip(".!;")
+
+
+def _is_value(word: str, sentence_start: bool) -> bool:
+    core = word.strip(_EDGE)
+    if not core:
+        return False
+    if any(ch.isdigit() for ch in core):
+        return True
+    if any(ch in core for ch in "/\\_:@=#$%"):
+        return True
+    if "." in core:  # a dotted name inside the word: app.cfg, os.path
+        return True
+    if any(ch.isupper() for ch in core[1:]):  # PORT, camelCase, FastAPI
+        return True
+    return core[0].isupper() and not sentence_start  # a name mid-sentence
+
+
+def _words(text: str) -> list[tuple[str, bool]]:
+    """``(word, is_value)`` for each whitespace word, with quoted spans as values."""
+    out = []
+    start = True
+    for raw in text.split():
+        out.append((raw.strip(_EDGE).casefold(), _is_value(raw, start)))
+        start = raw.endswith(_SENTENCE_END)
+    for m in _QUOTED.finditer(text):
+        span = next(g for g in m.groups() if g is not None)
+        out.extend((w.strip(_EDGE).casefold(), True) for w in span.split())
+    return [(w, v) for w, v in out if w]
+
+
+def values(text: str) -> set[str]:
+    """The value words of ``text``, casefolded (see the module docstring)."""
+    return {w for w, v in _words(text) if v}
+
+
+def _stem(tok: str) -> str:
+    if tok.endswith("ing") and len(tok) > 5:
+        tok = tok[:-3]
+    elif tok.endswith("ed") and len(tok) > 4:
+        tok = tok[:-2]
+    elif tok.endswith("s") and not tok.endswith("ss") and len(tok) > 3:
+        tok = tok[:-1]
+    if tok.endswith("e") and len(tok) > 3:
+        tok = tok[:-1]
+    return tok
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(t) for t in content_tokens(text)}
+
+
+def is_near_duplicate(a: str, b: str) -> bool:
+    """Whether ``b`` says the same as ``a`` with no value changed (module docstring)."""
+    if normal(a) == normal(b):
+        return True
+    if signals(a, b):
+        return False
+    wa, wb = _words(a), _words(b)
+    vals = {w for w, v in wa if v} | {w for w, v in wb if v}
+    if {w for w, _ in wa if w in vals} != {w for w, _ in wb if w in vals}:
+        return False
+    x, y = _stems(a), _stems(b)
+    if not x or not y:
+        return False
+    return len(x & y) / len(x | y) >= NEAR_DUPLICATE
+
+
+#: The signal :func:`propose` adds for a pair worded alike whose value words differ.
+CHANGED_VALUE = "changed value"
+
+
+def _plain_stems(words: list[tuple[str, bool]]) -> set[str]:
+    return {_stem(w) for w, v in words if not v and len(w) > 2 and w not in STOPWORDS}
+
+
+def changed_value(a: str, b: str) -> bool:
+    """The same statement about a different value: the non-value words overlap by at
+    least :data:`NEAR_DUPLICATE` and the value words differ (``src/app.py`` vs
+    ``lib/app.py``, ``Alice`` vs ``Bob``)."""
+    wa, wb = _words(a), _words(b)
+    vals = {w for w, v in wa if v} | {w for w, v in wb if v}
+    if not vals or {w for w, _ in wa if w in vals} == {w for w, _ in wb if w in vals}:
+        return False
+    x, y = _plain_stems([(w, w in vals) for w, _ in wa]), _plain_stems([(w, w in vals) for w, _ in wb])
+    return bool(x and y) and len(x & y) / len(x | y) >= NEAR_DUPLICATE
+
+
+def propose(a: str, b: str) -> Suspicion | None:
+    """Why ``a`` and ``b`` may contradict each other, or None: the seed's lexical
+    :func:`~ledger.conflicts.signals.suspect`, else a ``changed value`` suspicion (one
+    signal, scored by the seed's formula) when :func:`changed_value` holds."""
+    s = suspect(a, b)
+    if s is not None or not changed_value(a, b):
+        return s
+    ov = overlap(a, b)
+    return Suspicion(overlap=round(ov, 4), signals=(CHANGED_VALUE,), score=_score(ov, 1))

@@ -1,0 +1,59 @@
+"""The shared vocabulary: every enumerated word, time unit, default and weight that more
+than one module (or a SQL string) needs, spelled once.
+
+Surfaces (CLI choices, web API validation, ``/api/meta``) and the store (SQL generated
+from these names and weights) import from here; nothing else spells them. Stdlib only,
+no imports at all: the hook path loads it for free.
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------- time units (ms)
+SECOND_MS = 1_000
+MINUTE_MS = 60 * SECOND_MS
+HOUR_MS = 60 * MINUTE_MS
+DAY_MS = 24 * HOUR_MS
+
+# ---------------------------------------------------------------- memories
+#: What a memory is: a claim (one assertion, decays) or a chunk (a slice of a source).
+KINDS = ("claim", "chunk")
+KIND_FILTERS = ("all",) + KINDS  # ``kind=`` of search and the web API
+#: Where a memory came from: a conversation (``remember``) or a document.
+ORIGINS = ("chat", "doc")
+
+# ---------------------------------------------------------------- search
+#: ``hybrid``: word index (BM25, prefix terms) widened by trigram matches; ``keyword``:
+#: word index only, whole terms; ``fuzzy``: trigrams only.
+MODES = ("hybrid", "keyword", "fuzzy")
+DEFAULT_MODE = "hybrid"
+#: Sort keys, each naming what it orders by: the score, computed strength, hits,
+#: creation time, last counted read.
+SORTS = ("relevance", "strength", "hits", "created", "last")
+DIRECTIONS = ("desc", "asc")
+
+#: Search score = RELEVANCE_WEIGHT * relevance + STRENGTH_WEIGHT * strength, both 0-1
+#: (the LEDGER seed's ranking, docs/store.md "Ranking"). The SQL is generated from these.
+RELEVANCE_WEIGHT = 0.75
+STRENGTH_WEIGHT = 0.25
+
+# ---------------------------------------------------------------- sources
+#: Trust (0-1) of an ingested document when none is given (CLI, API, service, schema).
+DEFAULT_SOURCE_TRUST = 0.75
+
+# ---------------------------------------------------------------- agents and clusters
+#: The person at the keyboard, as an agent id (review, resolve, web edits).
+HUMAN = "human"
+#: Colours given to new clusters and agents in turn.
+PALETTE = ("#b7c14a", "#4a9fd4", "#cf6fb8", "#4fb8a8", "#6fbf73", "#d9a03c", "#6f86e0", "#9a76dd", "#e0793f", "#d6606a")
+
+# ---------------------------------------------------------------- contradiction pipeline
+VERDICTS = ("conflict", "unrelated")
+CONFLICT_KINDS = ("direct contradiction", "value drift", "stale schedule", "stale terms", "date conflict", "stale fact")
+DEFAULT_CONFLICT_KIND = "direct contradiction"
+DEFAULT_DETECTOR = 0.8  # an agent's confidence in a ``conflict`` verdict when it gives none
+RESOLUTIONS = ("a", "b", "both", "merge", "dismiss")
+CONFLICT_STATUSES = ("open", "resolved", "dismissed")
+
+# ---------------------------------------------------------------- review
+REVIEW_ACTIONS = ("keep", "pin", "drop", "edit")
+BULK_OPS = ("pin", "unpin", "archive", "unarchive", "merge", "drop")
