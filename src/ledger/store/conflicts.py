@@ -126,7 +126,7 @@ def get_pending_candidate(store: Store, candidate_id: str, now: int) -> Candidat
 
 def conflict_of_candidate(store: Store, candidate_id: str) -> str | None:
     """The conflict an agent opened by judging ``candidate_id`` a conflict, if any."""
-    r = store.conn.execute(
+    r = store._conn.execute(
         """SELECT cf.id FROM conflict_candidates cc JOIN conflicts cf ON cf.a = cc.a AND cf.b = cc.b
            WHERE cc.id = ? AND cc.verdict = 'conflict' ORDER BY cf.created_at DESC LIMIT 1""",
         (candidate_id,),
