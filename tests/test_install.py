@@ -71,7 +71,8 @@ def theirs(data: dict) -> dict:
 def test_install_into_a_fresh_project(cli, project):
     rc, out, err = cli("install", "claude-code", "--dir", project, db=None)
     assert rc == 0, err
-    assert "✓ hooks for SessionStart, PreToolUse, PostToolUse, PostToolUseFailure, Stop, PreCompact, SessionEnd" in out
+    assert "✓ hooks for SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop, PreCompact, SessionEnd" in out
+    assert "UserPromptSubmit" in CLAUDE_EVENTS  # the user's prompts feed the session record
     data = json.loads(settings(project).read_text())
     mine = ours(data)
     assert sorted(mine) == sorted(CLAUDE_EVENTS)
@@ -119,7 +120,7 @@ def test_install_twice_gives_the_same_file(cli, project):
     cli("install", "claude-code", "--dir", project, db=None)
     once = settings(project).read_bytes()
     rc, out, _ = cli("install", "claude-code", "--dir", project, db=None)
-    assert rc == 0 and "replaced 7 old ones" in out
+    assert rc == 0 and "replaced 8 old ones" in out
     assert settings(project).read_bytes() == once
 
 
@@ -131,7 +132,7 @@ def test_uninstall_removes_exactly_ours(cli, project):
     cli("install", "claude-code", "--dir", project, db=None)
     rc, out, err = cli("uninstall", "claude-code", "--dir", project, db=None)
     assert rc == 0, err
-    assert out.strip() == f"removed 7 ledger hooks from {settings(project)}"
+    assert out.strip() == f"removed 8 ledger hooks from {settings(project)}"
     assert json.loads(settings(project).read_text()) == clean
     rc, out, _ = cli("uninstall", "claude-code", "--dir", project, "--json", db=None)
     assert json.loads(out) == {"path": str(settings(project)), "removed": 0, "deleted": []}
@@ -179,7 +180,7 @@ def test_user_scope_writes_under_home(cli, tmp_path, project):
     assert sorted(ours(json.loads(path.read_text()))) == sorted(CLAUDE_EVENTS)
     assert not (project / ".claude").exists()
     rc, out, _ = cli("uninstall", "claude-code", "--user", db=None, env={"HOME": str(home)})
-    assert "removed 7" in out and not path.exists()  # we created it: nothing of the user's was in it
+    assert "removed 8" in out and not path.exists()  # we created it: nothing of the user's was in it
 
 
 def test_project_scope_defaults_to_the_current_directory(project):

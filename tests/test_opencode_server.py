@@ -316,8 +316,42 @@ def test_compaction_context_has_the_session_state_and_facts(server, project, db_
     assert r["error"] is None and r["append"] is None and len(r["context"]) == 1
     text = r["context"][0]
     assert text.startswith("## Session State")
-    assert "ship the OpenCode plugin" in text and "_No checkpoint yet_" in text
+    assert "ship the OpenCode plugin" in text and "_No " not in text  # no placeholders for empty sections
     assert "## Known facts about this project" in text and "notes.txt holds the answer 42" in text
+
+
+def test_prompts_todos_edits_and_commands_reach_the_block_and_the_checkpoint(server, project, db_file):
+    """OpenCode's own shapes (chat.message, todo.updated, todowrite, edit, bash with a
+    non-zero exit) feed the same session record as Claude Code's hooks."""
+    s = server()
+    d = {"directory": str(project), "worktree": str(project)}
+    s.event({**d, "hook": "chat.message", "input": {"sessionID": "ses_a"},
+             "output": {"message": {"role": "user"}, "parts": [{"type": "text", "text": "Port the parser to Rust (TASK-OC)"},
+                                                              {"type": "text", "text": "<file>", "synthetic": True}]}})
+    s.event({**d, "hook": "tool.execute.after", "input": {"tool": "todowrite", "sessionID": "ses_a", "callID": "t1", "args": {
+        "todos": [{"content": "write lexer", "status": "in_progress", "priority": "high", "id": "1"}]}},
+        "output": {"title": "1 todo", "output": "[]", "metadata": {}}})
+    s.event(bus(project, "todo.updated", sessionID="ses_a", todos=[
+        {"content": "write lexer", "status": "completed", "priority": "high", "id": "1"},
+        {"content": "write parser", "status": "pending", "priority": "high", "id": "2"}]))
+    s.event({**d, "hook": "tool.execute.after", "input": {"tool": "edit", "sessionID": "ses_a", "callID": "e1",
+             "args": {"filePath": str(project / "lexer.rs"), "oldString": "a", "newString": "b"}},
+             "output": {"title": "lexer.rs", "output": "", "metadata": {}}})
+    s.event({**d, "hook": "tool.execute.after", "input": {"tool": "bash", "sessionID": "ses_a", "callID": "b1",
+             "args": {"command": "cargo test"}}, "output": {"title": "", "output": "error[E0425]: x", "metadata": {"exit": 101}}})
+    s.event(bus(project, "message.part.updated", sessionID="ses_a",
+                part={"id": "p1", "type": "patch", "sessionID": "ses_a", "files": [str(project / "parser.rs")]}))
+    text = s.event({**d, "hook": "experimental.session.compacting", "input": {"sessionID": "ses_a"}})["context"][0]
+    assert "### Task (the user's words)\n> Port the parser to Rust (TASK-OC)" in text and "<file>" not in text
+    assert "### Todo List\n- [x] write lexer\n- [ ] write parser" in text
+    assert "### Files Edited This Session\n- lexer.rs\n- parser.rs" in text
+    assert "- last failing: `cargo test`" in text and "exit code 101" in text
+    assert s.event(bus(project, "session.idle", sessionID="ses_a"))["error"] is None
+    md = (project / ".agents" / "checkpoint.md").read_text()
+    assert "TASK-OC" in md and "- [x] write lexer" in md and "- parser.rs" in md
+    # another session's record stays its own; it resumes from the last checkpoint
+    (other,) = s.event({**d, "hook": "experimental.session.compacting", "input": {"sessionID": "ses_b"}})["context"]
+    assert "### Task (the user's words)" not in other and "### Last Checkpoint" in other
 
 
 def test_the_store_connection_stays_open(server, project, db_file):

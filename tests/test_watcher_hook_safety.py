@@ -163,7 +163,7 @@ def test_answers_are_utf8_bytes_whatever_the_encoding_variables(env, tmp_path):
     r = run_hook("PreCompact", payload("PreCompact", cwd=tmp_path, trigger="auto"), env=full)
     assert r.returncode == 0, r
     text = r.stdout.decode("utf-8")
-    assert text.startswith("## Session State (auto-injected by ledger from .agents/ — read this to resume)")
+    assert text.startswith("## Session State (auto-injected by ledger — read this to resume)")
     assert "réécrire le parseur — ✓ étape 1" in text
     # SessionStart after compaction answers JSON: parseable and carries the same text.
     r = run_hook("SessionStart", payload("SessionStart", cwd=tmp_path, source="compact"), env=full)

@@ -78,3 +78,8 @@ class StoreUnavailable(LedgerError):
 
     kind = "store-unavailable"
     status = 503
+
+
+class UnknownCheckpoint(LedgerError):
+    kind = "unknown-checkpoint"
+    status = 404

@@ -84,7 +84,7 @@ test("the default export is the 1.x factory and carries the 2.x shape", async ()
   assert.deepEqual(Object.keys(mod), ["default"], "1.x loaders call every export: only one");
   const { hooks } = await withFake("facts");
   assert.deepEqual(Object.keys(hooks).sort(), [
-    "dispose", "event", "experimental.session.compacting", "tool.execute.after", "tool.execute.before",
+    "chat.message", "dispose", "event", "experimental.session.compacting", "tool.execute.after", "tool.execute.before",
   ]);
   await hooks.dispose();
 });
@@ -143,9 +143,32 @@ test("only the bus events that matter are forwarded", async () => {
   await ev("session.diff", { sessionID: "s", diff: [{ file: "a.txt", additions: 1, deletions: 0 }] });
   await ev("session.status", { sessionID: "s", status: { type: "idle" } });
   await ev("session.idle", { sessionID: "s" });
+  await ev("todo.updated", { sessionID: "s", todos: [{ content: "a", status: "pending", priority: "high", id: "1" }] });
+  await ev("message.updated", { info: { id: "m1", sessionID: "s" } });
   const types = requests().map(({ req }) => req.event.event.type + (req.event.event.properties.part ? ":" + req.event.event.properties.part.type : ""));
   assert.deepEqual(types, [
     "message.part.updated:step-finish", "message.part.updated:patch", "session.diff", "session.status", "session.idle",
+    "todo.updated",
+  ]);
+  await hooks.dispose();
+});
+
+test("chat.message forwards the user's text parts only", async () => {
+  const { hooks, requests } = await withFake("facts");
+  await hooks["chat.message"]({ sessionID: "s", agent: "build" }, {
+    message: { id: "m1", role: "user", sessionID: "s" },
+    parts: [{ type: "text", text: "Fix the parser" }, { type: "file", url: "file:///x" },
+      { type: "text", text: "<file contents>", synthetic: true }],
+  });
+  await hooks["chat.message"]({ sessionID: "s" }, { message: { role: "assistant" }, parts: [{ type: "text", text: "no" }] });
+  await hooks["chat.message"]({ sessionID: "s" }, { message: { role: "user" }, parts: [{ type: "file" }] });
+  await hooks["chat.message"](undefined, undefined);
+  const sent = requests().map(({ req }) => req.event);
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0].hook, "chat.message");
+  assert.deepEqual(sent[0].output.parts, [
+    { type: "text", text: "Fix the parser", synthetic: false, ignored: false },
+    { type: "text", text: "<file contents>", synthetic: true, ignored: false },
   ]);
   await hooks.dispose();
 });
@@ -337,14 +360,24 @@ test("with the real `ledger __serve-session opencode` child", { skip: !BIN && "s
     await hooks["tool.execute.after"]({ tool: "read", sessionID: "ses_real", callID: "c1", args: { filePath: path.join(project, "model.ckpt") } }, out);
     assert.match(out.output, /KNOWN FACTS/);
     assert.match(out.output, /model\.ckpt is a safetensors file/);
+    await hooks["chat.message"]({ sessionID: "ses_real" }, { message: { role: "user" }, parts: [{ type: "text", text: "Convert model.ckpt (TASK-JS-9)" }] });
+    await hooks.event({ event: { type: "todo.updated", properties: { sessionID: "ses_real", todos: [
+      { content: "load the weights", status: "completed", priority: "high", id: "1" },
+      { content: "write safetensors", status: "in_progress", priority: "high", id: "2" }] } } });
     await hooks.event({ event: { type: "session.diff", properties: { sessionID: "ses_real", diff: [{ file: "model.ckpt", additions: 1, deletions: 0 }] } } });
     await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_real" } } });
     const checkpoint = path.join(project, ".agents", "checkpoint.md");
     assert.ok(await until(() => fs.existsSync(checkpoint)), "checkpoint written on idle");
-    assert.match(fs.readFileSync(checkpoint, "utf8"), /## Files Changed This Session\n- model\.ckpt/);
+    const md = fs.readFileSync(checkpoint, "utf8");
+    assert.match(md, /## Files Changed This Session\n- model\.ckpt/);
+    assert.match(md, /## Current Task\n> Convert model\.ckpt \(TASK-JS-9\)/);
+    assert.match(md, /## Todo List\n- \[x\] load the weights\n- \[~\] write safetensors \(in progress\)/);
     const comp = { context: [] };
     await hooks["experimental.session.compacting"]({ sessionID: "ses_real" }, comp);
     assert.match(comp.context[0], /Session State/);
+    assert.match(comp.context[0], /### Task \(the user's words\)\n> Convert model\.ckpt/);
+    assert.match(comp.context[0], /### Todo List\n- \[x\] load the weights/);
+    assert.match(comp.context[0], /### Files Edited This Session\n- model\.ckpt/);
     assert.match(comp.context[0], /model\.ckpt is a safetensors file/);
     assert.deepEqual(client.logs, []);
     await hooks.dispose();

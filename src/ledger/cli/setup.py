@@ -159,14 +159,22 @@ def replay(transcripts, distiller, every, escalate_after, db, as_json):
         _out("\n\n".join(format_report(r) for r in reports))
 
 
-@cli.command()
+@cli.group(invoke_without_command=True)
 @click.option("--session", help="Only this session id.")
 @click.option("--project", "project_dir", help="Only this project folder.")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--full", is_flag=True, help="Print each checkpoint in full.")
 @common()
-def checkpoints(session, project_dir, limit, full, db, as_json):
-    """Checkpoints written at Stop / SessionEnd, newest first."""
+@click.pass_context
+def checkpoints(ctx, session, project_dir, limit, full, db, as_json):
+    """Checkpoints written at Stop / SessionEnd / OpenCode idle, newest first.
+
+    \b
+    ledger checkpoints                 # the latest ten, one line each
+    ledger checkpoints show 12         # one checkpoint in full
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     import os
 
     from ..paths import db_path
@@ -187,9 +195,36 @@ def checkpoints(session, project_dir, limit, full, db, as_json):
 
     for r in rows:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["at"] / 1000))
-        _out(f"{when}  {r['event']:<10} {r['branch'] or '—':<20} {r['project']}  [{r['session']}]")
+        _out(f"#{r['id']:<5} {when}  {r['event']:<12} {r['branch'] or '—':<20} {r['project']}  [{r['session']}]")
         if full:
             _out(r["content"])
+
+
+@checkpoints.command("show")
+@click.argument("checkpoint_id", metavar="ID")
+@common()
+def checkpoints_show(checkpoint_id, db, as_json):
+    """Print one checkpoint (its id is the number `ledger checkpoints` shows after #)."""
+    from ..paths import db_path
+    from ..store.session_record import checkpoint
+    from ..store.watch import open_store
+
+    raw = checkpoint_id.lstrip("#")
+    if not raw.isdigit():
+        raise InvalidInput(f"checkpoint id must be a number like 12 (from `ledger checkpoints`), got {checkpoint_id!r}")
+    conn = open_store(str(db_path(db)))
+    try:
+        row = checkpoint(conn, int(raw))
+    finally:
+        conn.close()
+    if row is None:
+        from ..errors import UnknownCheckpoint
+
+        raise UnknownCheckpoint(f"no checkpoint #{raw}; `ledger checkpoints` lists them")
+    if as_json:
+        _json(row)
+    else:
+        _out(row["content"].rstrip("\n"))
 
 
 @cli.command(hidden=False, context_settings={"ignore_unknown_options": True})

@@ -34,7 +34,9 @@ from pathlib import Path
 # PostToolUseFailure: a Bash call that exits non-zero (and any failing tool) fires it
 # *instead of* PostToolUse (checked on Claude Code 2.1.332); without it the watcher would
 # never observe a failed command, where error root causes are confirmed.
-CLAUDE_EVENTS = ("SessionStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd")
+# UserPromptSubmit: the user's prompts are the task in their own words (session record).
+CLAUDE_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop",
+                 "PreCompact", "SessionEnd")
 FILE_TOOLS_MATCHER = "Bash|Read|Grep|Glob|Edit|Write|MultiEdit|NotebookEdit"
 MARKER = " hook claude-code "
 

@@ -18,6 +18,9 @@ What the plugin forwards (``{"hook": ..., "directory": ..., "worktree": ...}`` p
                                     ``execute.after`` ``{tool, sessionID, id, input,
                                     result|error}`` is accepted too. -> ``post_tool``.
 ``experimental.session.compacting`` ``input {sessionID}`` -> ``pre_compact``.
+``chat.message``                    ``input {sessionID, ...}``, ``output {message,
+                                    parts}``: a new user message; its non-synthetic
+                                    text parts are the user's prompt -> ``user_prompt``.
 ``event``                           one bus event ``{type, properties}`` (V1) or
                                     ``{type, data}`` (V2); see :data:`BUS_EVENTS`.
 ==================================  ===================================================
@@ -34,6 +37,8 @@ Bus events (through the generic ``event`` hook: OpenCode never calls top-level
 * ``session.idle`` ``{sessionID}``, ``session.status`` with ``status.type == "idle"``
   (some builds send only this) and V2's ``session.execution.succeeded`` -> ``stop``.
 * ``session.deleted`` ``{info: {id}}`` -> ``"deleted"`` (forget in-memory state).
+* ``todo.updated`` ``{sessionID, todos: [{content, status, priority, id}]}``: the
+  session's whole todo list after a change -> ``"todos"``.
 
 Why facts are injected at ``tool.execute.after``: OpenCode's only channel into what the
 model reads next is the tool result (``output.output``, harness-contracts §B2); a
@@ -68,6 +73,7 @@ BUS_EVENTS = (
     "session.status",
     "session.execution.succeeded",
     "session.deleted",
+    "todo.updated",
 )
 
 #: OpenCode tool outputs longer than this are cut by the plugin before forwarding (the
@@ -78,19 +84,24 @@ MAX_FORWARDED_OUTPUT = 64_000
 class Parsed:
     """One forwarded object, classified.
 
-    - ``what``: ``"tool"``, ``"compacting"``, ``"idle"`` (these carry :attr:`event`),
-      ``"step"``, ``"diff"``, ``"deleted"`` or ``"other"`` (ignored).
-    - ``event``: the :class:`HookEvent` for ``tool`` / ``compacting`` / ``idle``.
+    - ``what``: ``"tool"``, ``"compacting"``, ``"idle"``, ``"prompt"`` (these carry
+      :attr:`event`), ``"step"``, ``"diff"``, ``"todos"``, ``"deleted"`` or ``"other"``
+      (ignored).
+    - ``event``: the :class:`HookEvent` for ``tool`` / ``compacting`` / ``idle`` /
+      ``prompt`` (a ``user_prompt`` event whose ``prompt`` is the user's text).
     - ``session_id``: OpenCode's session id (``""`` when the payload had none).
     - ``cwd``: the directory OpenCode runs in; ``worktree``: its project root.
     - ``files``: for ``diff``, the absolute paths of the files changed.
     - ``part_id``: for ``step``, the step-finish part's id.
+    - ``todos``: for ``todos``, the todo list as OpenCode sent it (a list).
     """
 
-    __slots__ = ("what", "event", "session_id", "cwd", "worktree", "files", "part_id")
+    __slots__ = ("what", "event", "session_id", "cwd", "worktree", "files", "part_id", "todos")
 
     def __init__(self, what: str, session_id: str = "", cwd: str = "", worktree: str = "",
-                 event: HookEvent | None = None, files: list[str] | None = None, part_id: str | None = None):
+                 event: HookEvent | None = None, files: list[str] | None = None, part_id: str | None = None,
+                 todos: list | None = None):
+        self.todos = todos if todos is not None else []
         self.what = what
         self.event = event
         self.session_id = session_id
@@ -126,6 +137,8 @@ def parse(obj: object) -> Parsed:
         ev = HookEvent(harness=HARNESS, kind="pre_compact", session_id=sid, cwd=cwd, source="auto",
                        raw_event_name="experimental.session.compacting")
         return Parsed("compacting", sid, cwd, worktree, event=ev)
+    if hook == "chat.message":
+        return _chat_message(obj, cwd, worktree)
     if hook == "event":
         return _bus(_dict(obj.get("event")), cwd, worktree)
     return Parsed("other", "", cwd, worktree)
@@ -151,6 +164,25 @@ def _tool(obj: dict, cwd: str, worktree: str) -> Parsed:
     ev = HookEvent(harness=HARNESS, kind="post_tool", session_id=sid, cwd=cwd, tool=call,
                    raw_event_name="tool.execute.after")
     return Parsed("tool", sid, cwd, worktree, event=ev)
+
+
+def _chat_message(obj: dict, cwd: str, worktree: str) -> Parsed:
+    """A user message: the text of its non-synthetic text parts (OpenCode marks the
+    text it adds itself, e.g. file contents of an @-mention, ``synthetic: true``)."""
+    inp = _dict(obj.get("input"))
+    out = _dict(obj.get("output"))
+    msg = _dict(out.get("message"))
+    sid = _str(inp.get("sessionID")) or _str(msg.get("sessionID")) or ""
+    role = msg.get("role")
+    if role not in (None, "user"):
+        return Parsed("other", sid, cwd, worktree)
+    texts = [p["text"] for p in out.get("parts") or [] if isinstance(p, dict) and p.get("type") == "text"
+             and isinstance(p.get("text"), str) and p["text"].strip() and not p.get("synthetic") and not p.get("ignored")]
+    if not texts:
+        return Parsed("other", sid, cwd, worktree)
+    ev = HookEvent(harness=HARNESS, kind="user_prompt", session_id=sid, cwd=cwd, raw_event_name="chat.message",
+                   prompt="\n\n".join(texts))
+    return Parsed("prompt", sid, cwd, worktree, event=ev)
 
 
 def tool_output(out: object, error: object = None) -> tuple[str | None, bool | None]:
@@ -217,6 +249,9 @@ def _bus(event: dict, cwd: str, worktree: str) -> Parsed:
     ):
         ev = HookEvent(harness=HARNESS, kind="stop", session_id=sid, cwd=cwd, raw_event_name=etype)
         return Parsed("idle", sid, cwd, worktree, event=ev)
+    if etype == "todo.updated":
+        todos = props.get("todos")
+        return Parsed("todos", sid, cwd, worktree, todos=todos if isinstance(todos, list) else [])
     if etype == "session.deleted":
         info = _dict(props.get("info"))
         return Parsed("deleted", _str(info.get("id")) or sid, cwd, worktree)

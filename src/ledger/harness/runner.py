@@ -41,8 +41,14 @@ def write_answer(text: str, stream=None) -> None:
 
 
 def _session_state(event, engine):
-    """Session-state events (Stop, PreCompact, SessionStart...): imported only for them,
-    so the per-tool-call hooks do not load it."""
+    """Session-state events (Stop, PreCompact, SessionStart...) and the finished tool
+    calls the session record keeps (edits, shell commands, todo lists, plans); imported
+    only for those, so the other tool hooks do not load it."""
+    if event.kind == "post_tool":
+        from ..session.record import RECORDED_TOOLS
+
+        if event.tool is None or (event.tool.name or "").lower() not in RECORDED_TOOLS:
+            return None
     from ..session.state import handle_session_event
 
     return handle_session_event(event, engine)

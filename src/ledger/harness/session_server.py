@@ -50,11 +50,15 @@ What each event does (the same rules as Claude Code, through the same Engine):
 * step-finish parts: counted per session (never the extraction session: the plugin
   tells us its id, and events of ignored sessions are dropped), de-duplicated by part
   id; a step boundary is also a distillation check.
-* ``session.diff`` and patch parts: files changed, kept per session for the checkpoint.
+* ``session.diff`` and patch parts: files changed, kept in the session record.
+* ``chat.message`` (user text) and ``todo.updated``: the user's prompt and the todo
+  list, kept in the session record (:mod:`ledger.session.record`), like the edits,
+  shell commands and ``todowrite`` calls seen at ``tool.execute.after``.
 * ``session.idle``: writes the checkpoint (``.agents/checkpoint.md`` and the store),
   with the watcher's edited files plus the diff files. Idempotent.
-* ``experimental.session.compacting``: ``context`` gets the Session State block and the
-  project's strongest facts, which OpenCode appends to its compaction prompt.
+* ``experimental.session.compacting``: ``context`` gets the Session State block (built
+  from the session record and ``.agents/``) and the project's strongest facts, which
+  OpenCode appends to its compaction prompt.
 
 ``LEDGER_HOOKS_DISABLED=1`` makes every request a no-op (the plugin also checks it).
 Diagnostics go to ``$LEDGER_HOME/hook.log``; stdout carries protocol lines only (stray
@@ -224,10 +228,18 @@ class SessionServer:
             self.idle_clean.discard(key)
         if p.what == "diff":
             files = self.diff_files.setdefault(key, {})
-            for f in p.files:
-                if len(files) >= DIFF_FILES_CAP:
-                    break
+            new = [f for f in p.files if f not in files][: max(0, DIFF_FILES_CAP - len(files))]
+            for f in new:
                 files.setdefault(f, None)
+            if new:
+                from ..session.record import note_files
+
+                note_files(self.connection(), key, new, self.clock())  # the session record: files edited
+            return reply(rid)
+        if p.what == "todos":
+            from ..session.record import note_todos
+
+            note_todos(self.connection(), key, p.todos, self.clock())
             return reply(rid)
 
         from ..watcher.engine import Engine
@@ -249,6 +261,7 @@ class SessionServer:
         if p.what == "tool":
             resp = engine.handle(opencode.pre_tool(p.event))  # touches the session, injects
             engine.observe(p.event, key)
+            handle_session_event(p.event, engine)  # the session record (edits, todos, commands)
             engine.maybe_distill(key)
             return reply(rid, append=opencode.render_append(resp))
         if p.what == "idle":
@@ -257,6 +270,9 @@ class SessionServer:
             return reply(rid)
         if p.what == "compacting":
             return reply(rid, context=self.compaction_context(engine, p))
+        if p.what == "prompt":
+            engine.handle(p.event)  # touches the session; the record keeps the prompt
+            return reply(rid)
         return reply(rid)
 
     # ------------------------------------------------------------------ session state
@@ -277,13 +293,15 @@ class SessionServer:
     def compaction_context(self, engine, p: opencode.Parsed) -> list[str]:
         """The Session State block plus the project's strongest facts: OpenCode has no
         post-compaction context hook in V1, so the facts ride along in the summary."""
+        from ..session.record import load
         from ..session.state import facts_block, session_block
         from ..watcher.engine import project_root
 
         project = project_root(p.cwd)
-        text = session_block(project)
+        text = session_block(project, rec=load(engine.conn, f"{self.harness}:{p.session_id}"))
         facts = facts_block(engine.conn, project, engine.now)
-        return [text + ("\n\n" + facts if facts else "")]
+        text = "\n\n".join(t for t in (text, facts) if t)
+        return [text] if text else []
 
     def _forget(self, key: str) -> None:
         self.model_steps.pop(key, None)

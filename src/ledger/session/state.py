@@ -67,37 +67,51 @@ def loop_state() -> tuple[str, int]:
     return task, it
 
 
-def checkpoint_markdown(project: str, changed: list[str], event_name: str, now_ms: int) -> tuple[str, str | None]:
-    """The checkpoint in the seed's format; returns ``(markdown, branch)``."""
+def checkpoint_markdown(project: str, changed: list[str], event_name: str, now_ms: int,
+                        rec: dict | None = None) -> tuple[str, str | None]:
+    """The checkpoint: the seed's format plus the session record (:mod:`.record`), with
+    empty sections left out. Returns ``(markdown, branch)``.
+
+    Sections, in order: Current Task (the loop state's task, then the task in the user's
+    words), Plan, Todo List, Branch, Files Changed This Session (``changed``: the record's
+    edited files plus what the harness reported), Last Commands, Git Status, Git Diff
+    Summary, Active Task List (``.agents/tasks.md``)."""
+    from . import record as RC
+
     ts = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now_ms / 1000))
+    rec = rec or _EMPTY_RECORD
     task, it = loop_state()
-    inside = _git(project, "rev-parse", "--is-inside-work-tree") == "true"
+    exists = os.path.isdir(project)
+    inside = exists and _git(project, "rev-parse", "--is-inside-work-tree") == "true"
     branch = _git(project, "branch", "--show-current") if inside else None
     # Our own checkpoint file is left out of status and diff, or writing it would change
     # the next checkpoint (and a tracked .agents/ would never settle).
     status = _git(project, "status", "--short", "--", ".", _NOT_CHECKPOINT) if inside else None
     stat = _git(project, "diff", "--stat", "HEAD", "--", ".", _NOT_CHECKPOINT) if inside else None
-    tasks, note = read_bounded(os.path.join(project, ".agents", "tasks.md"))
-    rel = [os.path.relpath(p, project) if p.startswith(project.rstrip("/") + "/") else p for p in changed]
-    lines = [f"# Checkpoint — {ts}", "", "## Current Task", task or "_No active task in loop state_"]
-    if it > 0:
-        lines.append(f"Loop iteration: {it}")
-    lines += ["", "## Branch", (branch or "_detached HEAD_") if inside else "_not a git repo_", "",
-              "## Files Changed This Session"]
-    lines += [f"- {p}" for p in rel[:200]] or ["_none recorded by the watcher_"]
-    if len(rel) > 200:
-        lines.append(f"- … and {len(rel) - 200} more")
-    lines += ["", "## Git Status"]
-    lines += (["```", _cap(status, 4000), "```"] if status else ["clean" if inside else "_not a git repo_"])
-    lines += ["", "## Git Diff Summary", _cap(stat, 4000) if stat else "_no uncommitted changes_", "", "## Active Task List"]
-    lines.append(tasks or "_create .agents/tasks.md to track tasks_")
-    if note:
-        lines.append(note)
+    tasks, note = read_bounded(os.path.join(project, ".agents", "tasks.md")) if exists else ("", None)
+    current = "\n".join(x for x in (task, f"Loop iteration: {it}" if task and it > 0 else "", RC.task_text(rec)) if x)
+    sections = [
+        ("Current Task", current),
+        ("Plan", rec["plan"] or ""),
+        ("Todo List", RC.todo_text(rec)),
+        ("Branch", (branch or "_detached HEAD_") if inside else ""),
+        ("Files Changed This Session", RC.files_text(rec, project, changed)),
+        ("Last Commands", RC.commands_text(rec)),
+        ("Git Status", ("```\n" + _cap(status, 4000) + "\n```" if status else "clean") if inside else ""),
+        ("Git Diff Summary", _cap(stat, 4000) if stat else ""),
+        ("Active Task List", tasks + ("\n" + note if note else "") if tasks or note else ""),
+    ]
+    lines = [f"# Checkpoint — {ts}"]
+    for title, body in sections:
+        if body:
+            lines += ["", f"## {title}", body]
     lines += ["", "---", f"_Written by ledger on {event_name} at {ts}_"]
     return "\n".join(lines) + "\n", branch
 
 
 _NOT_CHECKPOINT = ":(exclude).agents/checkpoint.md"
+_EMPTY_RECORD = {"prompts": [], "plan": None, "todos": [], "files": [], "last_failed": None, "last_passed": None}
+_LEDGER_MARK = "\n_Written by ledger on "
 
 
 def _cap(text: str, n: int) -> str:
@@ -106,16 +120,26 @@ def _cap(text: str, n: int) -> str:
 
 def write_checkpoint(conn, key: str, project: str, event_name: str, now_ms: int,
                      extra_files: list[str] | tuple[str, ...] = ()) -> str | None:
-    """Write ``.agents/checkpoint.md`` and keep it in the store. Files changed are the
-    session's edit observations plus ``extra_files`` (what a harness reported, e.g.
-    OpenCode's ``session.diff``). Idempotent: when nothing but the time changed since the
-    latest checkpoint of this session, nothing is written. Returns the markdown, or None."""
+    """Write ``.agents/checkpoint.md`` and keep it in the store. It carries the session
+    record (:mod:`.record`) and git state; files changed are the record's edited files,
+    the session's edit observations and ``extra_files`` (what a harness reported).
+    Idempotent: when nothing but the time changed since the latest checkpoint of this
+    session, nothing is written. A project folder that does not exist (a replayed
+    transcript from another machine) gets the store row only. Returns the markdown, or
+    None."""
+    from . import record as RC
+
+    rec = RC.load(conn, key)
+    if os.path.isdir(project):
+        exclude_agents_dir(project)  # before git status is taken, so .agents/ is not in it
     changed = list(dict.fromkeys([*W.files_changed(conn, key), *extra_files]))
-    md, branch = checkpoint_markdown(project, changed, event_name, now_ms)
+    md, branch = checkpoint_markdown(project, changed, event_name, now_ms, rec)
     prev = W.checkpoints(conn, session=key, limit=1)
     if prev and _strip_times(prev[0]["content"]) == _strip_times(md):
         return None
     W.add_checkpoint(conn, session=key, project=project, event=event_name, branch=branch, content=md, now=now_ms)
+    if not os.path.isdir(project):
+        return md
     agents = os.path.join(project, ".agents")
     try:
         os.makedirs(agents, exist_ok=True)
@@ -128,25 +152,97 @@ def write_checkpoint(conn, key: str, project: str, event_name: str, now_ms: int,
     return md
 
 
+def exclude_agents_dir(project: str) -> str | None:
+    """Keep ``<project>/.agents/`` out of ``git status`` by adding it to the repository's
+    ``info/exclude`` (in the *common* git dir, so a linked worktree writes the main
+    repository's file, which git reads for every worktree). Nothing is done outside git,
+    when the user tracks files under ``.agents/``, or when a line already excludes it.
+    Returns the exclude file written, else None. Never raises."""
+    out = _git(project, "rev-parse", "--git-common-dir", "--show-prefix")
+    if out is None:
+        return None
+    lines = out.split("\n")
+    common = lines[0].strip()
+    prefix = lines[1].strip() if len(lines) > 1 else ""
+    if not common:
+        return None
+    common = os.path.normpath(os.path.join(project, common))
+    pattern = "/" + prefix + ".agents/"
+    path = os.path.join(common, "info", "exclude")
+    current, _ = read_bounded(path, 1_000_000)
+    wanted = {pattern, pattern.rstrip("/"), pattern.lstrip("/"), pattern.strip("/")}
+    if any(l.strip() in wanted for l in current.splitlines()):
+        return None
+    if _git(project, "ls-files", "--", ".agents"):
+        return None  # the user tracks it: their choice
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            if current and not current.endswith("\n"):
+                fh.write("\n")
+            fh.write("# session state written by ledger (checkpoints)\n" + pattern + "\n")
+    except OSError:
+        return None
+    return path
+
+
 def _strip_times(md: str) -> str:
     return "\n".join(l for l in md.splitlines() if not l.startswith("# Checkpoint — ") and not l.startswith("_Written by ledger"))
 
 
-def session_block(project: str, cap: int = BLOCK_CAP) -> str:
-    """The Session State block: tasks, latest checkpoint, decisions (each bounded), with
-    a visible truncation note when the whole exceeds ``cap`` characters."""
-    parts = ["## Session State (auto-injected by ledger from .agents/ — read this to resume)"]
-    for title, name, empty in (("Active Tasks", "tasks.md", "_No .agents/tasks.md found_"),
-                               ("Last Checkpoint", "checkpoint.md", "_No checkpoint yet_"),
-                               ("Project Decisions", "decisions.md", "_No decisions recorded_")):
+SECTION_CAPS = {"task": 2_600, "plan": 2_500, "todos": 2_000, "files": 1_500, "commands": 900, "file": 2_500}
+
+
+def session_block(project: str, cap: int = BLOCK_CAP, rec: dict | None = None) -> str:
+    """The Session State block, ``""`` when there is nothing to say.
+
+    Built from the session record (``rec``, see :mod:`.record`) merged with the agent's
+    ``.agents/`` files: ``tasks.md`` replaces the recorded todo list (files the agent
+    wrote take precedence), ``decisions.md`` is added, and ``checkpoint.md`` is shown
+    when an agent wrote it, or when the record is empty (a new session resuming from the
+    last one; ledger's own checkpoint otherwise repeats the record). Empty sections are
+    left out. Each section is bounded (:data:`SECTION_CAPS`), the whole to ``cap``
+    characters with a visible truncation note."""
+    from . import record as RC
+
+    rec = rec or _EMPTY_RECORD
+    exists = os.path.isdir(project)
+
+    def agents_file(name: str) -> str:
+        if not exists:
+            return ""
         text, note = read_bounded(os.path.join(project, ".agents", name))
-        parts += ["", f"### {title}", text or empty]
-        if note:
-            parts.append(note)
+        return _cap(text, SECTION_CAPS["file"]) + ("\n" + note if note else "") if text or note else ""
+
+    tasks = agents_file("tasks.md")
+    checkpoint = agents_file("checkpoint.md")
+    if checkpoint and _LEDGER_MARK in "\n" + checkpoint and not RC.is_empty(rec):
+        checkpoint = ""
+    sections = [
+        ("Task (the user's words)", _cap(RC.task_text(rec), SECTION_CAPS["task"])),
+        ("Plan", _cap(rec["plan"] or "", SECTION_CAPS["plan"])),
+        ("Active Tasks", tasks),
+        ("Todo List", "" if tasks else _cap(RC.todo_text(rec), SECTION_CAPS["todos"])),
+        ("Files Edited This Session", _cap(RC.files_text(rec, project), SECTION_CAPS["files"])),
+        ("Last Commands", _cap(RC.commands_text(rec), SECTION_CAPS["commands"])),
+        ("Last Checkpoint", checkpoint),
+        ("Project Decisions", agents_file("decisions.md")),
+    ]
+    present = [(t, b) for t, b in sections if b]
+    if not present:
+        return ""
+    parts = ["## Session State (auto-injected by ledger — read this to resume)"]
+    for title, body in present:
+        parts += ["", f"### {title}", body]
     block = "\n".join(parts)
     if len(block) > cap:
         block = block[: cap - 80].rstrip() + f"\n\n_… Session State cut at {cap} characters; read .agents/ for the rest._"
     return block
+
+
+def block_sections(block: str) -> list[str]:
+    """The ``### `` section titles of a Session State block, in order (reports, tests)."""
+    return [l[4:] for l in block.splitlines() if l.startswith("### ")]
 
 
 def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: int = MAX_FACTS) -> str:
@@ -181,19 +277,28 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
 
 
 def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
-    """Session-state side of a hook event (the engine handles tool events)."""
+    """Session-state side of a hook event: the session record from finished tool calls
+    and prompts (:mod:`.record`), checkpoints on Stop / SessionEnd, the Session State
+    block before compaction (PreCompact) and after it or on resume (SessionStart)."""
     from ..watcher.engine import session_key
+    from . import record as RC
 
     key = session_key(event)
-    writes = event.kind in ("stop", "session_end")
-    if not event.cwd or (writes and not os.path.isdir(event.cwd)):
-        # No real working directory: never write .agents/ into wherever this process
-        # happens to run, nor create folders that do not exist. (Reading a missing
-        # folder is harmless: the block then says there is no state.)
-        if writes or event.kind in ("pre_compact", "session_start"):
+    if event.kind == "post_tool":
+        if event.tool is not None:
+            RC.note_tool(engine.conn, key, event.tool, event.cwd, engine.now)
+        return None
+    if event.kind == "user_prompt":
+        RC.note_prompt(engine.conn, key, event.prompt, engine.now)
+        return None
+    if not event.cwd:
+        # No working directory: never write .agents/ into wherever this process happens
+        # to run. (A cwd that does not exist, e.g. a replayed transcript from another
+        # machine, still gets its checkpoint in the store, never a folder.)
+        if event.kind in ("stop", "session_end", "pre_compact", "session_start"):
             from ..log import log_line
 
-            log_line(f"{event.raw_event_name or event.kind}: cwd {event.cwd!r} is not a directory; session state skipped")
+            log_line(f"{event.raw_event_name or event.kind}: no cwd in the payload; session state skipped")
         return None
     project = engine.project or event.project or os.path.abspath(event.cwd)
     if event.kind == "stop":
@@ -206,9 +311,12 @@ def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
         engine.maybe_distill(key, force=True)
         return None
     if event.kind == "pre_compact":
-        return HookResponse(additional_context=session_block(project))
+        text = session_block(project, rec=RC.load(engine.conn, key))
+        return HookResponse(additional_context=text) if text else None
     if event.kind == "session_start" and (event.source or "") in ("compact", "resume"):
         facts = facts_block(engine.conn, project, engine.now)
-        text = session_block(project, cap=min(BLOCK_CAP, CONTEXT_CAP - (len(facts) + 2 if facts else 0)))
-        return HookResponse(additional_context=text + ("\n\n" + facts if facts else ""))
+        text = session_block(project, cap=min(BLOCK_CAP, CONTEXT_CAP - (len(facts) + 2 if facts else 0)),
+                             rec=RC.load(engine.conn, key))
+        text = "\n\n".join(t for t in (text, facts) if t)
+        return HookResponse(additional_context=text) if text else None
     return None

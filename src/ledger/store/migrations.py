@@ -263,3 +263,26 @@ def m005_watcher_step_counting_and_tool_use_ids(conn: sqlite3.Connection) -> Non
     conn.execute(
         "CREATE UNIQUE INDEX observations_tool_use ON observations (session, tool_use_id) WHERE tool_use_id IS NOT NULL"
     )
+
+
+@migration
+def m006_session_record(conn: sqlite3.Connection) -> None:
+    """The session record (``store/session_record.py``): the user's prompts, named JSON
+    values (latest plan, todo list, last failing and passing command) and edited files,
+    per session key, so the Session State block and checkpoints can be built from what
+    the hooks saw."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE session_prompts (
+            id INTEGER PRIMARY KEY, session TEXT NOT NULL, at INTEGER NOT NULL, text TEXT NOT NULL);
+        CREATE INDEX session_prompts_session ON session_prompts (session, id);
+        CREATE TABLE session_values (
+            session TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL,
+            PRIMARY KEY (session, name)) WITHOUT ROWID;
+        CREATE TABLE session_files (
+            session TEXT NOT NULL, path TEXT NOT NULL, first_at INTEGER NOT NULL, last_at INTEGER NOT NULL,
+            edits INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (session, path))
+        """,
+    )

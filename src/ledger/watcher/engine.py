@@ -142,6 +142,10 @@ class Engine:
                 with W.atomic(self.conn):
                     self._touch(event, key)
                     self.store_observation(record)
+                    if self.session_state is not None:
+                        # The session record (todo list, plan, edited files, last commands);
+                        # a spooled observation (store busy) leaves it as it was.
+                        self._record(event)
             except StoreUnavailable as exc:
                 # Locked longer than the hook may wait: keep the observation in the spool
                 # for the next hook or the distiller (watcher/spool.py), never drop it.
@@ -159,6 +163,16 @@ class Engine:
         if self.session_state is not None:
             return self.session_state(event, self)
         return None
+
+    def _record(self, event: HookEvent) -> None:
+        """Hand a finished tool call to session state; a failure there is logged and never
+        costs the observation stored in the same transaction."""
+        try:
+            self.session_state(event, self)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the observation matters more
+            log_line(f"session record: {type(exc).__name__}: {exc}")
 
     def _touch(self, event: HookEvent, key: str) -> None:
         row = W.touch_session(

@@ -6,9 +6,10 @@
 //
 //   tool.execute.after               -> facts appended to the tool output (output.output)
 //   experimental.session.compacting  -> the Session State block pushed to output.context
+//   chat.message                     -> the user's prompt (session record)
 //   event (bus): step-finish and patch parts, session.diff, session.idle,
-//                session.status idle, session.deleted -> step counts, files changed,
-//                the idle checkpoint
+//                session.status idle, session.deleted, todo.updated -> step counts,
+//                files changed, the todo list, the idle checkpoint
 //
 // When the child asks for it ({"id": null, "distill": ...}), the plugin distills through
 // OpenCode's own session API: a throwaway session (never observed, deleted afterwards)
@@ -66,7 +67,7 @@ function isForwarded(event) {
     return !!s && s.type === "idle";
   }
   return type === "session.idle" || type === "session.diff" || type === "session.deleted" ||
-    type === "session.execution.succeeded";
+    type === "session.execution.succeeded" || type === "todo.updated";
 }
 
 function eventSession(event) {
@@ -384,6 +385,20 @@ function createShim({ directory, worktree, client, options, api }) {
       for (const text of res.context) if (typeof text === "string" && text) output.context.push(text);
     },
 
+    /** chat.message: a new user message; only its text parts travel (bounded). */
+    async message(input, output) {
+      const sid = input && input.sessionID;
+      if (!sid || ignored.has(sid)) return;
+      const msg = (output && output.message) || {};
+      if (msg.role && msg.role !== "user") return;
+      const parts = ((output && output.parts) || [])
+        .filter((p) => p && p.type === "text" && typeof p.text === "string")
+        .map((p) => ({ type: "text", text: cut(p.text), synthetic: !!p.synthetic, ignored: !!p.ignored }));
+      if (!parts.length) return;
+      await send({ hook: "chat.message", input: { sessionID: sid }, output: { message: { role: "user" }, parts } },
+        "chat.message");
+    },
+
     async event(event) {
       if (!isForwarded(event)) return;
       const sid = eventSession(event);
@@ -424,6 +439,7 @@ async function LedgerPlugin(input, options) {
     hooks["tool.execute.before"] = guard("tool.execute.before", shim.before);
     hooks["tool.execute.after"] = guard("tool.execute.after", shim.after);
     hooks["experimental.session.compacting"] = guard("experimental.session.compacting", shim.compacting);
+    hooks["chat.message"] = guard("chat.message", shim.message);
     hooks.dispose = guard("dispose", () => shim.close(3000));
   } catch (_) {
     // never throw into OpenCode
