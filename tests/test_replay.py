@@ -15,7 +15,8 @@ BIG = next((p for p in (DATA / "258c7280-ae70-4798-800f-63464d01a85d.jsonl",
                         LOCAL / "258c7280-ae70-4798-800f-63464d01a85d.jsonl") if p.exists()), None)
 
 FIELDS = {"transcript", "session", "toolCalls", "repeatedReads", "repeatedCommands", "injections", "gentle",
-          "escalations", "charsInjected", "distillations", "hookP50Ms", "hookP95Ms", "compactions", "db", "repeatReads"}
+          "escalations", "charsInjected", "distillations", "hookP50Ms", "hookP95Ms", "compactions", "db", "repeatReads",
+          "prompts", "stops", "checkpoints"}
 
 
 def test_replay_short_transcript_text_report(cli):
@@ -37,6 +38,10 @@ def test_replay_short_transcript_json(cli):
     assert r["hookP50Ms"] is not None and r["hookP50Ms"] <= r["hookP95Ms"]
     assert set(r["distillations"]) == {"runs", "added", "corroborated"}
     assert r["db"] is None  # a throwaway store, removed afterwards
+    # the user's one prompt, one turn end made up, one checkpoint carrying the task
+    assert r["prompts"] == 1 and r["stops"] == 1
+    (c,) = r["checkpoints"]
+    assert c["event"] == "Stop" and c["sections"][0] == "Current Task"
 
 
 def test_replay_leaves_no_temporary_store_behind(cli, tmp_path):
@@ -183,3 +188,68 @@ def test_the_meter_follows_file_versions_through_reads_and_edits():
                               "📋 KNOWN FACTS\n  - [m1 · 51] a.py sets x",
                               "📋 KNOWN FACTS\n  - [m1 · 51] a.py sets x (may be stale: the file changed since this was learned)"))
                               / 3, 1)}
+
+
+def test_replay_big_transcript_names_the_task_and_the_edited_files_at_compaction(big_report):
+    r, text, _ = big_report
+    c = r["compactions"][0]
+    pre = c["preCompact"]
+    assert c["sections"][:2] == ["Task (the user's words)", "Files Edited This Session"]
+    assert "> Implement spotter-gqc" in pre  # the user's words, not the harness's notifications
+    assert "<task-notification>" not in pre
+    assert "- lib/spotter/transcripts/annotation.ex" in pre and c["chars"] == len(pre) < 9_000
+    assert "_No " not in pre
+    assert "sections: Task (the user's words)" in text
+    # Stop made up at each turn end: checkpoints as a live session would have written
+    assert r["stops"] >= 3 and len(r["checkpoints"]) >= 2
+    assert all(k["event"] == "Stop" and "Current Task" in k["sections"] for k in r["checkpoints"])
+    assert "turn ends (Stop)" in text and "checkpoints written" in text
+
+
+def _line(**d) -> str:
+    base = {"sessionId": "syn-1", "cwd": "/nonexistent/syn", "timestamp": "2026-02-01T10:00:00Z"}
+    return json.dumps({**base, **d})
+
+
+def _tool(n: int, name: str, inp: dict, result, ts: str) -> list[str]:
+    tid = f"toolu_{n}"
+    return [_line(type="assistant", timestamp=ts, message={"role": "assistant", "content": [
+                {"type": "tool_use", "id": tid, "name": name, "input": inp}]}),
+            _line(type="user", timestamp=ts, toolUseResult=result, message={"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": tid, "content": "ok"}]})]
+
+
+def test_replay_shows_the_plan_and_todo_list_where_there_was_one(cli, tmp_path):
+    """Own examples of the kind: a plan (ExitPlanMode), a todo list (TodoWrite) and the
+    newer task tools, an edit, then a compaction; a second turn, a Stop hook summary."""
+    t = tmp_path / "syn.jsonl"
+    lines = [_line(type="user", message={"role": "user", "content": "Add a --dry-run flag to the sync command (TASK-SYN)"})]
+    lines += _tool(1, "ExitPlanMode", {"plan": "1. parse --dry-run\n2. skip writes"}, {"plan": "1. parse --dry-run"},
+                   "2026-02-01T10:01:00Z")
+    lines += _tool(2, "TodoWrite", {"todos": [{"content": "parse the flag", "status": "completed", "activeForm": "p"},
+                                              {"content": "skip writes", "status": "in_progress", "activeForm": "s"}]},
+                   {"oldTodos": [], "newTodos": []}, "2026-02-01T10:02:00Z")
+    lines += _tool(3, "Edit", {"file_path": "/nonexistent/syn/sync.py", "old_string": "a", "new_string": "b"},
+                   {"filePath": "/nonexistent/syn/sync.py", "structuredPatch": []}, "2026-02-01T10:03:00Z")
+    lines += [_line(type="system", subtype="stop_hook_summary", timestamp="2026-02-01T10:04:00Z"),
+              _line(type="user", timestamp="2026-02-01T10:05:00Z", message={"role": "user", "content": [
+                  {"type": "text", "text": "also cover the delete path"}]})]
+    lines += _tool(4, "TaskCreate", {"subject": "cover deletes"}, {"task": {"id": "1", "subject": "cover deletes"}},
+                   "2026-02-01T10:06:00Z")
+    lines += [_line(type="system", subtype="compact_boundary", timestamp="2026-02-01T10:07:00Z",
+                    compactMetadata={"trigger": "auto"}),
+              _line(type="user", isCompactSummary=True, timestamp="2026-02-01T10:07:01Z", message={
+                  "role": "user", "content": "This session is being continued from a previous conversation ..."})]
+    t.write_text("\n".join(lines) + "\n")
+    rc, out, err = cli("replay", t, "--json", db=None)
+    assert rc == 0, err
+    (r,) = json.loads(out)
+    assert r["prompts"] == 2 and r["stops"] == 2  # the summary line is not a prompt; one stop per turn
+    (c,) = r["compactions"]
+    assert c["sections"] == ["Task (the user's words)", "Plan", "Todo List", "Files Edited This Session"]
+    pre = c["preCompact"]
+    assert "> Add a --dry-run flag to the sync command (TASK-SYN)" in pre and "- also cover the delete path" in pre
+    assert "1. parse --dry-run\n2. skip writes" in pre
+    # TodoWrite set the list; the later TaskCreate added to it
+    assert "- [x] parse the flag\n- [~] skip writes (in progress)\n- [ ] cover deletes" in pre
+    assert "- sync.py" in pre

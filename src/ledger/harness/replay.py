@@ -3,10 +3,13 @@
 Each ``tool_use`` block of the transcript (with its ``tool_result``) becomes a
 PreToolUse payload and a PostToolUse payload in Claude Code's own shape, handled by
 :func:`ledger.harness.runner.handle_payload` exactly as a live hook would be, at the
-transcript's own timestamps. Distillation runs inline when due, through the configured
-LLM or the deterministic distiller of :mod:`ledger.watcher.fallback` (file outlines with
-size and hash, a command's last outcome, the test and build commands that worked) so
-replays run with no LLM at all. At each
+transcript's own timestamps. The user's prompts become UserPromptSubmit payloads, and a
+Stop payload is made up at each turn's end (where the transcript shows a Stop hook ran,
+before the next user turn, and at the end), so a replay records the session and writes
+checkpoints as a live session would. Distillation runs inline when due, through the
+configured LLM or the deterministic distiller of :mod:`ledger.watcher.fallback` (file
+outlines with size and hash, a command's last outcome, the test and build commands that
+worked) so replays run with no LLM at all. At each
 compaction boundary the report shows what the PreCompact and SessionStart(compact) hooks
 would have injected.
 
@@ -23,10 +26,25 @@ from datetime import datetime
 
 
 def iter_transcript(path: str):
-    """Yield ``("tool", {...})`` per tool call (use + result) and ``("compact", {...})``
-    per compaction boundary, in transcript order."""
+    """Yield, in transcript order: ``("tool", {...})`` per tool call (use + result),
+    ``("compact", {...})`` per compaction boundary, ``("prompt", {"text", "at", "cwd",
+    "session"})`` per prompt the user typed, and ``("stop", {"at", "cwd", "session"})``
+    at each turn's end.
+
+    A turn ends where a Stop hook ran (``system`` line ``stop_hook_summary``), before the
+    next user turn (a prompt, or a turn the harness starts, such as a background task's
+    notification), and at the end of the transcript; never twice without activity in
+    between. Transcripts carry no usable ``stop_reason`` (always null when streamed)."""
+    from ..session.record import is_user_words
+
     uses: dict[str, dict] = {}
     pending: list[str] = []
+    active = False  # assistant activity since the last stop
+    last: dict = {"at": None, "cwd": "/", "session": "replay"}
+
+    def stop():
+        return "stop", dict(last)
+
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             try:
@@ -38,6 +56,22 @@ def iter_transcript(path: str):
             t = d.get("type")
             msg = d.get("message") if isinstance(d.get("message"), dict) else {}
             content = msg.get("content")
+            if t in ("user", "assistant"):
+                text = _user_text(content) if t == "user" and not d.get("isMeta") and not d.get("isCompactSummary") else None
+                if text is not None:
+                    if active:
+                        yield stop()
+                        active = False
+                    if is_user_words(text):
+                        yield "prompt", {"text": text, "at": d.get("timestamp"), "cwd": d.get("cwd") or "/",
+                                         "session": d.get("sessionId") or "replay"}
+                last = {"at": d.get("timestamp") or last["at"], "cwd": d.get("cwd") or last["cwd"],
+                        "session": d.get("sessionId") or last["session"]}
+                if t == "assistant":
+                    active = True
+            if t == "system" and d.get("subtype") == "stop_hook_summary" and active:
+                yield stop()
+                active = False
             if t == "assistant" and isinstance(content, list):
                 for b in content:
                     if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("id"):
@@ -56,6 +90,21 @@ def iter_transcript(path: str):
             elif t == "system" and d.get("subtype") == "compact_boundary":
                 yield "compact", {"at": d.get("timestamp"), "cwd": d.get("cwd") or "/", "session": d.get("sessionId") or "replay",
                                   "line": lineno, "meta": d.get("compactMetadata") or {}}
+    if active:
+        yield stop()
+
+
+def _user_text(content) -> str | None:
+    """The text of a user line that starts a turn (a string, or text blocks without any
+    tool result), else None."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and content and not any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        texts = [x for x in texts if isinstance(x, str)]
+        return "\n\n".join(texts) if texts else None
+    return None
 
 
 def _block_text(content) -> str:
@@ -126,6 +175,8 @@ class _Sandbox:
 
     def map(self, value):
         if isinstance(value, str):
+            if value == self.prefix[:-1]:  # a working directory two folders deep
+                return self.root + value
             return value.replace(self.prefix, self.root + self.prefix) if self.prefix in value else value
         if isinstance(value, dict):
             return {k: self.map(v) for k, v in value.items()}
@@ -154,6 +205,7 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     import tempfile
 
     from ..service import Ledger
+    from ..store import watch as W
     from ..watcher import config as config_mod
     from ..watcher.distill import distill_session
     from .runner import handle_payload
@@ -195,8 +247,26 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     tool_calls = 0
     compactions = []
     session_id = None
+    prompts = stops = 0
     for kind, item in iter_transcript(transcript):
         session_id = session_id or item["session"]
+        if not sandbox_decided:  # the first event of any kind decides (a prompt comes first)
+            sandbox_decided = True
+            sandbox = None if os.path.isdir(item["cwd"]) else _Sandbox(item["cwd"], sandbox_dir)
+        if kind in ("prompt", "stop"):
+            clock_now[0] = _ms(item["at"], clock_now[0])
+            cwd = sandbox.map(item["cwd"]) if sandbox is not None else item["cwd"]
+            if sandbox is not None:
+                os.makedirs(cwd, exist_ok=True)
+            base = {"session_id": item["session"], "transcript_path": transcript, "cwd": cwd}
+            if kind == "prompt":
+                prompts += 1
+                extra = {"hook_event_name": "UserPromptSubmit", "prompt": item["text"]}
+            else:
+                stops += 1
+                extra = {"hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": ""}
+            handle_payload("claude-code", json.dumps({**base, **extra}), None, db=db, now=clock_now[0], spawn=spawn, cfg=cfg)
+            continue
         if kind == "compact":
             at = _ms(item["at"], clock_now[0])
             cwd = sandbox.map(item["cwd"]) if sandbox is not None else item["cwd"]
@@ -205,13 +275,13 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
                                  db=db, now=at, spawn=spawn, cfg=cfg)
             post = handle_payload("claude-code", json.dumps({**base, "hook_event_name": "SessionStart", "source": "compact"}), None,
                                   db=db, now=at, spawn=spawn, cfg=cfg)
-            compactions.append({"line": item["line"], "at": item["at"], "preCompact": pre, "sessionStart": post})
+            from ..session.state import block_sections
+
+            compactions.append({"line": item["line"], "at": item["at"], "preCompact": pre, "sessionStart": post,
+                                "chars": len(pre), "sections": block_sections(pre)})
             continue
         tool_calls += 1
         u = item
-        if not sandbox_decided:
-            sandbox_decided = True
-            sandbox = None if os.path.isdir(u["cwd"]) else _Sandbox(u["cwd"], sandbox_dir)
         if sandbox is not None:
             u = {**u, "cwd": sandbox.map(u["cwd"]), "input": sandbox.map(u["input"]), "result": sandbox.map(u["result"])}
             os.makedirs(u["cwd"], exist_ok=True)
@@ -251,6 +321,11 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         handle_payload("claude-code", json.dumps({**base, "hook_event_name": "PostToolUse", "tool_response": resp}), None,
                        db=db, now=clock_now[0], spawn=spawn, cfg=cfg)
         timings.append((time.perf_counter() - t0) * 1000)
+    from ..session.state import checkpoint_sections
+
+    checkpoints = [{"id": c["id"], "at": c["at"], "event": c["event"], "chars": len(c["content"]),
+                    "sections": checkpoint_sections(c["content"])}
+                   for c in reversed(W.checkpoints(led.store.conn, session=session_id or "", limit=100_000))]
     led.close()
     import shutil
 
@@ -279,6 +354,9 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         "repeatReads": meter.report(),
         "hookP50Ms": round(statistics.median(timings), 2) if timings else None,
         "hookP95Ms": round(timings[int(0.95 * (len(timings) - 1))], 2) if timings else None,
+        "prompts": prompts,
+        "stops": stops,
+        "checkpoints": checkpoints,
         "compactions": compactions,
         "db": db if tmpdir is None else None,
     }
@@ -306,7 +384,12 @@ def format_report(r: dict) -> str:
         f"  characters injected   {r['charsInjected']}",
         _repeat_line(r["repeatReads"]),
         f"  hook time (in-process) p50 {r['hookP50Ms']} ms · p95 {r['hookP95Ms']} ms",
+        f"  user prompts          {r['prompts']}",
+        f"  turn ends (Stop)      {r['stops']}  ({len(r['checkpoints'])} checkpoints written)",
     ]
+    if r["checkpoints"]:
+        last = r["checkpoints"][-1]
+        lines.append(f"  last checkpoint       {last['event']}, {last['chars']} chars: {', '.join(last['sections'])}")
     for c in r["compactions"]:
         lines += ["", f"  compaction at line {c['line']} ({c['at']}):"]
         for label, out in (("PreCompact", c["preCompact"]), ("SessionStart(compact)", c["sessionStart"])):
@@ -315,7 +398,8 @@ def format_report(r: dict) -> str:
                 text = json.loads(out).get("hookSpecificOutput", {}).get("additionalContext", out)
             except (ValueError, AttributeError):
                 pass
-            lines.append(f"    {label}: {len(text)} chars")
+            lines.append(f"    {label}: {len(text)} chars" + (f" · sections: {', '.join(c['sections'])}"
+                                                                if label == "PreCompact" and c.get("sections") else ""))
             lines += ["      " + l for l in text.splitlines()[:12]]
             if len(text.splitlines()) > 12:
                 lines.append(f"      … ({len(text.splitlines()) - 12} more lines)")

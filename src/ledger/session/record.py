@@ -49,7 +49,7 @@ PROMPT_CHARS = 2_000  # one prompt, stored
 PLAN_CHARS = 4_000  # the plan, stored
 TODO_ITEMS = 50  # items kept in the todo list
 TODO_CHARS = 300  # one item's text
-COMMAND_CHARS = 300  # a command, stored
+COMMAND_CHARS = 200  # a command, stored (its start)
 ERROR_CHARS = 400  # the first lines of a failing command's error
 
 EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "patch", "apply_patch"})
@@ -76,6 +76,17 @@ def _clip(text: str, n: int) -> str:
     from ..redact import clip  # imported when needed (hook path)
 
     return clip(text, n)
+
+
+def _head(text: str, n: int, one_line: bool = True) -> str:
+    """Redacted, at most ``n`` characters, cut at the end with ``…`` (the start of a
+    command says what it was; a middle marker would break it up)."""
+    from ..redact import redact
+
+    text = redact(text[: n * 4])
+    if one_line:
+        text = " ".join(text.split())
+    return _short(text, n)
 
 
 def is_user_words(text: object) -> bool:
@@ -125,10 +136,10 @@ def note_tool(conn, key: str, tool: ToolCall, cwd: str, now: int) -> None:
         command = inp.get("command")
         if not isinstance(command, str) or not command.strip() or tool.ok is None:
             return
-        entry: dict[str, Any] = {"command": _clip(" ".join(command.split()), COMMAND_CHARS)}
+        entry: dict[str, Any] = {"command": _head(command, COMMAND_CHARS)}
         if tool.ok is False:
-            lines = [l.strip() for l in (tool.output or "").splitlines() if l.strip()]
-            entry["error"] = _clip("\n".join(lines[:6]), ERROR_CHARS)
+            lines = [_short(l, 160) for l in (tool.output or "")[:20_000].splitlines() if l.strip()]
+            entry["error"] = _head("\n".join(lines[:6]), ERROR_CHARS, one_line=False)
         R.set_value(conn, key, "last_passed" if tool.ok else "last_failed", entry, now)
     elif name in PLAN_TOOLS:
         plan = inp.get("plan")

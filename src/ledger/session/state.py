@@ -245,6 +245,11 @@ def block_sections(block: str) -> list[str]:
     return [l[4:] for l in block.splitlines() if l.startswith("### ")]
 
 
+def checkpoint_sections(md: str) -> list[str]:
+    """The ``## `` section titles of a checkpoint, in order (reports, tests)."""
+    return [l[3:] for l in md.splitlines() if l.startswith("## ")]
+
+
 def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: int = MAX_FACTS) -> str:
     """The project's strongest live facts (keyed to files in the project), bounded;
     says how many were left out."""
