@@ -257,7 +257,10 @@ def test_session_state_survives_compaction(claude_bin, world):
         instructions = compactions[0].prompt()
         block = instructions.split("Additional Instructions:", 1)[1]
         assert block.lstrip().startswith("## Session State (auto-injected by ledger")
-        assert "TASK-MARKER-77" in block and "DECISION-MARKER-5" in block and "# Checkpoint — " in block
+        assert "TASK-MARKER-77" in block and "DECISION-MARKER-5" in block
+        # the session record: the user's prompt and the command that ran (ledger's own
+        # checkpoint.md is not repeated while the record has the same)
+        assert "> Look at data.bin." in block and "- last passing: `cat data.bin`" in block
         n = len(model.requests)
         run_claude(claude_bin, world, model.url, "Continue.", "--resume", sid)
         later = [r for r in model.requests[n:] if not is_compaction(r) and r.body and r.body.get("tools")]
@@ -267,3 +270,61 @@ def test_session_state_survives_compaction(claude_bin, world):
         ctx = seen.split("SessionStart hook additional context:", 1)[1]
         assert "## Session State" in ctx and "TASK-MARKER-77" in ctx and "DECISION-MARKER-5" in ctx
         assert "## Known facts about this project (from ledger)" in ctx and "FORMAT-ZETA" in ctx
+
+
+def test_the_task_todo_list_and_edited_files_survive_compaction_without_agents_files(claude_bin, world):
+    """Issue 13, end to end: no ``.agents/`` file exists; the model makes a todo list with
+    Claude Code's task tools, writes a file, the user compacts, and the compaction
+    request and the next model request carry the task in the user's words, the todo
+    list with its statuses and the edited file, all from what the hooks recorded."""
+    proj = world["proj"]
+    assert not (proj / ".agents").exists()
+    task = "Add a greet() helper in greet.py that says hello (TASK-E2E-13)"
+    steps = [
+        ("TaskCreate", {"subject": "Write greet.py", "description": "the helper", "activeForm": "Writing greet.py"}),
+        ("TaskCreate", {"subject": "Test greet()", "description": "a quick check", "activeForm": "Testing"}),
+        ("TaskUpdate", {"taskId": "1", "status": "in_progress"}),
+        ("Write", {"file_path": str(proj / "greet.py"), "content": "def greet():\n    return 'hello'\n"}),
+        ("TaskUpdate", {"taskId": "1", "status": "completed"}),
+        ("Bash", {"command": "python3 -c 'import greet; print(greet.greet())'", "description": "Check"}),
+    ]
+    scenario = Scenario(steps, final="greet.py is written; testing is next.", summary="SUMMARY-13: work in progress.")
+    tasks_on = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", "CLAUDE_CODE_ENABLE_TASKS": "1"}
+    with ModelServer(scenario) as model:
+        first = run_claude(claude_bin, world, model.url, task, env=tasks_on)
+        assert scenario.issued == list(range(len(steps))) and model.errors == []
+        results = [Scenario.tool_result_text(Scenario.after_tool(model, n), n) for n in range(1, len(steps) + 1)]
+        assert "Task #1 created successfully" in results[0] and "hello" in results[5], results
+        sid = first["session_id"]
+        # the Stop checkpoint carries the record; ledger's .agents/ stays out of git status
+        md = (proj / ".agents" / "checkpoint.md").read_text()
+        assert f"> {task}" in md and "- [x] Write greet.py\n- [ ] Test greet()" in md and "- greet.py" in md
+        status = subprocess.run(["git", "-C", str(proj), "status", "--short"], capture_output=True, text=True).stdout
+        assert "?? greet.py" in status and ".agents" not in status
+
+        n = len(model.requests)
+        run_claude(claude_bin, world, model.url, "/compact", "--resume", sid, env=tasks_on)
+        compactions = [r for r in model.requests[n:] if is_compaction(r)]
+        assert compactions, "no compaction request reached the model"
+        instructions = compactions[0].prompt().split("Additional Instructions:", 1)[1]
+        assert instructions.lstrip().startswith("## Session State (auto-injected by ledger")
+        assert f"> {task}" in instructions
+        assert "- [x] Write greet.py" in instructions and "- [ ] Test greet()" in instructions
+        assert "- greet.py" in instructions and "- last passing: `python3 -c" in instructions
+        assert "_No " not in instructions
+
+        n = len(model.requests)
+        run_claude(claude_bin, world, model.url, "Continue.", "--resume", sid, env=tasks_on)
+        later = [r for r in model.requests[n:] if not is_compaction(r) and r.body and r.body.get("tools")]
+        assert later
+        seen = later[0].text()
+        assert "SUMMARY-13" in seen  # the compacted conversation
+        ctx = seen.split("SessionStart hook additional context:", 1)[1]
+        assert f"> {task}" in ctx
+        assert "- [x] Write greet.py" in ctx and "- [ ] Test greet()" in ctx
+        assert "- greet.py" in ctx
+    # the prompts of every run were recorded
+    prompts = [t for (t,) in query(world["db"], "SELECT text FROM session_prompts ORDER BY id")]
+    assert prompts == [task, "Continue."], prompts  # /compact fires no UserPromptSubmit
+    log = world["ledger_home"] / "hook.log"
+    assert not log.exists() or "Error" not in log.read_text()
