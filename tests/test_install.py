@@ -211,7 +211,7 @@ def test_from_a_subdirectory_it_writes_into_the_repository_root(cli, project):
     rc, out, err = cli("install", "claude-code", "--dir", sub, "--json", db=None)
     assert json.loads(out)["path"] == str(settings(project)) and json.loads(out)["root"] == str(project)
     p = subprocess.run([LEDGER_BIN, "uninstall", "claude-code"], cwd=sub, capture_output=True, text=True)
-    assert "removed 7" in p.stdout and not settings(project).exists()
+    assert "removed 8" in p.stdout and not settings(project).exists()
 
 
 def test_machine_specific_commands_stay_out_of_the_shared_settings(cli, project):
@@ -293,3 +293,12 @@ def test_uninstall_removes_the_file_and_folder_we_created(cli, project):
     assert rc == 0 and f"deleted {settings(project)}" in out
     assert not (project / ".claude").exists()
     assert not any(project.iterdir())
+
+
+def test_the_plugin_layout_registers_the_same_events_as_install():
+    """plugin/claude-code/hooks/hooks.json and `ledger install` wire the same events (a
+    new event added to one must reach the other)."""
+    data = json.loads((Path(__file__).resolve().parent.parent / "plugin" / "claude-code" / "hooks" / "hooks.json").read_text())
+    assert sorted(data["hooks"]) == sorted(CLAUDE_EVENTS)
+    for event, groups in data["hooks"].items():
+        assert [h["command"] for g in groups for h in g["hooks"]] == [f"ledger hook claude-code {event}"]
