@@ -508,12 +508,20 @@ class Store:
             cur = self._conn.execute("UPDATE memories SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL", (now, memory_id))
             if not cur.rowcount:
                 return False
+            # One indexed lookup per side. Written as "(a = ? OR b = ?)" SQLite chose the
+            # status / judged_at index and scanned every open conflict and pending
+            # candidate for each dropped memory: dropping a 3,600-chunk source with
+            # 49,000 pending candidates took 49 s and held the write lock throughout.
             self._conn.execute(
-                "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = coalesce(resolution, 'retired') WHERE status = 'open' AND (a = ? OR b = ?)",
+                """UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = coalesce(resolution, 'retired')
+                   WHERE rowid IN (SELECT rowid FROM conflicts WHERE a = ? AND status = 'open'
+                                   UNION ALL SELECT rowid FROM conflicts WHERE b = ? AND status = 'open')""",
                 (now, memory_id, memory_id),
             )
             self._conn.execute(
-                "UPDATE conflict_candidates SET judged_at = ?, verdict = 'retired' WHERE judged_at IS NULL AND (a = ? OR b = ?)",
+                """UPDATE conflict_candidates SET judged_at = ?, verdict = 'retired'
+                   WHERE rowid IN (SELECT rowid FROM conflict_candidates WHERE judged_at IS NULL AND a = ?
+                                   UNION ALL SELECT rowid FROM conflict_candidates WHERE b = ? AND judged_at IS NULL)""",
                 (now, memory_id, memory_id),
             )
             self.log(now, agent, "memory.drop", memory_id, reason)
