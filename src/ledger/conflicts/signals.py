@@ -51,6 +51,7 @@ from ledger.conflicts.values import (
     normalise,
     quantity,
     read,
+    rough_words,
     same_quantity,
 )
 
@@ -326,8 +327,14 @@ def suspect(a: str, b: str) -> Suspicion | None:
     >>> suspect("Invoice renews every 12 months", "Invoice renews every 24 months")
     Suspicion(overlap=1.0, signals=('divergent numbers',), score=0.7333)
     """
-    va, vb = read(a), read(b)
-    cover, share = _cover_share(va.words, vb.words)  # cheapest test first
+    va = read(a)
+    # Shared frame words are at most va.words & rough_words(b), and share >= SHARE_FLOOR
+    # needs at least SHARE_FLOOR * len(va.words) of them: rule a peer out before reading
+    # its values (the store compares a new claim with up to 200 peers, often unread).
+    if len(va.words & rough_words(b)) < SHARE_FLOOR * len(va.words) or not va.words:
+        return None
+    vb = read(b)
+    cover, share = _cover_share(va.words, vb.words)
     if cover < COVER_FLOOR or share < SHARE_FLOOR:
         return None
     fired = _signals(va, vb)

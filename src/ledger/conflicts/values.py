@@ -25,6 +25,7 @@ __all__ = [
     "normalise",
     "quantity",
     "read",
+    "rough_words",
     "same_quantity",
     "stems",
 ]
@@ -305,6 +306,17 @@ _NOT_A_UNIT = _FRAME_STOPWORDS | frozenset(
 )
 
 
+@lru_cache(maxsize=65536)
+def _frame_word(part: str) -> str | None:
+    """The stem a word adds to a frame, or None for stopwords, negations and stems
+    shorter than two letters."""
+    stem = _stem(part)
+    if len(stem) >= 2 and part.lower() not in _FRAME_STOPWORDS and not _NEGATION.fullmatch(part):
+        return stem
+    return None
+
+
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     """A light English stemmer, enough to align "expires"/"expire", "capped"/"cap",
     "requests"/"request"; not a linguistic one. Lowercases; drops a possessive."""
@@ -387,11 +399,20 @@ _STATE_RE = re.compile(
     r"(?<![\w-])(" + "|".join(sorted(map(re.escape, _STATE_WORDS), key=len, reverse=True)) + r")(?![\w-])",
     re.IGNORECASE,
 )
-_CHOICE_RE = [
-    (axis, value, re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.IGNORECASE))
-    for axis, values in CHOICE_AXES.items()
-    for value, pattern in values.items()
-]
+# All choices in one pattern (one scan per text); the group name says which one matched.
+_CHOICE_GROUPS = {
+    f"c{i}": (axis, value)
+    for i, (axis, value) in enumerate((a, v) for a, values in CHOICE_AXES.items() for v in values)
+}
+_CHOICE_RE = re.compile(
+    r"(?<![\w-])(?:"
+    + "|".join(
+        rf"(?P<c{i}>{pattern})"
+        for i, pattern in enumerate(p for values in CHOICE_AXES.values() for p in values.values())
+    )
+    + r")(?![\w-])",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -424,6 +445,7 @@ class _Reader:
         self.text = text
         self.lower = text.lower()
         self.mask = list(text)
+        self._masked: str | None = text  # the joined mask, rebuilt after a take
         self.spans: list[tuple[int, int, str]] = []  # (start, end, placeholder)
         found = list(_HISTORY.finditer(text))
         self.history = [m.span(1) for m in found]
@@ -431,13 +453,16 @@ class _Reader:
         self.replaced = tuple((stems(m.group(1)), stems(m.group(2))) for m in found)
 
     def masked(self) -> str:
-        return "".join(self.mask)
+        if self._masked is None:
+            self._masked = "".join(self.mask)
+        return self._masked
 
     def is_history(self, start: int) -> bool:
         return any(a <= start < b for a, b in self.history)
 
     def take(self, start: int, end: int, placeholder: str) -> None:
         self.mask[start:end] = " " * (end - start)
+        self._masked = None
         self.spans.append((start, end, placeholder))
 
     def prev_words(self, start: int, n: int = 4) -> list[str]:
@@ -483,11 +508,11 @@ def _read_dates_and_times(r: _Reader) -> tuple[set[str], set[str]]:
 
 def _read_choices(r: _Reader) -> set[tuple[str, str]]:
     out = set()
-    for axis, value, pattern in _CHOICE_RE:
-        for m in pattern.finditer(r.masked()):
-            if not r.is_history(m.start()):
-                out.add((axis, value))
-            r.take(m.start(), m.end(), f"#c:{axis}")
+    for m in _CHOICE_RE.finditer(r.masked()):
+        axis, value = _CHOICE_GROUPS[m.lastgroup]
+        if not r.is_history(m.start()):
+            out.add((axis, value))
+        r.take(m.start(), m.end(), f"#c:{axis}")
     return out
 
 
@@ -600,8 +625,8 @@ def read(text: str) -> Values:
     items = [(s, p) for s, _, p in r.spans]
     for m in re.finditer(r"[\w'’-]+", rest):
         for part in re.split(r"[-_]", m.group(0)):
-            stem = _stem(part)
-            if len(stem) >= 2 and part.lower() not in _FRAME_STOPWORDS and not _NEGATION.fullmatch(part):
+            stem = _frame_word(part)
+            if stem:
                 items.append((m.start(), stem))
     items.sort(key=lambda x: x[0])
     return Values(
@@ -617,6 +642,17 @@ def read(text: str) -> Values:
         frame=tuple(p for _, p in items),
         replaced=r.replaced,
         words=frozenset(p for _, p in items if not p.startswith("#")),
+    )
+
+
+@lru_cache(maxsize=16384)
+def rough_words(text: str) -> frozenset[str]:
+    """Every stem the text's frame could hold: the frame words of :func:`read` are a
+    subset (reading values only removes words). Cheap, so the proposer can rule out a
+    peer before reading its values."""
+    return frozenset(
+        w for m in re.finditer(r"[\w'’-]+", normalise(text)) for part in re.split(r"[-_]", m.group(0))
+        if (w := _frame_word(part))
     )
 
 
