@@ -49,6 +49,15 @@ def store(tmp_path):
     return {"path": path, "a": a.id, "b": w.memory.id, "conflict": cf, "ci": ci.id, "pytest": py.id, "prefs": pref.id}
 
 
+async def until(pilot, condition, timeout: float = 5.0) -> None:
+    """Pause the app until ``condition()`` holds (checked every 50 ms), at most
+    ``timeout`` seconds; the caller's asserts then say what did not happen."""
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+
+
 def fresh(path) -> Ledger:
     return Ledger.open(path)
 
@@ -395,7 +404,8 @@ async def test_periodic_refresh_keeps_cursor_on_same_item(store):
         assert app.current_id() == store["pytest"] and app.index == 1
         with fresh(store["path"]) as other:
             new = other.remember("Docs live under docs/ as markdown", cluster="code", agent="codex").memory
-        await pilot.pause(0.3)
+        # Wait for a refresh (every 0.05 s; a loaded machine may need longer than 0.3 s).
+        await until(pilot, lambda: app.claims and app.claims[0].id == new.id)
         # The new claim arrived at the top; the cursor stayed on the same claim.
         assert [m.id for m in app.claims][0] == new.id
         assert app.current_id() == store["pytest"] and app.index == 2
@@ -404,11 +414,11 @@ async def test_periodic_refresh_keeps_cursor_on_same_item(store):
         # The selected claim is kept by another process: same index, clamped.
         with fresh(store["path"]) as other:
             other.review(store["pytest"], "keep")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: store["pytest"] not in [m.id for m in app.claims])
         assert app.index == 2 and app.current_id() == store["ci"]
         with fresh(store["path"]) as other:
             other.review(store["ci"], "keep")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: store["ci"] not in [m.id for m in app.claims])
         assert app.index == 1 and app.current_id() == store["prefs"]
     led.close()
 
