@@ -596,3 +596,32 @@ def test_fuzz_figures():
     detail = ", ".join(f"{k} {c[0]}" for k, c in FUZZ_COUNTS.items())
     record("Hypothesis fuzz: query, ingest, hook adapter, web API", ops=total, errors=refused, lost=0, tracebacks=0,
            wall=time.monotonic() - FUZZ_T0[0] if FUZZ_T0 else 0.0, note=detail)
+
+
+def test_recall_answers_behind_a_long_writer_and_says_it_did_not_count(tmp_path):
+    """A foreign writer holds the write lock for 6 s (as a large ingest did): recall
+    returns its hits within about its 1.5 s counting wait, marked as not counted; once
+    the lock is gone, recall counts again."""
+    db = new_store(tmp_path / "recall.db")
+    with Ledger.open(db) as led:
+        mid = led.remember("The boiler pressure limit is 3 bar", cluster="code", agent="t").memory.id
+    t0 = time.monotonic()
+    holder = _hold_lock(db, "immediate", 6)
+    try:
+        s = time.monotonic()
+        out = _cli(db, "recall", "boiler", "pressure")
+        wall = time.monotonic() - s
+        js = _cli(db, "recall", "boiler", "--json")
+    finally:
+        holder.wait()
+    assert out.returncode == 0 and mid in out.stdout, out.stderr
+    assert "not counted" in out.stderr and "busy" in out.stderr
+    assert wall < 5, wall
+    assert js.returncode == 0 and json.loads(js.stdout)[0]["id"] == mid
+    assert json.loads(js.stderr.strip().splitlines()[-1])["kind"] == "not-counted"
+    with Ledger.open(db) as led:
+        assert led.get(mid).hits == 0  # neither read was counted
+        res = led.recall("boiler", agent="t")
+        assert res.not_counted is None and led.get(mid).hits == 1
+    record("recall behind a 6 s foreign write lock", ops=3, errors=0, lost=0, tracebacks=0, wall=time.monotonic() - t0,
+           note=f"recall answered in {wall:.1f} s, marked not counted")

@@ -114,9 +114,15 @@ class SearchResult:
     total: int
     took_ms: float
     query: str = ""
+    #: For ``recall``: why this read could not be counted (the store stayed locked or is
+    #: full); None when it was counted, or for ``search``, which never counts.
+    not_counted: str | None = None
 
     def to_dict(self) -> dict:
-        return {"hits": [m.to_dict() for m in self.hits], "total": self.total, "tookMs": round(self.took_ms, 2), "capped": False}
+        d = {"hits": [m.to_dict() for m in self.hits], "total": self.total, "tookMs": round(self.took_ms, 2), "capped": False}
+        if self.not_counted:
+            d["notCounted"] = self.not_counted
+        return d
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 import time
@@ -24,7 +25,7 @@ from . import ingest as ingest_mod
 from .clock import Clock, local_midnight_ms, system_clock
 from .conflicts.duplicates import is_near_duplicate, propose
 from .conflicts.signals import query_terms
-from .errors import InvalidInput, NotAClaim, UnknownMemory
+from .errors import InvalidInput, NotAClaim, StoreUnavailable, UnknownMemory
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
 from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
@@ -42,6 +43,7 @@ CANDIDATE_PREFIX = PREFIXES["candidate"] + "_"  # "cc_": `resolve` takes candida
 REVIEW_ACTIONS = ("keep", "pin", "drop", "edit")
 BULK_OPS = ("pin", "unpin", "archive", "unarchive", "merge", "drop")
 HUMAN = "human"
+RECALL_COUNT_WAIT_MS = 1_500  # how long recall waits for the write lock to count its read
 MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
 MAX_PROPOSALS_PER_WRITE = 20  # best-scored candidates kept per write: a flood helps nobody judge
 
@@ -234,10 +236,15 @@ class Ledger:
             raise InvalidInput('What should I recall? Give words or a filter, e.g. ledger recall deploy steps  or  ledger recall cluster:proc')
         res = self._search(query, limit=limit, mode=mode)
         now = self.clock()
-        with self.store.atomic():
-            self.store.count_read([m.id for m in res.hits], agent, now)
-            self.store.touch_agent(agent, now)
-            self.store.log(now, agent, "memory.search", None, f'{res.total} for "{query}"', res.took_ms)
+        try:
+            # Counting is worth a short wait, not an agent's turn: behind a long writer
+            # (a large ingest) the results still go back, marked as not counted.
+            with self.store.atomic(wait_ms=RECALL_COUNT_WAIT_MS):
+                self.store.count_read([m.id for m in res.hits], agent, now)
+                self.store.touch_agent(agent, now)
+                self.store.log(now, agent, "memory.search", None, f'{res.total} for "{query}"', res.took_ms)
+        except StoreUnavailable as exc:
+            return dataclasses.replace(res, not_counted=exc.message)
         # As in the seed, the hits are returned as ranked: strength before this read.
         return res
 

@@ -68,6 +68,21 @@ def recall(query, limit, mode, agent, db, as_json):
         _json([{**m.to_dict(), "fileChanges": file_changes(m.files)} for m in res.hits])
     else:
         _out(recall_lines(res, _color()))
+    if res.not_counted:
+        _warn_not_counted(res.not_counted)
+
+
+def _warn_not_counted(reason: str) -> None:
+    """The hits went out but the read was not counted (store locked or full): say so on
+    stderr (a JSON object with ``--json``), so stdout keeps its format."""
+    msg = f"these results were not counted as a retrieval: {reason}"
+    try:
+        if _JSON_ERRORS:
+            click.echo(json.dumps({"warning": msg, "kind": "not-counted"}, ensure_ascii=False), err=True)
+        else:
+            click.echo(f"⚠ {msg}", err=True)
+    except (OSError, ValueError):
+        pass
 
 
 @cli.command()

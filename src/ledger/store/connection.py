@@ -146,10 +146,12 @@ def _refuse_foreign(conn: sqlite3.Connection) -> None:
 
 
 @contextlib.contextmanager
-def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def atomic(conn: sqlite3.Connection, *, wait_ms: int | None = None) -> Iterator[sqlite3.Connection]:
     """A write transaction: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error.
     Nested use becomes a savepoint, so a helper that writes can be called inside a
-    larger transaction."""
+    larger transaction. ``wait_ms`` (outermost transaction only) bounds the wait for
+    the write lock below the connection's busy timeout, for writes that may be skipped
+    (counting a recall) rather than make the caller wait."""
     if conn.in_transaction:
         name = f"sp_{id(conn)}_{os.urandom(3).hex()}"
         conn.execute(f"SAVEPOINT {name}")
@@ -167,7 +169,15 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             conn.execute(f"RELEASE {name}")
         return
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        if wait_ms is None:
+            conn.execute("BEGIN IMMEDIATE")
+        else:
+            before = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+            conn.execute(f"PRAGMA busy_timeout = {max(0, int(wait_ms))}")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(before)}")
     except sqlite3.OperationalError as exc:
         raise StoreUnavailable(write_error_message(exc)) from exc
     try:

@@ -80,9 +80,10 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def atomic(self):
-        """A write transaction (``BEGIN IMMEDIATE``), nestable."""
-        return atomic(self._conn)
+    def atomic(self, *, wait_ms: int | None = None):
+        """A write transaction (``BEGIN IMMEDIATE``), nestable; ``wait_ms`` bounds the
+        wait for the write lock (see :func:`.connection.atomic`)."""
+        return atomic(self._conn, wait_ms=wait_ms)
 
     # ------------------------------------------------------------------ clusters
     def _seed_clusters(self, now: int) -> None:
