@@ -114,6 +114,9 @@ def test_llm_backend_reachable_or_not(cli, project, tmp_path):
     env = {"HOME": str(tmp_path), "LEDGER_LLM_BACKEND": "command", "LEDGER_LLM_COMMAND": "no-such-llm-cli -p"}
     rc, checks, _ = doctor(cli, project, env=env)
     assert rc == 1 and "no-such-llm-cli" in checks["llm backend"]["detail"]
+    # the deterministic distiller needs no LLM at all
+    rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path), "LEDGER_LLM_BACKEND": "fallback"})
+    assert checks["llm backend"]["status"] == "ok" and "no LLM" in checks["llm backend"]["detail"]
 
 
 def test_hooks_disabled_in_the_environment_is_a_warning(cli, project, tmp_path):

@@ -181,3 +181,32 @@ def test_findings_use_the_uncut_content_when_the_caller_has_it():
     assert without.startswith("m.py lines 1-")  # only the stored part: partial, no hash
     full = findings(rows, cwd="/gone", full_read=lambda r: (text, 1, True))[0]["fact"]
     assert full.startswith("m.py (600 lines, ")
+
+
+def test_backend_fallback_distills_live_through_the_detached_distiller(tmp_path):
+    import sqlite3
+    import time
+
+    from fakes.hooks import post_bash, post_read, run_hook
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    src = proj / "tool.py"
+    src.write_text("import sys\n\n\ndef main():\n    return 0\n\n\nclass Runner:\n    pass\n")
+    db = tmp_path / "ledger.db"
+    env = {"LEDGER_DB": db, "LEDGER_LLM_BACKEND": "fallback", "LEDGER_DISTILL_EVERY": "2"}
+    assert run_hook("PostToolUse", post_read(src, src.read_text(), cwd=proj), env=env).returncode == 0
+    assert run_hook("PostToolUse", post_bash("python -m pytest -q", stdout="3 passed in 0.01s", cwd=proj),
+                    env=env).returncode == 0
+    deadline = time.monotonic() + 20
+    rows = []
+    while time.monotonic() < deadline and len(rows) < 2:
+        conn = sqlite3.connect(db)
+        rows = conn.execute("SELECT topic, text FROM memories WHERE writer = 'watcher' ORDER BY seq").fetchall()
+        calls = conn.execute("SELECT count(*) FROM llm_calls").fetchone()[0]
+        conn.close()
+        time.sleep(0.2)
+    assert [t for t, _ in rows] == ["outline:tool.py", "test:command"], rows
+    assert rows[0][1].startswith("tool.py (9 lines, ") and rows[0][1].endswith("top-level: def main (4), class Runner (8)")
+    assert rows[1][1] == "`python -m pytest -q` works (exit 0): 3 passed in 0.01s."
+    assert calls == 0  # no LLM was called, so none is accounted

@@ -212,6 +212,8 @@ def check_llm() -> Check:
     if backend == "none":
         return Check(name, "warn", "none: nothing is distilled (injection and checkpoints still work)",
                      'set [llm] backend in $LEDGER_HOME/config.toml (README: Configuration)')
+    if backend in ("fallback", "heuristic"):
+        return Check(name, "ok", f"{backend}: the deterministic distiller, no LLM (file outlines, command outcomes)")
     if backend == "command":
         exe = _exe_of(llm.get("command") or "")
         found = shutil.which(exe) if exe else None
@@ -237,7 +239,7 @@ def check_llm() -> Check:
             return Check(name, "fail", f"{backend}: cannot reach {base} ({getattr(exc, 'reason', exc)})",
                          "start the server, or fix [llm] url")
         return Check(name, "ok", f"{backend}: {base} answers" + (f" (model {llm['model']})" if llm.get("model") else ""))
-    return Check(name, "fail", f"unknown backend {backend!r}", "[llm] backend = command | openai | anthropic | opencode | none")
+    return Check(name, "fail", f"unknown backend {backend!r}", "[llm] backend = command | openai | anthropic | opencode | fallback | none")
 
 
 def check_round_trip(exe: str) -> Check:

@@ -144,7 +144,8 @@ _RUNNER = re.compile(
 _EXIT = re.compile(r"(?:^|\n)(?:Error: )?Exit code (\d+)")
 _SUMMARIES = [
     re.compile(r"^(?:\d+ doctests?, )?\d+ (?:tests?|propert(?:y|ies))(?:, \d+ (?:failures?|excluded|skipped|invalid))*.*$", re.M),
-    re.compile(r"^=+ (?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected)(?:, )?)+ in [\d.]+s.*$", re.M),
+    re.compile(r"^(?:=+ )?(?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected)(?:, )?)+ in [\d.]+s.*$",
+               re.M),
     re.compile(r"^Tests?:\s+.*\d+ (?:passed|failed).*$", re.M),
     re.compile(r"^test result: .*$", re.M),
     re.compile(r"^(?:ok|FAIL)\s+\S+\s+[\d.]+s$", re.M),
