@@ -243,10 +243,12 @@ class SessionServer:
             return reply(rid)
 
         from ..watcher.engine import Engine
+        from ..watcher.spool import spool_dir
         from ..session.state import handle_session_event
 
+        # A tool call that finds the store locked past the wait is spooled, not lost.
         engine = Engine(self.connection(), self.cfg, self.clock(), spawn_distill=self.spawn_distill,
-                        session_state=handle_session_event)
+                        session_state=handle_session_event, spool=spool_dir(self.db))
         if p.what == "step":
             seen = self.seen_parts.setdefault(key, set())
             if p.part_id:
