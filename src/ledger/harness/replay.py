@@ -205,7 +205,6 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     import tempfile
 
     from ..service import Ledger
-    from ..store import watch as W
     from ..watcher import config as config_mod
     from ..watcher.distill import distill_session
     from .runner import handle_payload
@@ -325,7 +324,7 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
 
     checkpoints = [{"id": c["id"], "at": c["at"], "event": c["event"], "chars": len(c["content"]),
                     "sections": checkpoint_sections(c["content"])}
-                   for c in reversed(W.checkpoints(led.store.conn, session=session_id or "", limit=100_000))]
+                   for c in reversed(led.store.watch.checkpoints(session=session_id or "", limit=100_000))]
     led.close()
     import shutil
 
