@@ -532,3 +532,24 @@ def test_recall_with_nothing_to_look_for_is_an_error(cli):
     remember(cli, "A fact")
     assert "What should I recall" in fail(*cli("recall"))
     assert "What should I recall" in fail(*cli("recall", "cluster:"))
+
+
+def test_a_sqlite_error_is_a_store_error_with_the_clis_hint(cli):
+    import sqlite3
+
+    ok(*cli("remember", "CI runs on Python 3.11", "--cluster", "code"))
+    c = sqlite3.connect(cli.db)
+    c.execute("DROP TABLE events")
+    c.commit()
+    c.close()
+    msg = fail(*cli("remember", "Deploys go out on Tuesdays", "--cluster", "proc"))
+    assert "no such table: events" in msg and "Nothing was saved" in msg and "report this as a ledger bug" in msg
+    rc, out, err = cli("remember", "Deploys go out on Tuesdays", "--cluster", "proc", "--json")
+    assert rc == 1 and json.loads(err)["kind"] == "store-unavailable"
+
+
+def test_core_errors_get_the_clis_flags_as_hints(cli):
+    assert fail(*cli("remember", "x y z", "--cluster", "Procedures")).endswith("Did you mean --cluster proc?")
+    cc = "cc_nope"
+    assert "--verdict must be" in fail(*cli("judge", cc, "--verdict", "maybe"))
+    assert fail(*cli("show", "m_nothere")).endswith("`ledger search` lists ids.")

@@ -64,7 +64,7 @@ def test_unknown_cluster_error_lists_known_ids(ledger):
     with pytest.raises(UnknownCluster) as e:
         ledger.remember("x", cluster="nope", agent="a")
     for cid, _, _ in SEED_CLUSTERS:
-        assert cid in e.value.message
+        assert cid in e.value.choices  # structured: each surface phrases the list
     assert '"nope"' in e.value.message
     assert ledger.stats()["memories"] == 0
 
@@ -568,3 +568,25 @@ def test_recall_needs_something_to_look_for(ledger):
         with pytest.raises(InvalidInput, match="What should I recall"):
             ledger.recall(empty, agent="a")
     assert ledger.recall("cluster:code", agent="a").total == 1
+
+
+def test_sqlite_errors_leave_the_store_as_ledger_errors(db_file, clock, tmp_path):
+    """No sqlite3 error crosses the store's boundary: a broken table (here dropped behind
+    the store's back) surfaces as StoreUnavailable with a reason and SQLite's text."""
+    from ledger.errors import StoreUnavailable
+
+    with Ledger.open(db_file, clock=clock) as led:
+        led.remember("CI runs on Python 3.11", cluster="code", agent="a")
+    raw = sqlite3.connect(db_file)
+    raw.execute("DROP TABLE events")
+    raw.commit()
+    raw.close()
+    with Ledger.open(db_file, clock=clock) as led:
+        with pytest.raises(StoreUnavailable) as err:
+            led.remember("Deploys go out on Tuesdays", cluster="proc", agent="a")
+        assert err.value.reason == "error" and "no such table: events" in err.value.detail
+        assert not isinstance(err.value, sqlite3.Error) and isinstance(err.value.__cause__, sqlite3.Error)
+        with pytest.raises(StoreUnavailable):
+            led.stats()
+        with pytest.raises(StoreUnavailable):
+            led.events(5)

@@ -167,6 +167,29 @@ def test_update_text_and_cluster(client, store):
     assert client.patch(f"/api/memories/{ids['chunk']}", json={"text": "x"}).json()["kind"] == "not-a-claim"
 
 
+@pytest.mark.parametrize("body,field,suggestion", [
+    ({"cluster": "Procedures"}, "cluster", "proc"),  # the label of an existing cluster
+    ({"cluster": "code "}, "cluster", "code"),  # its id with a stray space
+    ({"cluster": "nowhere"}, "cluster", None),
+])
+def test_errors_carry_fields_and_name_no_cli_flag(client, store, body, field, suggestion):
+    _, ids = store
+    d = client.patch(f"/api/memories/{ids['tabs']}", json=body).json()
+    assert d["kind"] == "unknown-cluster" and d["field"] == field and d.get("suggestion") == suggestion
+    assert "proc" in d["choices"] and "--" not in d["error"] and "ledger " not in d["error"]
+    if suggestion:
+        assert f'"{suggestion}"' in d["error"]
+
+
+def test_a_bad_outcome_or_trust_names_no_cli_flag(client, store):
+    _, ids = store
+    d = client.post(f"/api/conflicts/{ids['conflict']}/resolve", json={"resolution": "maybe"}).json()
+    assert d["kind"] == "invalid-input" and d["field"] == "outcome" and d["choices"] == ["a", "b", "both", "merge", "dismiss"]
+    assert "--" not in d["error"] and "ledger resolve" not in d["error"]
+    d = client.post(f"/api/sources/{ids['source']}/trust", json={"trust": 3}).json()
+    assert d["field"] == "trust" and "--trust" not in d["error"]
+
+
 # ---------------------------------------------------------------- bulk
 def test_bulk_pin_archive_drop(client, store):
     db, ids = store

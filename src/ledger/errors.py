@@ -15,9 +15,32 @@ class LedgerError(Exception):
     #: HTTP status the web API answers with for this error.
     status = 400
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, *, field: str | None = None, value: object = None, choices: tuple = (),
+                 suggestion: str | None = None):
         super().__init__(message)
         self.message = message
+        #: Which input was wrong, by its neutral name (``"cluster"``, ``"trust"``), its
+        #: value, the valid choices when there is a closed set, and the choice it most
+        #: likely meant. Surfaces phrase their own hint from these (the CLI names its
+        #: flag, the web API returns them as JSON); ``message`` names no surface.
+        self.field = field
+        self.value = value
+        self.choices = tuple(choices)
+        self.suggestion = suggestion
+
+    def fields(self) -> dict:
+        """The structured fields that are set, JSON-ready: ``field``, ``value``,
+        ``choices``, ``suggestion``."""
+        d: dict = {}
+        if self.field is not None:
+            d["field"] = self.field
+        if self.value is not None:
+            d["value"] = self.value if isinstance(self.value, (str, int, float, bool)) else str(self.value)
+        if self.choices:
+            d["choices"] = list(self.choices)
+        if self.suggestion is not None:
+            d["suggestion"] = self.suggestion
+        return d
 
     def __str__(self) -> str:  # pragma: no cover - trivial
         return self.message
@@ -74,10 +97,31 @@ class UnreadableSource(LedgerError):
 
 class StoreUnavailable(LedgerError):
     """The database file cannot be opened or written (permissions, disk full, locked
-    past the busy timeout, not a SQLite file)."""
+    past the busy timeout, not a SQLite file). SQLite's own errors are translated into
+    this inside ``ledger.store``: ``reason`` is one of :data:`STORE_REASONS`, ``detail``
+    what SQLite said, ``path`` the store file (when known)."""
 
     kind = "store-unavailable"
     status = 503
+
+    def __init__(self, message: str, *, reason: str = "error", detail: str | None = None, path: str | None = None, **kw):
+        super().__init__(message, **kw)
+        self.reason = reason
+        self.detail = detail
+        self.path = path
+
+    def fields(self) -> dict:
+        d = super().fields()
+        d["reason"] = self.reason
+        if self.path is not None:
+            d["path"] = self.path
+        return d
+
+
+#: Why the store failed: ``disk-full``, ``read-only`` (permissions, a read-only file or
+#: folder), ``locked`` (another process held the write lock past the busy timeout),
+#: ``corrupt`` (not a SQLite file, a damaged page), ``error`` (anything else: a bug).
+STORE_REASONS = ("disk-full", "read-only", "locked", "corrupt", "error")
 
 
 class UnknownCheckpoint(LedgerError):

@@ -30,19 +30,26 @@ from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-expo
 from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
 from .paths import db_path
-from .vocab import DAY_MS
+from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names from the service
+    BULK_OPS,
+    CONFLICT_KINDS,
+    DAY_MS,
+    DEFAULT_CONFLICT_KIND,
+    DEFAULT_DETECTOR,
+    DEFAULT_MODE,
+    DEFAULT_SOURCE_TRUST,
+    HUMAN,
+    MODES,
+    RESOLUTIONS,
+    REVIEW_ACTIONS,
+    VERDICTS,
+)
 from .query import parse
 from .text import storable_problem
 from .store import Store
 from .store import conflicts as cq
 
-MODES = ("hybrid", "keyword", "fuzzy")
-CONFLICT_KINDS = ("direct contradiction", "value drift", "stale schedule", "stale terms", "date conflict", "stale fact")
-RESOLUTIONS = ("a", "b", "both", "merge", "dismiss")
 CANDIDATE_PREFIX = PREFIXES["candidate"] + "_"  # "cc_": `resolve` takes candidates too
-REVIEW_ACTIONS = ("keep", "pin", "drop", "edit")
-BULK_OPS = ("pin", "unpin", "archive", "unarchive", "merge", "drop")
-HUMAN = "human"
 RECALL_COUNT_WAIT_MS = 1_500  # how long recall waits for the write lock to count its read
 MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
 MAX_PROPOSALS_PER_WRITE = 20  # best-scored candidates kept per write: a flood helps nobody judge
@@ -152,7 +159,8 @@ class Ledger:
             if not self.store.exists(supersedes):
                 raise UnknownMemory(f"No memory {supersedes} to supersede. Check the id with `ledger recall`.")
             if self.store.row(supersedes)["deleted_at"] is not None:
-                raise InvalidInput(f"{supersedes} was already dropped; there is nothing live to supersede. Remember the new fact without --supersedes.")
+                raise InvalidInput(f"{supersedes} was already dropped; there is nothing live to supersede. Remember the new fact without superseding.",
+                                   field="supersedes", value=supersedes)
         conflict_id = None
         proposed: tuple[str, ...] = ()
         with self.store.atomic():
@@ -166,7 +174,7 @@ class Ledger:
             mid = self.store.insert_claim(text, cluster, agent, now, note=note, source_id=source_id, topic=topic, files=files)
             if supersedes:
                 old = self.store.row(supersedes)
-                conflict_id = cq.insert_conflict(self.store, supersedes, mid, "direct contradiction", old["cluster_id"], 1.0,
+                conflict_id = cq.insert_conflict(self.store, supersedes, mid, DEFAULT_CONFLICT_KIND, old["cluster_id"], 1.0,
                                                  f"declared by {agent} on write", now)
             else:
                 proposed = self._propose(mid, text, peers, now)
@@ -216,18 +224,18 @@ class Ledger:
         """Full id from an id or a unique tail of one (as ``search`` prints them)."""
         return self.store.resolve_id(ref)
 
-    def _search(self, query: str, *, limit: int, offset: int = 0, mode: str = "hybrid", now: int | None = None, **kw) -> SearchResult:
+    def _search(self, query: str, *, limit: int, offset: int = 0, mode: str = DEFAULT_MODE, now: int | None = None, **kw) -> SearchResult:
         if mode not in MODES:
-            raise InvalidInput(f'Unknown mode "{mode}". Use one of: {", ".join(MODES)}.')
+            raise InvalidInput(f'Unknown mode "{mode}". Use one of: {", ".join(MODES)}.', field="mode", value=mode, choices=MODES)
         if limit < 0 or offset < 0:
-            raise InvalidInput("--limit and offset must be zero or more.")
+            raise InvalidInput("limit and offset must be zero or more.", field="limit", value=min(limit, offset))
         t0 = time.perf_counter()
         now = self.clock() if now is None else now
         q = parse(query or "", now)
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "")
 
-    def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = "hybrid") -> SearchResult:
+    def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = DEFAULT_MODE) -> SearchResult:
         """Counted search for agents: the returned page gets hits+1, last read = now and
         ``agent`` as a reader; the search is logged with its timing. Shares one code path
         with :meth:`search`, which never counts."""
@@ -248,7 +256,7 @@ class Ledger:
         # As in the seed, the hits are returned as ranked: strength before this read.
         return res
 
-    def search(self, query: str = "", *, limit: int = 25, offset: int = 0, mode: str = "hybrid", kind: str = "all",
+    def search(self, query: str = "", *, limit: int = 25, offset: int = 0, mode: str = DEFAULT_MODE, kind: str = "all",
                sort: str | None = None, direction: str = "desc", include_archived: bool = False, pending_only: bool = False,
                pinned_only: bool = False, conflicted_only: bool = False) -> SearchResult:
         """Uncounted search for people and the UI. Raises InvalidQuery on a bad token."""
@@ -256,7 +264,7 @@ class Ledger:
                             include_archived=include_archived, pending_only=pending_only, pinned_only=pinned_only,
                             conflicted_only=conflicted_only)
 
-    def export(self, query: str = "", *, batch: int = 1000, mode: str = "hybrid", **kw) -> Iterator[Memory]:
+    def export(self, query: str = "", *, batch: int = 1000, mode: str = DEFAULT_MODE, **kw) -> Iterator[Memory]:
         """Every match of ``query`` (no cap), in ranked order, streamed in batches. Every
         batch is ranked at the same instant: strength moves with time, so pages ranked at
         different instants could repeat some rows and skip others."""
@@ -317,7 +325,8 @@ class Ledger:
         Returns ``{"affected": n}``, or ``{"merged": memory}`` for merge (the first id is
         kept; the others' hits, sources and readers fold into it)."""
         if op not in BULK_OPS:
-            raise InvalidInput(f'Unknown bulk operation "{op}". Use one of: {", ".join(BULK_OPS)}.')
+            raise InvalidInput(f'Unknown bulk operation "{op}". Use one of: {", ".join(BULK_OPS)}.', field="op", value=op,
+                               choices=BULK_OPS)
         ids = list(dict.fromkeys(ids))
         if not ids:
             raise InvalidInput("no memories selected")
@@ -365,12 +374,12 @@ class Ledger:
         return self.store.add_cluster(label, self.clock(), cluster_id=cluster_id, color=color)
 
     # ------------------------------------------------------------------ sources
-    def ingest(self, source: ingest_mod.SourceText, *, cluster: str, agent: str, trust: float = 0.75) -> IngestResult:
+    def ingest(self, source: ingest_mod.SourceText, *, cluster: str, agent: str, trust: float = DEFAULT_SOURCE_TRUST) -> IngestResult:
         """Chunk a document and store every chunk (one transaction). ``trust`` 0–1."""
         return self.ingest_chunks(source.filename, ingest_mod.chunk_text(source.text), cluster=cluster, agent=agent,
                                   trust=trust, ext=source.ext, nbytes=source.bytes)
 
-    def ingest_chunks(self, filename: str, chunks: Sequence[str], *, cluster: str, agent: str, trust: float = 0.75,
+    def ingest_chunks(self, filename: str, chunks: Sequence[str], *, cluster: str, agent: str, trust: float = DEFAULT_SOURCE_TRUST,
                       ext: str | None = None, nbytes: int | None = None, neighbours: int = 2) -> IngestResult:
         """Store pre-split chunks as one source (used by ``ingest`` and benchmarks)."""
         chunks = [c.strip() for c in chunks if c and c.strip()]
@@ -379,9 +388,9 @@ class Ledger:
         try:
             t = float(trust)
         except (TypeError, ValueError):
-            raise InvalidInput(f"--trust must be a number from 0 to 1, got {trust!r}.") from None
+            raise InvalidInput(f"trust must be a number from 0 to 1, got {trust!r}.", field="trust", value=str(trust)) from None
         if not 0 <= t <= 1:
-            raise InvalidInput(f"--trust must be from 0 to 1, got {t}.")
+            raise InvalidInput(f"trust must be from 0 to 1, got {t}.", field="trust", value=t)
         self.store.require_cluster(cluster)
         now = self.clock()
         sid, ids = self.store.insert_source(
@@ -407,9 +416,9 @@ class Ledger:
         try:
             t = float(trust)
         except (TypeError, ValueError):
-            raise InvalidInput(f"trust must be a number from 0 to 1, got {trust!r}.") from None
+            raise InvalidInput(f"trust must be a number from 0 to 1, got {trust!r}.", field="trust", value=str(trust)) from None
         if not 0 <= t <= 1:  # also refuses NaN and infinities
-            raise InvalidInput(f"trust must be from 0 to 1, got {trust}.")
+            raise InvalidInput(f"trust must be from 0 to 1, got {trust}.", field="trust", value=str(trust))
         return self.store.set_trust(source_id, t, by, self.clock())
 
     def drop_source(self, source_id: str, *, by: str = HUMAN) -> dict:
@@ -425,19 +434,21 @@ class Ledger:
         """An agent's verdict on a candidate. ``unrelated`` settles the pair for good
         (returns None); ``conflict`` opens a conflict for a person and returns its id.
         Raises InvalidInput for a bad verdict, kind or detector (must be 0–1)."""
-        if verdict not in ("conflict", "unrelated"):
-            raise InvalidInput(f'--verdict must be "conflict" or "unrelated", got "{verdict}".')
-        kind = (kind or "direct contradiction").strip().lower()
+        if verdict not in VERDICTS:
+            raise InvalidInput(f'verdict must be "conflict" or "unrelated", got "{verdict}".', field="verdict", value=verdict,
+                               choices=VERDICTS)
+        kind = (kind or DEFAULT_CONFLICT_KIND).strip().lower()
         if kind not in CONFLICT_KINDS:
-            raise InvalidInput(f'Unknown kind "{kind}". Kinds: {", ".join(CONFLICT_KINDS)}.')
+            raise InvalidInput(f'Unknown kind "{kind}". Kinds: {", ".join(CONFLICT_KINDS)}.', field="kind", value=kind,
+                               choices=CONFLICT_KINDS)
         if detector is None:
-            detector = 0.8
+            detector = DEFAULT_DETECTOR
         try:
             detector = float(detector)
         except (TypeError, ValueError):
-            raise InvalidInput(f"--detector must be a number from 0 to 1, got {detector!r}.") from None
+            raise InvalidInput(f"detector must be a number from 0 to 1, got {detector!r}.", field="detector", value=str(detector)) from None
         if not 0 <= detector <= 1:
-            raise InvalidInput(f"--detector must be from 0 to 1 (your confidence), got {detector}.")
+            raise InvalidInput(f"detector must be from 0 to 1 (your confidence), got {detector}.", field="detector", value=detector)
         now = self.clock()
         with self.store.atomic():
             cand = cq.get_pending_candidate(self.store, candidate_id, now)
@@ -465,7 +476,8 @@ class Ledger:
         resolved in one step (:meth:`resolve_candidate`). Unknown outcomes raise
         InvalidInput; an id that is not open raises UnknownConflict / UnknownCandidate."""
         if outcome not in RESOLUTIONS:
-            raise InvalidInput(f'Unknown outcome "{outcome}". Try: ledger resolve {conflict_id} a|b|both|merge|dismiss')
+            raise InvalidInput(f'Unknown outcome "{outcome}". Use one of: {", ".join(RESOLUTIONS)}.', field="outcome", value=outcome,
+                               choices=RESOLUTIONS)
         if conflict_id.startswith(CANDIDATE_PREFIX):
             return self.resolve_candidate(conflict_id, outcome, by=by)
         now = self.clock()
@@ -485,14 +497,15 @@ class Ledger:
         settled as unrelated, or a side was dropped), UnknownConflict (its conflict is
         no longer open)."""
         if outcome not in RESOLUTIONS:
-            raise InvalidInput(f'Unknown outcome "{outcome}". Try: ledger resolve {candidate_id} a|b|both|merge|dismiss')
+            raise InvalidInput(f'Unknown outcome "{outcome}". Use one of: {", ".join(RESOLUTIONS)}.', field="outcome", value=outcome,
+                               choices=RESOLUTIONS)
         now = self.clock()
         with self.store.atomic():
             conflict_id = cq.conflict_of_candidate(self.store, candidate_id)
             if conflict_id is None:
                 cand = cq.get_pending_candidate(self.store, candidate_id, now)
                 cq.mark_judged(self.store, candidate_id, "unrelated" if outcome == "dismiss" else "conflict", by, now)
-                conflict_id = cq.insert_conflict(self.store, cand.a.id, cand.b.id, "direct contradiction", cand.a.cluster_id,
+                conflict_id = cq.insert_conflict(self.store, cand.a.id, cand.b.id, DEFAULT_CONFLICT_KIND, cand.a.cluster_id,
                                                  1.0, f"judged and resolved by {by} in one step", now)
                 self.store.log(now, by, "conflicts.judge", cand.a.id,
                                f"{'not a conflict' if outcome == 'dismiss' else 'conflicts'} with {cand.b.id} ({candidate_id})")
@@ -549,7 +562,8 @@ class Ledger:
         edit (new text, re-indexed and re-proposed, then kept). Chunks are refused with
         NotAClaim pointing at their source."""
         if action not in REVIEW_ACTIONS:
-            raise InvalidInput(f'Unknown review action "{action}". Use one of: {", ".join(REVIEW_ACTIONS)}.')
+            raise InvalidInput(f'Unknown review action "{action}". Use one of: {", ".join(REVIEW_ACTIONS)}.', field="action",
+                               value=action, choices=REVIEW_ACTIONS)
         row = self.store.require_claim(memory_id)
         if row["deleted_at"] is not None:
             raise UnknownMemory(f"{memory_id} was dropped (perhaps by another process); nothing to {action}.")

@@ -14,6 +14,7 @@ import click
 
 from ..errors import InvalidInput, LedgerError
 from ..paths import db_path, default_agent
+from ..vocab import DEFAULT_MODE, DEFAULT_SOURCE_TRUST, MODES, SORTS
 from .base import _color, _json, _open, _out, _words, cli, common  # noqa: F401 - shared by setup
 
 def _warn_unknown_clusters(led, query: str) -> None:
@@ -48,7 +49,7 @@ def _warn_unknown_clusters(led, query: str) -> None:
 @cli.command()
 @click.argument("query", nargs=-1)
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
-@click.option("--mode", type=click.Choice(["hybrid", "keyword", "fuzzy"]), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default=DEFAULT_MODE, show_default=True)
 @common(agent=True)
 def recall(query, limit, mode, agent, db, as_json):
     """Recall memories about a topic (counts as a retrieval: strengthens what it returns).
@@ -247,7 +248,7 @@ def judge(candidate, verdict, kind, detector, note, agent, db, as_json):
 @cli.command()
 @click.argument("path", required=False)
 @click.option("--cluster", help="Topic cluster id (required).")
-@click.option("--trust", type=float, default=0.75, show_default=True, help="How much to trust this document, 0-1.")
+@click.option("--trust", type=float, default=DEFAULT_SOURCE_TRUST, show_default=True, help="How much to trust this document, 0-1.")
 @click.option("--text", help="Inline text instead of a file; PATH, if given, only names the source.")
 @common(agent=True)
 def ingest(path, cluster, trust, text, agent, db, as_json):
@@ -286,8 +287,8 @@ def ingest(path, cluster, trust, text, agent, db, as_json):
 @cli.command()
 @click.argument("query", nargs=-1)
 @click.option("--limit", default=25, show_default=True, type=click.IntRange(1, 10000))
-@click.option("--mode", type=click.Choice(["hybrid", "keyword", "fuzzy"]), default="hybrid", show_default=True)
-@click.option("--sort", type=click.Choice(["relevance", "strength", "hits", "created", "last"]))
+@click.option("--mode", type=click.Choice(MODES), default=DEFAULT_MODE, show_default=True)
+@click.option("--sort", type=click.Choice(SORTS))
 @common()
 def search(query, limit, mode, sort, db, as_json):
     """Search the store (never counts as a retrieval).
@@ -490,18 +491,6 @@ def _asks_json(args: list[str]) -> bool:
     return "--json" in head
 
 
-def _sqlite_message(exc: Exception) -> str:
-    """Say what SQLite said; blame permissions only when they can be the cause (a
-    UNIQUE clash or a full disk used to read "check the file and its permissions")."""
-    text = str(exc)
-    low = text.lower()
-    if "disk is full" in low or "no space left" in low:
-        return f"The disk holding the store is full ({text}). Free some space and try again; this change was not saved."
-    if "readonly" in low or "read-only" in low or "unable to open" in low or "permission" in low:
-        return f"The store cannot be used: {text}. Check the file and its permissions ({db_path()}, or --db)."
-    return f"The store refused this change: {text}. Nothing was saved; please report this as a ledger bug."
-
-
 def run(args: list[str]) -> int:
     """Run the click app; map errors to ``✕ <message>`` (or, with ``--json``, a JSON
     object on stderr, see :func:`_err`) and exit 1. Exit statuses do not depend on
@@ -512,7 +501,9 @@ def run(args: list[str]) -> int:
         cli.main(args=args, prog_name="ledger", standalone_mode=False)
         return 0
     except LedgerError as exc:
-        _err(exc.message, exc.kind)
+        from .hints import phrase
+
+        _err(phrase(exc), exc.kind)
         return 1
     except click.exceptions.NoSuchOption as exc:
         _err(f"{exc.format_message()} Run `{exc.ctx.command_path if exc.ctx else 'ledger'} --help`.", "usage")
@@ -552,11 +543,4 @@ def run(args: list[str]) -> int:
     except OSError as exc:  # e.g. stdout on a full disk
         _err(f"Cannot write: {exc.strerror or exc}.", "io")
         return 1
-    except Exception as exc:
-        # SQLite errors past the store's own checks (a read-only file, a corrupt page):
-        # say what and where, never a traceback. Matched by module so this layer need
-        # not import sqlite3.
-        if type(exc).__module__ == "sqlite3":
-            _err(_sqlite_message(exc), "store-unavailable")
-            return 1
-        raise
+    # SQLite's errors never get here: the store translates them into StoreUnavailable.

@@ -418,8 +418,10 @@ class SessionServer:
 
 
 def _is_db_error(exc: BaseException) -> bool:
-    """An error raised by sqlite3 (only ``ledger/store`` may import it)."""
-    return any(c.__module__ == "sqlite3" for c in type(exc).__mro__)
+    """The store failed (the store translates every sqlite3 error into StoreUnavailable)."""
+    from ..errors import StoreUnavailable
+
+    return isinstance(exc, StoreUnavailable)
 
 
 def _load_config() -> dict:

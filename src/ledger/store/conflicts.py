@@ -12,6 +12,7 @@ from typing import Sequence
 from ..errors import UnknownCandidate, UnknownConflict
 from ..ids import new_id
 from ..models import Candidate, Conflict, Memory
+from .connection import translate_module
 from .store import Store
 
 PEER_LIMIT = 200  # best full-text peers compared per write; ranked by BM25, not recency
@@ -113,14 +114,14 @@ def get_pending_candidate(store: Store, candidate_id: str, now: int) -> Candidat
             raise UnknownCandidate(f"Candidate {candidate_id} no longer stands: {gone[0] if gone else 'one side'} was dropped. "
                                    "`ledger conflicts` lists the ones waiting.")
         if judged:
-            raise UnknownCandidate(f"Candidate {candidate_id} was already judged ({judged[0]}). `ledger conflicts` lists the ones waiting.")
-        raise UnknownCandidate(f"No pending conflict candidate {candidate_id}. `ledger conflicts` lists the ones waiting.")
+            raise UnknownCandidate(f"Candidate {candidate_id} was already judged ({judged[0]}).", field="candidate", value=candidate_id)
+        raise UnknownCandidate(f"No pending conflict candidate {candidate_id}.", field="candidate", value=candidate_id)
     # A pair with a dropped side is hidden from the list; judging it would open a
     # conflict whose resolution could retire the only live memory.
     gone = [x for (x,) in store._conn.execute(
         "SELECT id FROM memories WHERE id IN (?, ?) AND deleted_at IS NOT NULL", (r["a"], r["b"]))]
     if gone:
-        raise UnknownCandidate(f"Candidate {candidate_id} no longer stands: {gone[0]} was dropped. `ledger conflicts` lists the ones waiting.")
+        raise UnknownCandidate(f"Candidate {candidate_id} no longer stands: {gone[0]} was dropped.", field="candidate", value=candidate_id)
     return _candidates(store, [r], now)[0]
 
 
@@ -162,9 +163,8 @@ def get_conflict(store: Store, conflict_id: str, now: int, *, open_only: bool = 
     r = store._conn.execute("SELECT * FROM conflicts WHERE id = ?", (conflict_id,)).fetchone()
     if r is None or (open_only and r["status"] != "open"):
         if r is not None:
-            raise UnknownConflict(f"Conflict {conflict_id} is already {r['status']}. `ledger review` shows the open ones.")
-        raise UnknownConflict(f"No open conflict {conflict_id}. `ledger review` lists open conflicts (cf_...) and candidates "
-                              "waiting for a verdict (cc_...); `ledger resolve <id> a|b|both|merge|dismiss` takes either.")
+            raise UnknownConflict(f"Conflict {conflict_id} is already {r['status']}.", field="conflict", value=conflict_id)
+        raise UnknownConflict(f"No open conflict {conflict_id}.", field="conflict", value=conflict_id)
     return _conflicts(store, [r], now)[0]
 
 
@@ -205,3 +205,7 @@ def pending_review_count(store: Store) -> int:
         """SELECT count(*) FROM memories m WHERE m.kind = 'claim' AND m.deleted_at IS NULL AND m.reviewed_at IS NULL
            AND NOT EXISTS (SELECT 1 FROM conflicts c WHERE c.status = 'open' AND (c.a = m.id OR c.b = m.id))"""
     ).fetchone()[0]
+
+
+# No sqlite3 error leaves the store: each operation raises StoreUnavailable instead.
+translate_module(globals(), ('find_peers', 'keyed_to_files', 'settled_pairs', 'insert_candidate', 'pending_candidates', 'pending_candidate_count', 'open_conflict_count', 'get_pending_candidate', 'conflict_of_candidate', 'mark_judged', 'insert_conflict', 'get_conflict', 'list_conflicts', 'set_conflict_status', 'pending_review_ids', 'pending_review_count'))

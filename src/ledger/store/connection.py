@@ -208,3 +208,58 @@ def _rollback(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
     except sqlite3.Error:
         pass  # the original error is the one worth reporting
+
+
+def store_error(exc: BaseException, path: object = None) -> StoreUnavailable:
+    """The ledger error for a ``sqlite3`` error: :class:`StoreUnavailable` with a
+    ``reason`` (see :data:`ledger.errors.STORE_REASONS`), SQLite's text as ``detail`` and
+    the store ``path``. The message names no surface; the CLI and the web phrase hints."""
+    detail = str(exc)
+    low = detail.lower()
+    where = f" ({path})" if path else ""
+    if "disk is full" in low or "no space left" in low:
+        reason, msg = "disk-full", f"The disk holding the store{where} is full ({detail}); the change was not saved."
+    elif "readonly" in low or "read-only" in low or "unable to open" in low or "permission" in low:
+        reason, msg = "read-only", f"The store{where} cannot be written: {detail}."
+    elif "locked" in low or "busy" in low:
+        reason, msg = "locked", f"The store{where} is busy: {detail}. Another ledger process holds the write lock."
+    elif "malformed" in low or "not a database" in low or "corrupt" in low:
+        reason, msg = "corrupt", f"The store{where} is damaged or not a ledger store: {detail}."
+    else:
+        reason, msg = "error", f"The store{where} refused the operation: {detail}. Nothing was saved."
+    return StoreUnavailable(msg, reason=reason, detail=detail, path=None if path is None else str(path))
+
+
+def translating(fn, path_of=None):
+    """``fn`` with ``sqlite3`` errors raised as :func:`store_error`. ``path_of(args)``
+    names the store file for the message (default: the first argument's ``path``)."""
+
+    def call(*args, **kw):
+        try:
+            return fn(*args, **kw)
+        except sqlite3.Error as exc:
+            where = path_of(args) if path_of else getattr(args[0], "path", None) if args else None
+            raise store_error(exc, where) from exc
+
+    call.__name__ = getattr(fn, "__name__", "call")
+    call.__qualname__ = getattr(fn, "__qualname__", call.__name__)
+    call.__doc__ = fn.__doc__
+    call.__wrapped__ = fn
+    return call
+
+
+def translate_module(namespace: dict, names, path_of=None) -> None:
+    """Wrap the functions ``names`` of a module (its ``globals()``) with :func:`translating`,
+    so no ``sqlite3`` error leaves ``ledger.store``."""
+    for name in names:
+        namespace[name] = translating(namespace[name], path_of)
+
+
+def translate_class(cls):
+    """Class decorator: every public method (and ``__init__``) raises :func:`store_error`
+    instead of a ``sqlite3`` error."""
+    for name, attr in list(vars(cls).items()):
+        if callable(attr) and not isinstance(attr, (staticmethod, classmethod, type)) and (
+                not name.startswith("_") or name == "__init__"):
+            setattr(cls, name, translating(attr))
+    return cls

@@ -24,7 +24,7 @@ from ..text import fuzzy_norm, slugify, trigrams
 from ..vocab import PALETTE, RELEVANCE_WEIGHT, SORTS, STRENGTH_WEIGHT
 from . import ops
 from . import watch as _watch
-from .connection import atomic, connect
+from .connection import atomic, connect, translate_class
 from .migrations import check_not_newer, migrate
 from .sqlbits import filter_sql, fts_expression, strength_sql
 
@@ -53,6 +53,7 @@ _MEMORY_COLS = """m.seq, m.id, m.text, m.kind, m.origin, m.cluster_id, m.writer,
 _MEMORY_FROM = "memories m LEFT JOIN sources s ON s.id = m.source_id LEFT JOIN clusters cl ON cl.id = m.cluster_id"
 
 
+@translate_class
 class Store:
     """One open store file. Not thread-safe by itself; the web server gives each worker
     thread its own ``Store``. Use as a context manager or call :meth:`close`."""
@@ -105,23 +106,23 @@ class Store:
         return [Cluster(r["id"], r["label"], r["color"], r["created_at"], r["n"]) for r in rows]
 
     def require_cluster(self, cluster_id: str) -> None:
+        """Raise :class:`UnknownCluster` (``field="cluster"``, the known ids as
+        ``choices``, the id whose label or slug matches as ``suggestion``) unless
+        ``cluster_id`` names a cluster. The message names no surface."""
         if not self._conn.execute("SELECT 1 FROM clusters WHERE id = ?", (cluster_id,)).fetchone():
-            known = ", ".join(r[0] for r in self._conn.execute("SELECT id FROM clusters ORDER BY id"))
+            known = tuple(r[0] for r in self._conn.execute("SELECT id FROM clusters ORDER BY id"))
             by_label = self._conn.execute(
                 "SELECT id FROM clusters WHERE id = ? OR lower(label) = lower(?)", (slugify(cluster_id), cluster_id.strip())
             ).fetchone()
-            if by_label:
-                raise UnknownCluster(f'No cluster "{cluster_id}": clusters are named by id. Did you mean --cluster {by_label[0]}?')
-            raise UnknownCluster(
-                f'No cluster "{cluster_id}". Known clusters: {known}. Create it with `ledger clusters add <label>`, or write to an existing one.'
-            )
+            raise UnknownCluster(f'No cluster "{cluster_id}".', field="cluster", value=cluster_id, choices=known,
+                                 suggestion=by_label[0] if by_label else None)
 
     def add_cluster(self, label: str, now: int, *, cluster_id: str | None = None, color: str | None = None) -> Cluster:
         """Create a cluster (id = slug of the label unless given). An existing id returns
         the existing cluster unchanged, as in the seed."""
         label = (label or "").strip()
         if not label:
-            raise InvalidInput("label is required: ledger clusters add <label>")
+            raise InvalidInput("label is required: a cluster needs a name.", field="label")
         cid = slugify(cluster_id or label)
         if not cid:
             raise InvalidInput(f'"{label}" has no letters or digits to make a cluster id from.')
@@ -296,7 +297,7 @@ class Store:
         """One memory (dropped or not); raises :class:`UnknownMemory`."""
         found = self.get_many([memory_id], now)
         if not found:
-            raise UnknownMemory(f"No memory {memory_id}. It may have been mistyped; `ledger search` lists ids.")
+            raise UnknownMemory(f"No memory {memory_id}. It may have been mistyped.", field="memory", value=memory_id)
         return found[0]
 
     def resolve_id(self, ref: str) -> str:
@@ -313,7 +314,7 @@ class Store:
                 return rows[0][0]
             if len(rows) > 1:
                 raise UnknownMemory(f'"{ref}" matches several memories; give more of the id.')
-        raise UnknownMemory(f"No memory {ref}. It may have been mistyped; `ledger search` lists ids.")
+        raise UnknownMemory(f"No memory {ref}. It may have been mistyped.", field="memory", value=ref)
 
     def exists(self, memory_id: str) -> bool:
         return self._conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
@@ -546,7 +547,7 @@ class Store:
     def row(self, memory_id: str) -> sqlite3.Row:
         r = self._conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if r is None:
-            raise UnknownMemory(f"No memory {memory_id}. It may have been mistyped; `ledger search` lists ids.")
+            raise UnknownMemory(f"No memory {memory_id}. It may have been mistyped.", field="memory", value=memory_id)
         return r
 
     def require_claim(self, memory_id: str) -> sqlite3.Row:
@@ -645,7 +646,7 @@ class Store:
         for s in self.sources(include_dropped=True):
             if s.id == source_id:
                 return s
-        raise UnknownSource(f"No source {source_id}. `ledger sources` lists them.")
+        raise UnknownSource(f"No source {source_id}.", field="source", value=source_id)
 
     def source_memory_ids(self, source_id: str, kind: str, limit: int | None = None) -> list[str]:
         sql = "SELECT id FROM memories WHERE source_id = ? AND kind = ? AND deleted_at IS NULL ORDER BY coalesce(chunk_index, 0), seq"

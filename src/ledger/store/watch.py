@@ -12,7 +12,7 @@ import json
 import sqlite3
 
 from . import ops
-from .connection import atomic, connect
+from .connection import atomic, connect, translate_module
 from .migrations import migrate
 
 LEASE_MS = 10 * 60 * 1000  # a distillation that has not finished in 10 min is presumed dead
@@ -250,6 +250,10 @@ def strongest_facts(conn: sqlite3.Connection, project: str, now: int, limit: int
 def _like_prefix(path: str) -> str:
     p = path.rstrip("/") + "/"
     return p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# No sqlite3 error leaves the store: each operation raises StoreUnavailable instead.
+translate_module(globals(), ('open_store', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'reset_escalation', 'record_injection', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts'), path_of=lambda args: None)
 
 
 class Bound:

@@ -26,6 +26,7 @@ from starlette.routing import Route
 from ..errors import InvalidInput, LedgerError
 from ..service import HUMAN, Ledger
 from ..text import storable_problem
+from ..vocab import DEFAULT_MODE, DIRECTIONS, KIND_FILTERS, MODES
 from . import views
 
 MAX_LIMIT = 1000
@@ -75,8 +76,21 @@ class NotFound(LedgerError):
     status = 404
 
 
-def error_response(message: str, kind: str, status: int) -> JSONResponse:
-    return JSONResponse({"error": message, "kind": kind}, status_code=status)
+def error_response(message: str, kind: str, status: int, fields: dict | None = None) -> JSONResponse:
+    """``{"error": message, "kind": kind}`` plus an error's structured fields
+    (``field``, ``value``, ``choices``, ``suggestion``) when it has them."""
+    return JSONResponse({"error": message, "kind": kind, **(fields or {})}, status_code=status)
+
+
+def web_message(exc: LedgerError) -> str:
+    """The web UI's phrasing of a core error: the core's message plus a hint in the
+    UI's own words (never a CLI flag), from the error's structured fields."""
+    msg = exc.message
+    if exc.suggestion and exc.field:
+        return f'{msg} Did you mean the {exc.field} "{exc.suggestion}"?'
+    if exc.choices and exc.field and "one of" not in msg and len(exc.choices) <= 12:
+        return f"{msg} Choose one of: {', '.join(map(str, exc.choices))}."
+    return msg
 
 
 def endpoint(fn: Callable) -> Callable:
@@ -87,7 +101,7 @@ def endpoint(fn: Callable) -> Callable:
             _check_request_text(request)
             return await fn(request)
         except LedgerError as exc:
-            return error_response(exc.message, exc.kind, exc.status)
+            return error_response(web_message(exc), exc.kind, exc.status, exc.fields())
         except Exception as exc:  # keep the JSON contract even for bugs; details on stderr
             traceback.print_exc(file=sys.stderr)
             return error_response(f"internal error: {type(exc).__name__}: {exc}", "internal", 500)
@@ -190,7 +204,7 @@ def _by(body: dict, request: Request) -> str:
 
 def _search_flags(request: Request) -> dict:
     return {
-        "mode": _choice(request, "mode", ("hybrid", "keyword", "fuzzy"), "hybrid"),
+        "mode": _choice(request, "mode", MODES, DEFAULT_MODE),
         "include_archived": _flag(request, "archived"),
         "pending_only": _flag(request, "pending"),
         "pinned_only": _flag(request, "pinned"),
@@ -259,9 +273,9 @@ async def search(request: Request) -> Response:
     q = request.query_params.get("q", "")
     limit = _int(request, "limit", 100, 0, MAX_LIMIT)
     offset = _int(request, "offset", 0, 0, 10**9)
-    kind = _choice(request, "kind", ("all", "claim", "chunk"), "all")
+    kind = _choice(request, "kind", KIND_FILTERS, "all")
     sort = _choice(request, "sort", views.SORTS, None)
-    direction = _choice(request, "dir", ("asc", "desc"), "desc")
+    direction = _choice(request, "dir", DIRECTIONS, "desc")
     flags = _search_flags(request)
     res = await _pool(request).call(
         lambda led: led.search(q, limit=limit, offset=offset, kind=kind, sort=sort, direction=direction, **flags)
@@ -275,7 +289,7 @@ async def search(request: Request) -> Response:
 async def graph(request: Request) -> Response:
     q = request.query_params.get("q", "")
     limit = _int(request, "limit", 5000, 1, MAX_GRAPH)
-    kind = _choice(request, "kind", ("all", "claim", "chunk"), "claim")
+    kind = _choice(request, "kind", KIND_FILTERS, "claim")
     flags = _search_flags(request)
     return JSONResponse(await _pool(request).call(lambda led: views.graph(led, q, limit=limit, kind=kind, **flags)))
 
@@ -290,7 +304,7 @@ async def memory(request: Request) -> Response:
 async def export(request: Request) -> Response:
     """Every match of a query as NDJSON (the whole result, not one page)."""
     q = request.query_params.get("q", "")
-    kind = _choice(request, "kind", ("all", "claim", "chunk"), "all")
+    kind = _choice(request, "kind", KIND_FILTERS, "all")
     sort = _choice(request, "sort", views.SORTS, None)
     flags = _search_flags(request)
     text = await _pool(request).call(lambda led: views.export_lines(led.export(q, kind=kind, sort=sort, **flags)))

@@ -17,7 +17,7 @@ from ..models import Memory
 from ..query import KEY_HINTS, KEYS
 from ..service import BULK_OPS, CONFLICT_KINDS, MODES, RESOLUTIONS, REVIEW_ACTIONS, Ledger
 
-SORTS = ("relevance", "strength", "hits", "created", "last")
+from ..vocab import SORTS  # noqa: E402,F401 - re-exported for the API's validation
 NODE_TEXT = 180  # characters of text sent per canvas node (hover tooltip); the inspector fetches the rest
 
 

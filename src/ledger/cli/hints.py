@@ -1,0 +1,46 @@
+"""How the CLI phrases a core error: the core's message names no surface (a web edit
+must not be told to use ``--cluster``), so the hints that name this CLI's flags and
+commands are added here, from the error's structured fields (:mod:`ledger.errors`).
+"""
+
+from __future__ import annotations
+
+from ..errors import LedgerError, StoreUnavailable, UnknownCluster
+
+#: Inputs the CLI takes as a flag, by the field name the core reports.
+FLAGS = {"cluster": "--cluster", "trust": "--trust", "detector": "--detector", "verdict": "--verdict",
+         "kind": "--kind", "limit": "--limit", "supersedes": "--supersedes", "mode": "--mode", "sort": "--sort"}
+
+#: What to run next, by error kind.
+NEXT = {
+    "unknown-memory": "`ledger search` lists ids.",
+    "unknown-source": "`ledger sources` lists them.",
+    "unknown-candidate": "`ledger conflicts` lists the ones waiting.",
+    "unknown-conflict": "`ledger review` lists open conflicts (cf_...) and candidates waiting for a verdict (cc_...); "
+                        "`ledger resolve <id> a|b|both|merge|dismiss` takes either.",
+}
+
+
+def phrase(exc: LedgerError) -> str:
+    """The line the CLI prints for ``exc`` (without the ``✕``)."""
+    msg = exc.message
+    if isinstance(exc, UnknownCluster):
+        if exc.suggestion:
+            return f"{msg} Clusters are named by id. Did you mean --cluster {exc.suggestion}?"
+        known = ", ".join(exc.choices)
+        return f"{msg} Known clusters: {known}. Create it with `ledger clusters add <label>`, or write to an existing one."
+    if isinstance(exc, StoreUnavailable):
+        if exc.reason == "read-only":
+            return f"{msg} Check the file and its permissions (--db, $LEDGER_DB)."
+        if exc.reason == "error":
+            return f"{msg} Please report this as a ledger bug."
+        return msg
+    flag = FLAGS.get(exc.field or "")
+    if flag and msg.startswith(exc.field + " "):
+        msg = flag + msg[len(exc.field):]
+    if exc.kind == "invalid-input" and exc.field == "outcome":
+        msg += " Try: ledger resolve <id> a|b|both|merge|dismiss"
+    nxt = NEXT.get(exc.kind)
+    if nxt and "`ledger " not in msg:
+        msg = f"{msg} {nxt}"
+    return msg
