@@ -465,8 +465,9 @@ def serve(host, port, open_browser, allow_remote, allow_hosts, db, as_json):
     sys.exit(1 if rc else 0)
 
 
-# Setup commands (install, uninstall, replay, checkpoints, hook) register themselves on
+# Setup commands (install, uninstall, replay, checkpoints, hook, config) register themselves on
 # `cli` when their module is imported; imported here so `run` knows every command.
+from . import config as _config  # noqa: E402,F401
 from . import setup as _setup  # noqa: E402,F401
 
 
@@ -498,8 +499,10 @@ def run(args: list[str]) -> int:
     global _JSON_ERRORS
     _JSON_ERRORS = _asks_json(args)
     try:
-        cli.main(args=args, prog_name="ledger", standalone_mode=False)
-        return 0
+        rc = cli.main(args=args, prog_name="ledger", standalone_mode=False)
+        # Without standalone mode click returns the code of a `ctx.exit(n)` / `Exit(n)`
+        # (e.g. `ledger config list` finding a bad value) instead of exiting.
+        return rc if isinstance(rc, int) else 0
     except LedgerError as exc:
         from .hints import phrase
 

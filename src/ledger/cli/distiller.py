@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
     from ..watcher.distill import distill_session
 
     try:
-        cfg = config_mod.load()
+        cfg = config_mod.load_logged()
         import time
 
         from ..watcher.engine import drain_spool

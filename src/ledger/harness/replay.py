@@ -216,7 +216,7 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     if db is None:
         tmpdir = tempfile.mkdtemp(prefix="ledger-replay-")
         db = os.path.join(tmpdir, "replay.db")
-    cfg = config_mod.load()
+    cfg = config_mod.load_logged()
     if every:
         cfg["watcher"]["every"] = every
     if escalate_after:

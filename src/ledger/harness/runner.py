@@ -67,10 +67,7 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
 
     event = adapter.parse_payload(raw, expected_event)
     if cfg is None:
-        problems: list[str] = []
-        cfg = config_mod.load(errors=problems)
-        for msg in problems:
-            log_line(f"config ignored: {msg}")
+        cfg = config_mod.load_logged()  # a bad setting falls back to its default, one log line each
     engine = Engine.open(db, cfg, now if now is not None else time.time_ns() // 1_000_000,
                          busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS, spawn_distill=spawn, session_state=_session_state)
     try:

@@ -427,11 +427,7 @@ def _is_db_error(exc: BaseException) -> bool:
 def _load_config() -> dict:
     from ..watcher import config as config_mod
 
-    problems: list[str] = []
-    cfg = config_mod.load(errors=problems)
-    for msg in problems:
-        log_line(f"config ignored: {msg}")
-    return cfg
+    return config_mod.load_logged()
 
 
 def main(args: list[str]) -> int:

@@ -10,17 +10,21 @@
 
 Every call returns a :class:`Completion`; failures raise :class:`LLMError` with a message
 that names the backend and what to check.
+
+Backends live in one registry, :data:`BACKENDS` (name -> :class:`Backend`): a new one is
+one function decorated with :func:`backend`. The registry also names the backends that
+call no model from here (``none``; ``fallback``/``heuristic``, the deterministic
+distiller; ``opencode``, which distills inside OpenCode's session server), so the
+settings can check ``[llm] backend`` against it. Importing this module is cheap (it is
+checked on the hook path when a backend is configured): ``subprocess``, ``shlex`` and
+``urllib`` are imported by the backends that use them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
-import subprocess
 import time
-import urllib.error
-import urllib.request
 
 SYSTEM = (
     "You extract confirmed facts from a coding agent's tool outputs. Respond only with a JSON array "
@@ -46,22 +50,69 @@ def _estimate(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+class Backend:
+    """One registry entry. ``call(prompt, llm) -> (text, prompt_tokens,
+    completion_tokens)`` (0 tokens = not reported) sends a prompt; ``None`` means this
+    backend is not called through :func:`complete` (``help`` says where it runs)."""
+
+    __slots__ = ("name", "call", "help")
+
+    def __init__(self, name: str, call, help: str):
+        self.name, self.call, self.help = name, call, help
+
+    def __repr__(self) -> str:
+        return f"Backend({self.name!r})"
+
+
+#: Every backend ``[llm] backend`` may name, in registration order.
+BACKENDS: dict[str, Backend] = {}
+
+
+def backend(name: str, help: str):
+    """Decorator registering ``fn(prompt, llm)`` as backend ``name``."""
+
+    def deco(fn):
+        BACKENDS[name] = Backend(name, fn, help)
+        return fn
+
+    return deco
+
+
+def _elsewhere(name: str, help: str) -> None:
+    BACKENDS[name] = Backend(name, None, help)
+
+
+def callable_backends() -> list[str]:
+    """Names of the backends :func:`complete` can call."""
+    return [b.name for b in BACKENDS.values() if b.call is not None]
+
+
+def _one_of(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
 def complete(prompt: str, llm: dict) -> Completion:
-    """Send ``prompt`` to the configured backend (``llm`` is the ``[llm]`` config)."""
-    backend = (llm.get("backend") or "none").lower()
+    """Send ``prompt`` to the configured backend (``llm`` is the ``[llm]`` config).
+    Raises :class:`LLMError` when the backend fails or cannot be called from here."""
+    name = (llm.get("backend") or "none").lower()
+    entry = BACKENDS.get(name)
+    if entry is None or entry.call is None:
+        why = f"it {entry.help}" if entry is not None else "there is no such backend"
+        raise LLMError(f'LLM backend "{name}" is not usable here ({why}): set [llm] backend to '
+                       f"{_one_of(callable_backends())} in config.toml (or $LEDGER_LLM_BACKEND).")
     t0 = time.perf_counter()
-    if backend == "command":
-        text, pt, ct = _command(prompt, llm)
-    elif backend == "openai":
-        text, pt, ct = _openai(prompt, llm)
-    elif backend == "anthropic":
-        text, pt, ct = _anthropic(prompt, llm)
-    else:
-        raise LLMError(f'LLM backend "{backend}" is not usable: set [llm] backend to command, openai or anthropic in config.toml (or $LEDGER_LLM_BACKEND).')
+    text, pt, ct = entry.call(prompt, llm)
     return Completion(text, pt or _estimate(prompt), ct or _estimate(text), (time.perf_counter() - t0) * 1000, llm.get("model") or None)
 
 
+_elsewhere("none", "turns distillation off")
+
+
+@backend("command", "a program reading the prompt on stdin and printing the answer ([llm] command)")
 def _command(prompt: str, llm: dict) -> tuple[str, int, int]:
+    import shlex
+    import subprocess
+
     cmd = llm.get("command") or ""
     argv = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
     if not argv:
@@ -118,6 +169,9 @@ def _key(llm: dict) -> str | None:
 
 
 def _post(url: str, body: dict, headers: dict, timeout: float) -> dict:
+    import urllib.error
+    import urllib.request
+
     req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"content-type": "application/json", **headers}, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
@@ -131,6 +185,7 @@ def _post(url: str, body: dict, headers: dict, timeout: float) -> dict:
         raise LLMError(f"{url} answered with invalid JSON: {exc}") from None
 
 
+@backend("openai", "an OpenAI-compatible chat completions API ([llm] url, model, api_key_env)")
 def _openai(prompt: str, llm: dict) -> tuple[str, int, int]:
     base = (llm.get("url") or "https://api.openai.com/v1").rstrip("/")
     headers = {}
@@ -148,6 +203,7 @@ def _openai(prompt: str, llm: dict) -> tuple[str, int, int]:
     return text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
 
 
+@backend("anthropic", "the Anthropic Messages API ([llm] url, model, api_key_env)")
 def _anthropic(prompt: str, llm: dict) -> tuple[str, int, int]:
     base = (llm.get("url") or "https://api.anthropic.com").rstrip("/")
     headers = {"anthropic-version": "2023-06-01"}
@@ -163,3 +219,8 @@ def _anthropic(prompt: str, llm: dict) -> tuple[str, int, int]:
         raise LLMError(f"anthropic backend: unexpected answer shape: {str(data)[:200]}") from None
     usage = data.get("usage") or {}
     return text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+
+
+_elsewhere("fallback", "distills without a model: the deterministic distiller (ledger.watcher.fallback)")
+_elsewhere("heuristic", "is another name for fallback")
+_elsewhere("opencode", "distills through OpenCode's own session API, inside the OpenCode plugin's session server")
