@@ -124,3 +124,17 @@ def test_hooks_disabled_in_the_environment_is_a_warning(cli, project, tmp_path):
     rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path), "LEDGER_HOOKS_DISABLED": "1"})
     assert checks["claude-code hooks"]["status"] == "warn" and "LEDGER_HOOKS_DISABLED" in checks["claude-code hooks"]["fix"]
     assert checks["hook round trip"]["status"] == "ok"  # the pipeline itself works
+
+
+def test_a_bad_setting_fails_the_settings_check_by_name(cli, project, tmp_path, _isolated_home):
+    rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
+    assert checks["settings"]["status"] == "ok"
+    (Path(_isolated_home) / "config.toml").write_text('[watcher]\nevery = "abc"\n[llm]\nbackend = "gpt"\n')
+    rc, checks, text = doctor(cli, project, env={"HOME": str(tmp_path), "LEDGER_ESCALATE_AFTER": "0"})
+    assert rc == 1 and checks["settings"]["status"] == "fail"
+    detail = checks["settings"]["detail"]
+    assert 'watcher.every = "abc": expected an integer; using the default 15' in detail
+    assert 'llm.backend = "gpt": expected one of' in detail
+    assert '$LEDGER_ESCALATE_AFTER: watcher.escalate_after = "0": must be at least 1' in detail
+    assert "ledger config" in checks["settings"]["fix"]
+    assert checks["llm backend"]["status"] == "warn"  # the default backend (none) applies meanwhile

@@ -278,3 +278,23 @@ def test_a_failing_model_server_is_logged_by_the_detached_distiller(tmp_path, _i
         assert _wait_for(lambda: conn.execute("SELECT lease_owner FROM watch_sessions").fetchone()[0] is None)
         assert conn.execute("SELECT ok, error FROM llm_calls").fetchall()[0][0] == 0
         conn.close()
+
+
+def test_a_backend_is_one_registered_function_that_settings_accept(monkeypatch):
+    from ledger.watcher import config as C
+    from ledger.watcher import llm
+
+    monkeypatch.setattr(llm, "BACKENDS", dict(llm.BACKENDS))
+
+    @llm.backend("echo", "answers with the prompt (test)")
+    def _echo(prompt, cfg):
+        return f"[{prompt}]", 3, 4
+
+    assert C.BY_KEY["llm.backend"].coerce("Echo") == "echo"
+    c = complete("hi", {"backend": "echo", "model": "m"})
+    assert (c.text, c.prompt_tokens, c.completion_tokens, c.model) == ("[hi]", 3, 4, "m")
+    # backends that run elsewhere are valid settings but not callable from here
+    for name in ("none", "fallback", "opencode"):
+        assert C.BY_KEY["llm.backend"].coerce(name) == name
+        with pytest.raises(LLMError, match="not usable here"):
+            complete("p", {"backend": name})

@@ -59,7 +59,7 @@ def run_checks(db: str | None = None, project: str | None = None) -> list[Check]
     store = str(db_path(db))
     handlers = claude_handlers(project)
     checks = [check_ledger(), check_claude_hooks(handlers), check_opencode(project), check_store(store),
-              check_llm()]
+              check_settings(), check_llm()]
     exe = next((h["exe"] for h in handlers if h["works"]), None) or ledger_command()
     checks.append(check_round_trip(exe))
     return checks
@@ -199,14 +199,23 @@ def check_store(path: str) -> Check:
     return Check(name, "ok", f"{path} (writable, {len(st['applied'])} migrations current)")
 
 
+def check_settings() -> Check:
+    """Every value in config.toml and the environment is valid (a bad one falls back to
+    its default in the hooks, so the user would not otherwise notice)."""
+    from ..watcher import config as config_mod
+
+    loaded = config_mod.load_checked()
+    if loaded.problems:
+        return Check("settings", "fail", "; ".join(str(p) for p in loaded.problems),
+                     "`ledger config set <key> <value>` or edit the file; `ledger config list` shows every setting")
+    return Check("settings", "ok", f"{len(config_mod.SETTINGS)} settings valid ({loaded.path})")
+
+
 def check_llm() -> Check:
     from ..watcher import config as config_mod
 
     name = "llm backend"
-    problems: list[str] = []
-    cfg = config_mod.load(errors=problems)
-    if problems:
-        return Check(name, "warn", "config.toml: " + "; ".join(problems), "fix $LEDGER_HOME/config.toml")
+    cfg = config_mod.load(errors=[])  # bad values are check_settings' report; the defaults apply
     llm = cfg["llm"]
     backend = llm.get("backend") or "none"
     if backend == "none":
