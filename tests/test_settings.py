@@ -55,7 +55,7 @@ def test_values_are_read_as_their_type(key, raw, expected):
     ("watcher.every", True, "not a boolean"),
     ("watcher.every", 2.5, "expected an integer"),
     ("watcher.every", 0, "at least 1"),
-    ("watcher.escalate_after", -3, "at least 1"),
+    ("watcher.escalate_after", 0, "at least 1"),
     ("watcher.deny_on_escalation", "maybe", "expected true or false"),
     ("watcher.deny_on_escalation", 1, "expected true or false"),
     ("llm.timeout", "fast", "expected a number"),
@@ -111,8 +111,8 @@ def test_unknown_keys_sections_and_an_unreadable_file_are_reported(tmp_path):
     assert any("unknown setting watcher.evry ignored (known: enabled, every," in m for m in msgs)
     assert any("unknown section [wacher] ignored" in m for m in msgs)
     path = _write(tmp_path, "[watcher\nevery = = 3\n")
-    loaded = C.load_checked(path, environ={"LEDGER_ESCALATE_AFTER": "1"})
-    assert loaded.values["watcher"]["escalate_after"] == 1  # valid overrides still apply
+    loaded = C.load_checked(path, environ={"LEDGER_ESCALATE_AFTER": "3"})
+    assert loaded.values["watcher"]["escalate_after"] == 3  # valid overrides still apply
     assert len(loaded.problems) == 1 and "every setting from the file is ignored" in str(loaded.problems[0])
 
 
@@ -143,7 +143,7 @@ def store_with_fact(tmp_path) -> tuple[Path, Path]:
 def test_a_bad_value_costs_the_hook_one_log_line_not_every_call(store_with_fact, _isolated_home):
     db, proj = store_with_fact
     home = Path(_isolated_home)
-    (home / "config.toml").write_text('[watcher]\nevery = "abc"\nescalate_after = 1\ndeny_on_escalation = "false"\n'
+    (home / "config.toml").write_text('[watcher]\nevery = "abc"\nescalate_after = 2\ndeny_on_escalation = "false"\n'
                                       '[llm]\nbackend = "command"\ncommand = "true"\n')
     for i in range(3):  # PostToolUse used to fail on every call (int("abc") in the engine)
         p = run_hook("PostToolUse", post_bash(f"ls {i}", stdout="x", cwd=proj), env={"LEDGER_DB": db})
@@ -154,7 +154,9 @@ def test_a_bad_value_costs_the_hook_one_log_line_not_every_call(store_with_fact,
     import sqlite3
 
     assert sqlite3.connect(db).execute("SELECT steps FROM watch_sessions").fetchone()[0] == 3
-    # escalate_after = 1 applies; deny_on_escalation = "false" does not deny
+    # escalate_after = 2 applies (the second injecting step escalates); deny_on_escalation = "false" does not deny
+    run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env={"LEDGER_DB": db})
+    run_hook("PostToolUse", post_bash("ls", stdout="x", cwd=proj), env={"LEDGER_DB": db})
     p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env={"LEDGER_DB": db})
     out = json.loads(p.stdout)
     assert "LEDGER ESCALATION" in context_of(p.stdout.decode())

@@ -133,7 +133,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("watcher.every", "int", 15, "distill after this many new tool calls (steps)", "LEDGER_DISTILL_EVERY",
             minimum=1),
     Setting("watcher.agent", "str", "watcher", "writer id of distilled findings", "LEDGER_WATCHER_AGENT"),
-    Setting("watcher.escalate_after", "int", 4, "injection count at which the message escalates",
+    Setting("watcher.escalate_after", "int", 4, "injecting steps after which the message escalates (1 acts as 2: never the first)",
             "LEDGER_ESCALATE_AFTER", minimum=1),
     Setting("watcher.deny_on_escalation", "bool", False, "also deny the re-investigating tool call (PreToolUse)",
             "LEDGER_DENY_ON_ESCALATION"),
