@@ -6,7 +6,7 @@ Usage::
 
 Every tool call of a hooked Claude Code session starts one hook process before the tool
 runs (PreToolUse) and one after (PostToolUse), so this is latency the agent pays on the
-critical path. DESIGN.md target: p50 <= 1.5x ``python -c pass`` in the same venv.
+critical path. docs/design.md target: p50 <= 1.5x ``python -c pass`` in the same venv.
 
 The store is realistic: ``--claims`` claims (a tenth keyed to files of a project), a few
 hundred earlier observations, and one fact keyed to the file the measured calls touch.

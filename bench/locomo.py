@@ -9,7 +9,7 @@ Usage::
 For each conversation a fresh store is built in a temporary folder. Each session becomes
 one source ingested with :meth:`Ledger.ingest_chunks`, one chunk per turn, written as
 ``[<session date>] <speaker>: <text> (image: <blip caption>)``, so every turn is also
-indexed with its neighbours in the session as low-weight context (DESIGN.md retrieval
+indexed with its neighbours in the session as low-weight context (docs/design.md, retrieval
 notes). Every question is then run through :meth:`Ledger.search` (uncounted, so the
 store does not change while it is measured) and, in a second pass, through
 :meth:`Ledger.recall` (counted) to show that counting reads does not change quality.

@@ -236,7 +236,7 @@ def test_escalation_can_deny_the_tool_call(claude_bin, world):
 
 def test_session_state_survives_compaction(claude_bin, world):
     """PreCompact's plain stdout becomes part of the compaction instructions (the [obs]
-    claim of harness contracts §A6, checked here on the pinned version), and after the
+    claim of docs/harness-contracts.md §A6, checked here on the pinned version), and after the
     compaction the next turn starts with the Session State block and the project's
     facts (SessionStart additionalContext)."""
     proj = world["proj"]

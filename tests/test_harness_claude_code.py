@@ -1,6 +1,6 @@
 """Claude Code adapter: payload parsing, tool-output normalisation, output rendering.
 
-Payload shapes follow harness-contracts.md §A3/A4; tool inputs and structured tool
+Payload shapes follow docs/harness-contracts.md §A3/A4; tool inputs and structured tool
 results come from real Claude Code transcripts under ../shared/data/transcripts.
 """
 

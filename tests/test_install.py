@@ -1,5 +1,5 @@
 """``ledger install claude-code`` / ``ledger uninstall claude-code``: our hooks merged into
-Claude Code's settings (harness contracts §A2) without touching anything of the user's."""
+Claude Code's settings (docs/harness-contracts.md §A2) without touching anything of the user's."""
 
 from __future__ import annotations
 

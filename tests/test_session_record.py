@@ -5,7 +5,7 @@ events ledger already receives; the Session State block and checkpoints built fr
 
 Payload shapes: ``tests/data/claude_code_2.1.332_task_tools.jsonl`` was recorded from the
 real Claude Code 2.1.332 (TaskCreate, TaskUpdate, PostToolUseFailure of Bash); the other
-shapes follow the harness contracts (TodoWrite, ExitPlanMode) and OpenCode 1.x
+shapes follow docs/harness-contracts.md (TodoWrite, ExitPlanMode) and OpenCode 1.x
 (``todowrite``, ``todo.updated``, ``chat.message``)."""
 
 from __future__ import annotations

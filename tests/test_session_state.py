@@ -1,4 +1,4 @@
-"""Session state (seed lean-session, reference §3) on real git repositories: the
+"""Session state (docs/originals.md §3) on real git repositories: the
 checkpoint written at Stop/SessionEnd, its history in the store, the Session State
 block printed before compaction and re-injected after it with the project's facts."""
 

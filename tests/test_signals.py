@@ -1,7 +1,7 @@
 """The pure lexical contradiction proposer (ledger.conflicts.signals).
 
-Behaviour follows the seed's ``conflicts.ts::suspect`` (reference section 1.9.1) except
-for the deliberate signal fixes of DESIGN.md / issue 3, which have their own tests.
+Behaviour follows the seed's ``conflicts.ts::suspect`` (docs/originals.md §1.9.1) except
+for the deliberate signal fixes of docs/design.md (Decisions), which have their own tests.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The watcher engine and the distiller on real SQLite files: observation, per-file
-injection, escalation (seed §2.8 with our per-session/per-file fixes), budgets, stale
+injection, escalation (docs/originals.md §2.8 with our per-session/per-file fixes), budgets, stale
 facts, retrieval accounting, the distillation lease, findings as claims, corroboration,
 the token budget and LLM accounting.
 

@@ -1,8 +1,8 @@
 """The harness-neutral hook event: what every adapter turns a harness payload into.
 
 The watcher and the session-state code only ever see these values, never a harness's
-JSON (DESIGN.md, "Harness adapters normalise each harness's payload into one event type
-at the edge").
+JSON (docs/architecture.md, L4: adapters turn a harness's payload into this type at the
+edge).
 
 Why these are hand-written slotted classes and not ``@dataclass(frozen=True)``: this
 module is imported by every ``ledger hook ...`` process, whose wall time must stay within

@@ -1,6 +1,6 @@
 """Time-sortable prefixed ids: ``<prefix>_<base36 epoch ms><6 base36 chars>``.
 
-Format from the seed (reference §1.2): the same length and alphabet as before, so old
+Format from the seed (docs/originals.md §1.2): the same length and alphabet as before, so old
 and new ids sort together. The six-character tail is no longer left to luck: it is
 ``(process salt + per-process counter) mod 36**6``. Within one process, ids drawn in
 the same millisecond differ by construction (the counter advances on every call, and

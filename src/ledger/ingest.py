@@ -1,4 +1,4 @@
-"""Reading text sources and cutting them into chunks (reference §1.12).
+"""Reading text sources and cutting them into chunks (docs/originals.md §1.12).
 
 Pure and stdlib only: nothing here touches the store. The service reads a source with
 :func:`read_source_file`, :func:`read_source_stream` (``ingest -``) or

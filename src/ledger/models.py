@@ -1,6 +1,6 @@
 """Frozen dataclasses that cross layer boundaries. Times are epoch milliseconds (UTC);
 strength and factors are 0–1. ``to_dict()`` gives the stable JSON shape (camelCase keys,
-the seed's export fields, reference §1.14) used by ``--json``, ``export`` and the web API.
+the seed's export fields, docs/originals.md §1.14) used by ``--json``, ``export`` and the web API.
 
 Stdlib only (L0).
 """

@@ -1,6 +1,6 @@
 """Where state lives. One function decides the store path; everything else asks it.
 
-Order (DESIGN.md): ``--db`` argument, then ``$LEDGER_DB``, then ``$LEDGER_HOME/ledger.db``,
+Order (docs/design.md): ``--db`` argument, then ``$LEDGER_DB``, then ``$LEDGER_HOME/ledger.db``,
 then ``~/.ledger/ledger.db``. Stdlib only (L0). The string versions (:func:`home_dir`,
 :func:`db_file`) exist for the hook path, which must not pay for importing ``pathlib``.
 """
@@ -46,5 +46,5 @@ def db_path(explicit: str | os.PathLike | None = None) -> "Path":
 
 
 def default_agent(explicit: str | None = None) -> str:
-    """Acting agent id: ``--agent``, then ``$LEDGER_AGENT``, then ``"agent"`` (seed §1.0)."""
+    """Acting agent id: ``--agent``, then ``$LEDGER_AGENT``, then ``"agent"`` (docs/originals.md §1.0)."""
     return (explicit or os.environ.get("LEDGER_AGENT") or "agent").strip() or "agent"

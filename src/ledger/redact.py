@@ -1,6 +1,6 @@
 """Secret redaction and size bounding for text that leaves the process or is stored.
 
-DESIGN.md (watcher): trajectories sent to the LLM are bounded and secrets are redacted
+docs/design.md (watcher): trajectories sent to the LLM are bounded and secrets are redacted
 before anything leaves the process or is stored. Tool outputs are the main source: env
 dumps, config files, ``curl -H 'Authorization: ...'``, ``.env`` reads, git remotes.
 

@@ -1,4 +1,4 @@
-"""The one facade every surface calls (DESIGN.md layer L3).
+"""The one facade every surface calls (docs/architecture.md, layer L3).
 
 ``Ledger`` owns the store, the clock and the acting agent. The CLI, the web server, the
 TUI and the harness hooks never touch SQL or strength directly; they call these methods
@@ -588,7 +588,7 @@ class Ledger:
 
     # ------------------------------------------------------------------ overview
     def stats(self) -> dict:
-        """Store counts (seed §1.13) plus disk size (bytes, main file), the median search
+        """Store counts (docs/originals.md §1.13) plus disk size (bytes, main file), the median search
         time today (ms), and the store path."""
         now = self.clock()
         midnight = local_midnight_ms(now)

@@ -1,6 +1,6 @@
 """Strength: how much the store trusts a memory, computed on every read, never stored.
 
-Formula and constants from the LEDGER seed (``strength.ts``; reference §1.4, DESIGN.md)::
+Formula and constants from the LEDGER seed (``strength.ts``; docs/originals.md §1.4, docs/design.md)::
 
     used         = min(1, ln(1 + hits) / ln(301))
     fresh        = exp(-days_since_last_read / 190)

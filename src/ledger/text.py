@@ -9,7 +9,7 @@ _WS = re.compile(r"\s+")
 _NON_SLUG = re.compile(r"[^\w]+|_+", re.UNICODE)
 
 # Words that carry no topic in a question or a claim. Dropping them from the BM25
-# expression measurably helps (DESIGN.md retrieval notes: +5 R@5 on LoCoMo) and keeps an
+# expression measurably helps (docs/design.md, retrieval notes: +5 R@5 on LoCoMo) and keeps an
 # OR of prefix terms from matching most of the store.
 QUERY_STOPWORDS = frozenset(
     """
@@ -30,7 +30,7 @@ def collapse(text: str) -> str:
 
 
 def fuzzy_norm(text: str) -> str:
-    """Normalised form used for trigram containment (seed §1.6): lowercased, whitespace
+    """Normalised form used for trigram containment (docs/originals.md §1.6): lowercased, whitespace
     collapsed, trimmed, padded with one space each side."""
     return f" {collapse(text.lower())} "
 
@@ -53,7 +53,7 @@ def containment(phrase: str, text: str) -> float:
 
 
 def slugify(label: str, max_len: int = 40) -> str:
-    """Cluster id from a label (seed §1.2): lowercase, NFKD, runs of non-alphanumerics
+    """Cluster id from a label (docs/originals.md §1.2): lowercase, NFKD, runs of non-alphanumerics
     become ``-``, dashes trimmed, at most 40 characters. ``"Client work"`` → ``client-work``."""
     s = unicodedata.normalize("NFKD", label.lower())
     s = "".join(ch for ch in s if not unicodedata.combining(ch))

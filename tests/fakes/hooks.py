@@ -1,4 +1,4 @@
-"""Claude Code hook payloads (harness contracts §A3) and two ways to deliver them: in
+"""Claude Code hook payloads (docs/harness-contracts.md §A3) and two ways to deliver them: in
 process through :func:`ledger.harness.runner.handle_payload` (with a chosen ``now``) or
 as a real ``ledger hook claude-code <Event>`` subprocess, exactly as Claude Code runs it."""
 

@@ -1,4 +1,4 @@
-"""Plain-text renderings of the seed's CLI output formats (reference §1.14).
+"""Plain-text renderings of the seed's CLI output formats (docs/originals.md §1.14).
 
 Each function returns the text to print; colour is applied only when ``color`` is true
 (stdout is a terminal and ``NO_COLOR`` is unset), through click's styling.

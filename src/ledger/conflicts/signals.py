@@ -9,7 +9,7 @@ ranks candidates; an agent judges them and a person resolves them. The rules, th
 lexicons and the reasons behind them are written up in ``docs/contradictions.md``.
 
 How a pair is read (all of it ours unless marked "seed"; the seed is ``conflicts.ts``,
-described in ``reference/original-implementations.md`` section 1.9.1):
+described in docs/originals.md §1.9.1):
 
 1. **Values** are picked out of each text first: quantities with their units (``90s``,
    ``2 GB``, ``8 threads``), ISO dates, clock times, weekdays, months, file paths, states

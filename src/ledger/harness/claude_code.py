@@ -1,6 +1,6 @@
 """Claude Code adapter: hook stdin JSON -> :class:`HookEvent`; :class:`HookResponse` -> stdout.
 
-Reference: ``harness-contracts.md`` section A (A3 stdin, A4 output, A6 answers), checked
+Reference: docs/harness-contracts.md section A (A3 stdin, A4 output, A6 answers), checked
 against real transcripts for the ``tool_response`` shapes.
 
 Parsing (:func:`parse_payload`)

@@ -9,7 +9,7 @@ harness's own client, when it can, by writing the ``[llm]`` section of
   ``claude -p`` with a cheap model (``haiku``), every hook disabled for that call
   (``--settings '{"disableAllHooks": true}'``, so the distiller never observes itself;
   ledger also sets ``LEDGER_HOOKS_DISABLED=1`` for it), no tools and no saved session
-  (harness-contracts §A9).
+  (docs/harness-contracts.md §A9).
 - OpenCode: backend ``opencode``, which distills through OpenCode's own session API from
   the plugin (no second process, OpenCode's configured model unless ``[llm] model`` names
   a ``provider/model``).

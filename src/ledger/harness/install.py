@@ -3,7 +3,7 @@
 Claude Code reads hooks from ``~/.claude/settings.json`` (user),
 ``<project>/.claude/settings.json`` (project, committed by teams) and
 ``<project>/.claude/settings.local.json`` (project, kept out of version control); entries
-from all levels merge (harness contracts §A2, docs in the README's watcher section). We
+from all levels merge (docs/harness-contracts.md §A2, docs in the README's watcher section). We
 add one matcher group per event whose handler command is ``<ledger executable> hook
 claude-code <Event>``, recognise ours by that command, and never touch anything else.
 

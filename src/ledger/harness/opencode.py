@@ -7,7 +7,7 @@ JSON, to one long-lived ``ledger __serve-session opencode`` child (see
 :mod:`ledger.harness.session_server`). This module turns those forwarded objects into
 harness-neutral events; nothing else in ledger sees OpenCode's shapes.
 
-Reference: ``harness-contracts.md`` §B (B2 hooks, B3 bus events, B6 V2), checked against
+Reference: docs/harness-contracts.md §B (B2 hooks, B3 bus events, B6 V2), checked against
 payloads recorded from a real OpenCode 1.18.33 run.
 
 What the plugin forwards (``{"hook": ..., "directory": ..., "worktree": ...}`` plus):
@@ -26,7 +26,7 @@ What the plugin forwards (``{"hook": ..., "directory": ..., "worktree": ...}`` p
 ==================================  ===================================================
 
 Bus events (through the generic ``event`` hook: OpenCode never calls top-level
-``"session.idle"`` keys, the lean-session seed's bug):
+``"session.idle"`` keys, the original lean-session's bug, docs/originals.md §3):
 
 * ``message.part.updated`` whose part has ``type: "step-finish"``: one model step of the
   part's session ended (:attr:`Parsed.what` ``"step"``, the part id for de-duplication).
@@ -41,7 +41,7 @@ Bus events (through the generic ``event`` hook: OpenCode never calls top-level
   session's whole todo list after a change -> ``"todos"``.
 
 Why facts are injected at ``tool.execute.after``: OpenCode's only channel into what the
-model reads next is the tool result (``output.output``, harness-contracts §B2); a
+model reads next is the tool result (``output.output``, docs/harness-contracts.md §B2); a
 ``tool.execute.before`` hook can change the arguments or throw, not add text. So the
 PreToolUse-equivalent decision (which facts about the touched files to show, at which
 escalation level) is taken after the tool ran, on the same call, and its text is appended

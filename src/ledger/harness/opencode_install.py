@@ -1,7 +1,7 @@
 """``ledger install opencode`` / ``ledger uninstall opencode``: place the plugin file.
 
 OpenCode loads every ``*.js``/``*.ts`` file in a config directory's ``plugin/`` or
-``plugins/`` folder at start-up (harness-contracts §B1, checked in OpenCode 1.18.33):
+``plugins/`` folder at start-up (docs/harness-contracts.md §B1, checked in OpenCode 1.18.33):
 ``<project>/.opencode/plugins/`` for one project, ``$XDG_CONFIG_HOME/opencode/plugins/``
 (``~/.config/opencode/plugins/``) for every project. A file there is registered by being
 there, so nothing is added to ``opencode.json`` (listing it in ``"plugin"`` as well would

@@ -1,4 +1,4 @@
-"""Session state (seed lean-session, reference §3), wired to events the harness really
+"""Session state (docs/originals.md §3), wired to events the harness really
 sends: a checkpoint on Stop (every turn) and SessionEnd, the Session State block before
 compaction (PreCompact), and that block plus the project's strongest facts after it
 (SessionStart with source ``compact`` or ``resume``).

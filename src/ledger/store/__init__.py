@@ -1,4 +1,4 @@
-"""All SQL of ledger lives in this package (DESIGN.md, layer L1).
+"""All SQL of ledger lives in this package (docs/architecture.md, layer L1).
 
 Names are imported lazily (PEP 562) so the hook path can import
 ``ledger.store.watch`` without pulling in the full store and its dataclasses.

@@ -28,7 +28,7 @@ def migration(fn: Migration) -> Migration:
 
 @migration
 def m001_initial(conn: sqlite3.Connection) -> None:
-    """The seed's v2 schema (reference §1.2) with our additions: an integer ``seq`` key
+    """The seed's v2 schema (docs/originals.md §1.2) with our additions: an integer ``seq`` key
     shared with the FTS tables, a denormalised ``reader_count`` (so strength can be
     computed inside SQLite for exact ranking), file keys and topics for watcher claims,
     resolution bookkeeping, and a trigram index for fuzzy matching."""

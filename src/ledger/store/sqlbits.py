@@ -40,7 +40,7 @@ def searchable_terms(terms: tuple[str, ...] | list[str]) -> list[str]:
 
 
 def fts_expression(terms: tuple[str, ...] | list[str], *, prefix: bool) -> str | None:
-    """An FTS5 MATCH expression ORing the quoted terms (seed §1.6), each a prefix query
+    """An FTS5 MATCH expression ORing the quoted terms (docs/originals.md §1.6), each a prefix query
     when ``prefix``. ``None`` when no term is searchable. Quotes inside terms are doubled,
     so user text can never inject FTS syntax."""
     parts = []

@@ -28,7 +28,7 @@ from .connection import atomic, connect, translate_class
 from .migrations import check_not_newer, migrate
 from .sqlbits import filter_sql, fts_expression, strength_sql
 
-# The seed's ten clusters (reference §1.3): id, label, colour.
+# The seed's ten clusters (docs/originals.md §1.3): id, label, colour.
 SEED_CLUSTERS = (
     ("prefs", "preferences", "#b7c14a"),
     ("people", "people & orgs", "#4a9fd4"),
@@ -44,7 +44,7 @@ SEED_CLUSTERS = (
 
 FUZZY_FLOOR = 0.42  # seed: minimum trigram containment for a fuzzy hit
 FUZZY_WEIGHT = 0.6  # seed: fuzzy relevance = containment * 0.6, below good BM25 hits
-CONTEXT_WEIGHT = 0.3  # DESIGN.md retrieval notes: neighbour context column weight
+CONTEXT_WEIGHT = 0.3  # docs/design.md, retrieval notes: neighbour context column weight
 _MAX_STRENGTH = max(S.MAX_STRENGTH, S.PINNED_STRENGTH, S.CHUNK_MAX)  # for the page bound in search
 
 _MEMORY_COLS = """m.seq, m.id, m.text, m.kind, m.origin, m.cluster_id, m.writer, m.source_id, m.chunk_index,
@@ -222,7 +222,7 @@ class Store:
         chunks: Sequence[str], now: int, *, neighbours: int = 2,
     ) -> tuple[str, list[str]]:
         """Insert a source and its chunks in one transaction. Each chunk is indexed with
-        up to ``neighbours`` chunks on each side as low-weight context (DESIGN.md
+        up to ``neighbours`` chunks on each side as low-weight context (docs/design.md
         retrieval notes). Returns ``(source_id, chunk_ids)``."""
         sid = new_id("s", now)
         n = len(chunks)
@@ -341,7 +341,7 @@ class Store:
         Relevance (0–1) comes from BM25 over the word index (``p/(p+1)`` with
         ``p = -bm25``; terms OR-ed, prefix-matched outside ``keyword`` mode) widened by
         trigram containment ≥ 0.42 (×0.6) outside ``keyword`` mode; ``fuzzy`` mode uses
-        the trigrams alone. Score = 0.75·relevance + 0.25·strength (seed §1.6), computed
+        the trigrams alone. Score = 0.75·relevance + 0.25·strength (docs/originals.md §1.6), computed
         inside SQLite for every matching row, so the page and ``total`` are exact at any
         store size. With no free text, relevance is 1 and the default sort is strength.
         """
@@ -684,7 +684,7 @@ class Store:
         return self._conn.execute(sql, params).fetchone()[0]
 
     def counts(self, since_ms: int) -> dict:
-        """Raw counts for ``stats`` (seed §1.13)."""
+        """Raw counts for ``stats`` (docs/originals.md §1.13)."""
         q = self.scalar
         return {
             "memories": q("SELECT count(*) FROM memories WHERE deleted_at IS NULL"),

@@ -1,6 +1,6 @@
 """``ledger review``: the keyboard-first review app (Textual).
 
-Two lanes, like the seed's review TUI (reference §1.15): pending **claims** (not part of an
+Two lanes, like the seed's review TUI (docs/originals.md §1.15): pending **claims** (not part of an
 open conflict) and open **conflicts**, followed in that lane by **candidates** still
 waiting for an agent's verdict (ours: a person may judge and resolve one with the same
 keys, in one step). One card at a time; every key acts at once through

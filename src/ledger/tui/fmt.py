@@ -1,6 +1,6 @@
 """Small terminal formatting helpers shared by the review TUI, its plain dump and the CLI.
 
-They follow the seed's terminal helpers (reference §1.14): a strength bar of ``█`` and
+They follow the seed's terminal helpers (docs/originals.md §1.14): a strength bar of ``█`` and
 ``░`` cells, ages (``4h``, ``12d``, ``7mo``; :func:`age` and :func:`ago`) and a one-line truncation with
 ``…``. Strength colours are lime above 0.7, amber above 0.4 and red otherwise.
 

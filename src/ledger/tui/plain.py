@@ -1,7 +1,7 @@
 """The review queue as plain text (``ledger review`` when stdin is not a terminal) and as
 JSON (``ledger review --json``).
 
-``plain_dump`` follows the seed's dump (reference §1.14 ``review``): a header with both
+``plain_dump`` follows the seed's dump (docs/originals.md §1.14 ``review``): a header with both
 counts, up to 20 claims one per line, then up to 20 conflicts as a kind/age line with the
 two sides under it, then up to 20 candidates still waiting for an agent's verdict (a
 person may resolve them too, by id). No colour: it is meant for pipes and logs.

@@ -1,8 +1,8 @@
 """The watcher's decisions for one hook event: observe, inject, escalate, hand off to
 distillation and session state. Harness-neutral: it sees only :class:`HookEvent`.
 
-Stdlib only (hook path). Rules, adapted from opencode-ledger (reference §2.8) with the
-fixes of DESIGN.md:
+Stdlib only (hook path). Rules, adapted from opencode-ledger (docs/originals.md §2.8) with the
+fixes of docs/design.md:
 
 * Every tool call is an observation (a step) of its session, with a bounded, redacted
   excerpt of its output and the files it touched.
@@ -326,7 +326,7 @@ def stale_mark(f: dict) -> str:
 
 def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: int, max_facts: int = 8,
                  max_chars: int = 1200) -> tuple[str, list[str]]:
-    """The KNOWN FACTS block (seed §2.8 shapes) with ids and strengths, bounded to
+    """The KNOWN FACTS block (docs/originals.md §2.8 shapes) with ids and strengths, bounded to
     ``max_facts`` facts and ``max_chars`` characters; says what was left out.
     Returns ``(text, ids shown)``.
 

@@ -1,7 +1,7 @@
 """Which files a tool call touches: the file keys that findings are matched on.
 
 A finding's file keys are resolved absolute paths, and relevance is an exact path match
-(DESIGN.md, watcher). So every path leaves here in one normal form:
+(docs/design.md, watcher). So every path leaves here in one normal form:
 ``os.path.realpath(os.path.join(base, os.path.expanduser(p)))`` — absolute, ``..`` and
 ``.`` folded, symlinks resolved for the part of the path that exists. ``realpath`` does
 not require existence (non-strict), so a file keyed before it was created gets the same

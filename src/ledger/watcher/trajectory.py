@@ -2,7 +2,7 @@
 
 Every N steps the watcher sends the last observations to an LLM and asks for the facts
 the tool *outputs* confirmed (opencode-ledger §2.4–2.5, with our differences from
-DESIGN.md: bounded and redacted trajectories, file keys on every finding).
+docs/design.md: bounded and redacted trajectories, file keys on every finding).
 
 Bounding, in characters:
 

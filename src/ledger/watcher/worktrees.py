@@ -1,6 +1,6 @@
 """Linked worktrees of one git repository share facts about the same file.
 
-A fact is keyed to a resolved absolute path (DESIGN.md, watcher). ``git worktree add``
+A fact is keyed to a resolved absolute path (docs/design.md, watcher). ``git worktree add``
 checks the same repository out in another folder, so ``/repo/src/app.py`` and
 ``/repo-wt/src/app.py`` are the same repository-relative file: :func:`aliases` gives,
 for a path inside a work tree, that path in every *other* work tree of the repository,
