@@ -262,3 +262,43 @@ def test_real_opencode_compaction_carries_the_session_state(opencode_bin, tmp_pa
     assert "## Session State (auto-injected by ledger" in prompt
     assert "make ledger survive OpenCode compaction" in prompt
     assert "## Known facts about this project" in prompt and "notes.txt keeps the answer on its first line" in prompt
+
+
+def test_real_opencode_compaction_carries_the_task_todos_and_edited_files(opencode_bin, tmp_path, monkeypatch):
+    """Issue 13 with the real OpenCode and no ``.agents/`` file: the user's prompt
+    (``chat.message``), the model's ``todowrite`` list and the file it writes reach the
+    compaction request through the session record."""
+    project = new_project(tmp_path)
+    seen = {"compaction": None}
+    task = "Write hello.txt with a greeting (TASK-OC-13)"
+    todos = [{"content": "write hello.txt", "status": "in_progress", "priority": "high", "id": "1"},
+             {"content": "check the greeting", "status": "pending", "priority": "medium", "id": "2"}]
+
+    def answer(body: dict):
+        text = messages_text(body)
+        if "## Session State" in text:  # the compaction request, with our context appended
+            seen["compaction"] = body
+            return Turn(text="Summary: hello.txt written.")
+        if not body.get("tools"):
+            return Turn(text="Greeting task")
+        n = len(tool_results(body))
+        if seen["compaction"] is None and n == 0:
+            return Turn(tool_calls=[ToolCall("todowrite", {"todos": todos})])
+        if seen["compaction"] is None and n == 1:
+            # Report a nearly full context window, so OpenCode compacts after this step.
+            return Turn(tool_calls=[ToolCall("write", {"filePath": str(project / "hello.txt"), "content": "hello\n"})],
+                        prompt_tokens=7900)
+        return Turn(text="Done after compaction.")
+
+    run = run_opencode(opencode_bin, tmp_path, monkeypatch, project, answer, task, {},
+                       limit={"context": 8000, "output": 1000})
+    assert run.proc.returncode == 0, run.diag
+    assert (project / "hello.txt").read_text() == "hello\n", run.diag
+    assert seen["compaction"] is not None, run.diag
+    prompt = messages_text(seen["compaction"])
+    block = prompt.split("## Session State", 1)[1]
+    # the user's words (`opencode run` hands the message over in quotes)
+    assert "### Task (the user's words)\n> " in block and task in block.split("### Todo List")[0], block
+    assert "- [~] write hello.txt (in progress)" in prompt and "- [ ] check the greeting" in prompt
+    assert "- hello.txt" in prompt
+    assert "_No " not in block

@@ -354,3 +354,16 @@ def test_user_prompt_submit_hook_prints_nothing(db_file, repo):
     assert p.returncode == 0 and p.stdout == b"" and p.stderr == b""
     conn = W.open_store(str(db_file))
     assert RC.load(conn, "claude-code:s1")["prompts"][0]["text"] == "Refactor the store"
+
+
+def test_a_subagents_todo_list_and_plan_are_not_the_sessions(db_file, repo):
+    hook = Hook(db_file, repo)
+    hook.tool("TodoWrite", {"todos": [{"content": "MAIN-TODO", "status": "pending", "activeForm": "m"}]}, {})
+    sub = {"agent_id": "a1b2", "agent_type": "general-purpose"}
+    hook.tool("TodoWrite", {"todos": [{"content": "SUB-TODO", "status": "pending", "activeForm": "s"}]}, {}, **sub)
+    hook.tool("ExitPlanMode", {"plan": "SUB-PLAN"}, {}, **sub)
+    hook.tool("TaskCreate", {"subject": "SUB-TASK"}, {"task": {"id": "9"}}, **sub)
+    hook(post_write(repo / "by_subagent.md", **sub))  # its edits are real edits of the project
+    rec = hook.record()
+    assert todos(rec) == [("MAIN-TODO", "pending")] and rec["plan"] is None
+    assert [f["path"] for f in rec["files"]] == [str(repo / "by_subagent.md")]

@@ -120,12 +120,13 @@ def note_todos(conn, key: str, todos: object, now: int) -> bool:
     return True
 
 
-def note_tool(conn, key: str, tool: ToolCall, cwd: str, now: int) -> None:
+def note_tool(conn, key: str, tool: ToolCall, cwd: str, now: int, subagent: bool = False) -> None:
     """Update the record from one finished tool call (``tool.ok`` known or not). Tools
     outside :data:`RECORDED_TOOLS` are ignored; malformed inputs are ignored, never
-    raised."""
+    raised. A ``subagent``'s plan and todo list are its own, not the session's: only its
+    edits and commands are recorded."""
     name = (tool.name or "").lower()
-    if name not in RECORDED_TOOLS:
+    if name not in RECORDED_TOOLS or (subagent and name not in EDIT_TOOLS | SHELL_TOOLS):
         return
     inp = tool.input if isinstance(tool.input, dict) else {}
     if name in EDIT_TOOLS:

@@ -291,7 +291,7 @@ def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
     key = session_key(event)
     if event.kind == "post_tool":
         if event.tool is not None:
-            RC.note_tool(engine.conn, key, event.tool, event.cwd, engine.now)
+            RC.note_tool(engine.conn, key, event.tool, event.cwd, engine.now, subagent=bool(event.agent_id))
         return None
     if event.kind == "user_prompt":
         RC.note_prompt(engine.conn, key, event.prompt, engine.now)
