@@ -16,7 +16,7 @@ from rich.console import Console
 
 from ledger.clock import FixedClock, system_clock
 from ledger.service import Ledger
-from ledger.tui.fmt import age, bar, pct, strength_color, truncate
+from ledger.termfmt import age, bar, pct, strength_color, truncate
 from ledger.tui.plain import plain_dump, queue_json
 
 HOUR = 3_600_000
@@ -463,7 +463,7 @@ def test_run_reports_an_unopenable_store(tmp_path, capsys):
 
 
 def test_tui_package_does_not_import_textual():
-    code = "import sys, ledger.tui, ledger.tui.fmt, ledger.tui.plain; print('textual' in sys.modules)"
+    code = "import sys, ledger.tui, ledger.tui.plain; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

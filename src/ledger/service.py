@@ -15,21 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import statistics
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterator, Sequence
 
-from . import ingest as ingest_mod
 from .clock import Clock, local_midnight_ms, system_clock
-from .conflicts.duplicates import is_near_duplicate, propose
-from .conflicts.signals import query_terms
 from .errors import InvalidInput, NotAClaim, StoreUnavailable, UnknownMemory
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
 from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
-from .paths import db_path
+from .paths import db_file
 from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names from the service
     BULK_OPS,
     CONFLICT_KINDS,
@@ -48,6 +42,16 @@ from .query import parse
 from .text import storable_problem
 from .store import Store
 from .store import conflicts as cq
+
+# Start-up budget (docs/benchmarks.md "Search and start-up"): the agent verbs import this
+# module, so what only some methods need (ingest, the proposer, statistics, pathlib,
+# typing) is imported inside those methods.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+    from typing import Iterator, Sequence
+
+    from . import ingest as ingest_mod
 
 CANDIDATE_PREFIX = PREFIXES["candidate"] + "_"  # "cc_": `resolve` takes candidates too
 RECALL_COUNT_WAIT_MS = 1_500  # how long recall waits for the write lock to count its read
@@ -112,7 +116,7 @@ class Ledger:
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, clock: Clock = system_clock, readonly: bool = False) -> "Ledger":
         """Open (creating if needed) the store at ``path`` or the default location."""
-        p = db_path(path)
+        p = db_file(path)
         return cls(Store(p, readonly=readonly, now=clock()), clock=clock)
 
     def close(self) -> None:
@@ -183,6 +187,8 @@ class Ledger:
         return WriteResult(memory, proposed, conflict_id, cq.pending_candidate_count(self.store))
 
     def _peers(self, memory_id: str, text: str, cluster: str, files: Sequence[str]) -> list[tuple[str, str, bool]]:
+        from .conflicts.signals import query_terms
+
         return cq.find_peers(self.store, memory_id, cluster, query_terms(text), files)
 
     def _duplicate_of(self, text: str, peers: list[tuple[str, str, bool]], *, keyed: bool) -> str | None:
@@ -190,6 +196,8 @@ class Ledger:
         looked for only where the new claim lives: among claims keyed to one of its files
         when it has file keys, else among the cluster's claims keyed to no file. None
         when it says anything new, even one changed value."""
+        from .conflicts.duplicates import is_near_duplicate
+
         if keyed:
             found = [pid for pid, ptext, via_file in peers if via_file and is_near_duplicate(ptext, text)]
         else:
@@ -200,6 +208,8 @@ class Ledger:
     def _propose(self, memory_id: str, text: str, peers: list[tuple[str, str]], now: int) -> tuple[str, ...]:
         """Record the best suspected contradictions of ``memory_id`` among ``peers``
         (at most 20 per write, best score first); pairs seen before are skipped."""
+        from .conflicts.duplicates import propose
+
         settled = cq.settled_pairs(self.store, memory_id)
         found = []
         for peer_id, peer_text, _ in peers:
@@ -376,12 +386,16 @@ class Ledger:
     # ------------------------------------------------------------------ sources
     def ingest(self, source: ingest_mod.SourceText, *, cluster: str, agent: str, trust: float = DEFAULT_SOURCE_TRUST) -> IngestResult:
         """Chunk a document and store every chunk (one transaction). ``trust`` 0–1."""
+        from . import ingest as ingest_mod
+
         return self.ingest_chunks(source.filename, ingest_mod.chunk_text(source.text), cluster=cluster, agent=agent,
                                   trust=trust, ext=source.ext, nbytes=source.bytes)
 
     def ingest_chunks(self, filename: str, chunks: Sequence[str], *, cluster: str, agent: str, trust: float = DEFAULT_SOURCE_TRUST,
                       ext: str | None = None, nbytes: int | None = None, neighbours: int = 2) -> IngestResult:
         """Store pre-split chunks as one source (used by ``ingest`` and benchmarks)."""
+        from . import ingest as ingest_mod
+
         chunks = [c.strip() for c in chunks if c and c.strip()]
         if not chunks:
             raise InvalidInput("source text is empty: nothing to ingest.")
@@ -590,6 +604,8 @@ class Ledger:
     def stats(self) -> dict:
         """Store counts (docs/originals.md §1.13) plus disk size (bytes, main file), the median search
         time today (ms), and the store path."""
+        import statistics
+
         now = self.clock()
         midnight = local_midnight_ms(now)
         c = self.store.counts(midnight)

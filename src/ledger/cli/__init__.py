@@ -1,7 +1,9 @@
 """The ``ledger`` command.
 
 ``main()`` routes ``ledger hook ...`` to the stdlib-only hook runner *before* importing
-click, so a harness hook pays only for Python's start-up. Every other command goes
+click, so a harness hook pays only for Python's start-up. The agent verbs (``recall``,
+``search``, ``remember``, ``show``) and ``--version`` go through :mod:`ledger.cli.fast`
+(argparse, no click); every other command, and any call the fast path declines, goes
 through the click app in :mod:`ledger.cli.app`.
 """
 
@@ -27,6 +29,19 @@ def main(argv: list[str] | None = None) -> int:
         from .distiller import main as distill
 
         return distill(args[1:])
+    if args == ["--version"]:
+        from .. import __version__
+
+        print(f"ledger, version {__version__}")  # click's version_option format
+        return 0
+    if args and args[0] in ("recall", "search", "remember", "show"):
+        # The agent verbs start without click (docs/benchmarks.md "Start-up"); a call
+        # the fast path does not handle (help, a bad option) falls through to click.
+        from .fast import run_fast
+
+        rc = run_fast(args)
+        if rc is not None:
+            return rc
     from .app import run
 
     return run(args)

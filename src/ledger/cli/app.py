@@ -15,34 +15,12 @@ import click
 from ..errors import InvalidInput, LedgerError
 from ..paths import db_path, default_agent
 from ..vocab import DEFAULT_MODE, DEFAULT_SOURCE_TRUST, MODES, SORTS
+from . import verbs
 from .base import _color, _json, _open, _out, _words, cli, common  # noqa: F401 - shared by setup
 
 def _warn_unknown_clusters(led, query: str) -> None:
-    """Warn on stderr when ``cluster:`` names a cluster the store does not have (the
-    query still runs: it matches nothing from that value). With ``--json`` the warning
-    is a JSON object ``{"warning", "kind": "unknown-cluster", "known"}``."""
-    from ..query.parser import parse
-
-    try:
-        wanted = parse(query, led.clock()).clusters
-    except LedgerError:
-        return  # the command itself reports the bad query
-    if not wanted:
-        return
-    known = [c.id for c in led.clusters()]
-    missing = [c for c in wanted if c not in known]
-    if not missing:
-        return
-    names = ", ".join(f'"{c}"' for c in missing)
-    msg = (f"no cluster {names} in this store, so it matches nothing. Known clusters: {', '.join(known) or '(none)'}"
-           " (ledger clusters).")
-    try:
-        if _JSON_ERRORS:
-            click.echo(json.dumps({"warning": msg, "kind": "unknown-cluster", "known": known}, ensure_ascii=False), err=True)
-        else:
-            click.echo(f"⚠ {msg}", err=True)
-    except (OSError, ValueError):
-        pass
+    """:func:`.verbs.warn_unknown_clusters`, JSON when the command line asks for it."""
+    verbs.warn_unknown_clusters(led, query, _JSON_ERRORS)
 
 
 # ---------------------------------------------------------------------------- agents
@@ -58,32 +36,7 @@ def recall(query, limit, mode, agent, db, as_json):
     ledger recall invoice terms
     ledger recall deploy cluster:proc strength:>40 --limit 5
     """
-    from .render import recall_lines
-
-    with _open(db) as led:
-        _warn_unknown_clusters(led, " ".join(query))
-        res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
-    if as_json:
-        from ..filekeys import file_changes
-
-        _json([{**m.to_dict(), "fileChanges": file_changes(m.files)} for m in res.hits])
-    else:
-        _out(recall_lines(res, _color()))
-    if res.not_counted:
-        _warn_not_counted(res.not_counted)
-
-
-def _warn_not_counted(reason: str) -> None:
-    """The hits went out but the read was not counted (store locked or full): say so on
-    stderr (a JSON object with ``--json``), so stdout keeps its format."""
-    msg = f"these results were not counted as a retrieval: {reason}"
-    try:
-        if _JSON_ERRORS:
-            click.echo(json.dumps({"warning": msg, "kind": "not-counted"}, ensure_ascii=False), err=True)
-        else:
-            click.echo(f"⚠ {msg}", err=True)
-    except (OSError, ValueError):
-        pass
+    _out(verbs.recall(query, limit=limit, mode=mode, agent=agent, db=db, as_json=as_json, color=_color() and not as_json))
 
 
 @cli.command()
@@ -102,41 +55,8 @@ def remember(words, text, cluster, note, supersedes, files, topic, agent, db, as
     ledger remember "Staging deploys need VPN access" --cluster proc
     ledger remember "model.ckpt is a safetensors file" --cluster code --file model.ckpt
     """
-    if words and text is not None:
-        raise InvalidInput("Give the claim either as words or with --text, not both.")
-    claim = _words(words, text)
-    if claim == "-":
-        claim = sys.stdin.read()
-    if not claim.strip():
-        raise InvalidInput('Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
-    if not cluster:
-        raise InvalidInput("--cluster is required. Run `ledger clusters` to see the taxonomy.")
-    from ..filekeys import file_key
-
-    if any(not f.strip() for f in files):
-        raise InvalidInput("--file needs a path, e.g. --file model.ckpt")
-    if supersedes is not None and not supersedes.strip():
-        raise InvalidInput("--supersedes needs the id of the memory this one replaces, e.g. --supersedes m_abc123")
-    keys = [file_key(f) for f in files]
-    with _open(db) as led:
-        res = led.remember(claim, cluster=cluster, agent=default_agent(agent), note=note, supersedes=supersedes,
-                           files=keys, topic=topic)
-        if as_json:
-            _json(res.to_dict())
-            return
-        if res.duplicate:
-            _out(f"already remembered {res.memory.id} — counted as corroboration by {default_agent(agent)}")
-            return
-        lines = [f"remembered {res.memory.id}"]
-        if res.conflict_id:
-            lines.append(f"opened {res.conflict_id} — supersedes {supersedes}, for the human to resolve")
-        if res.proposed:
-            # Only what this write proposed: a store-wide count on every write reads as
-            # news when it is not (issue 15).
-            n = len(res.proposed)
-            lines.append(f"proposed {n} conflict candidate{'s' if n != 1 else ''} with earlier claims — "
-                         "judge with `ledger conflicts` when convenient")
-        _out("\n".join(lines))
+    _out(verbs.remember(words, text=text, cluster=cluster, note=note, supersedes=supersedes, files=files, topic=topic,
+                        agent=agent, db=db, as_json=as_json))
 
 
 @cli.command()
@@ -297,13 +217,7 @@ def search(query, limit, mode, sort, db, as_json):
     ledger search deploy cluster:proc
     ledger search asof:2026-01-01 invoice
     """
-    from .render import search_table
-
-    with _open(db) as led:
-        _warn_unknown_clusters(led, " ".join(query))
-        res = led.search(" ".join(query), limit=limit, mode=mode, sort=sort)
-        now = led.clock()
-    _json(res.to_dict()) if as_json else _out(search_table(res, now, _color()))
+    _out(verbs.search(query, limit=limit, mode=mode, sort=sort, db=db, as_json=as_json, color=_color() and not as_json))
 
 
 @cli.command()
@@ -316,17 +230,7 @@ def show(memory_id, db, as_json):
     ledger show m_mx36zvatn5jla2
     ledger show n5jla2          # the short id `search` and `review` print
     """
-    from .render import memory_text
-
-    with _open(db) as led:
-        m = led.get(led.resolve_id(memory_id))
-        now = led.clock()
-    if as_json:
-        from ..filekeys import file_changes
-
-        _json({**m.to_dict(), "fileChanges": file_changes(m.files)})
-    else:
-        _out(memory_text(m, now))
+    _out(verbs.show(memory_id, db=db, as_json=as_json))
 
 
 @cli.command()

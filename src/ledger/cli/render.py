@@ -1,18 +1,27 @@
 """Plain-text renderings of the seed's CLI output formats (docs/originals.md §1.14).
 
 Each function returns the text to print; colour is applied only when ``color`` is true
-(stdout is a terminal and ``NO_COLOR`` is unset), through click's styling.
+(stdout is a terminal and ``NO_COLOR`` is unset), through click's styling. Click is
+imported only then: the agent verbs print through here without it (docs/benchmarks.md
+"Start-up").
 """
 
 from __future__ import annotations
 
-import click
-
-from ..models import Candidate, Cluster, Memory, SearchResult, Source
 from ..text import collapse
-from ..tui.fmt import age, ago, bar, truncate
+from ..termfmt import age, ago, bar, truncate
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models import Candidate, Cluster, Memory, SearchResult, Source
 
 LIME, AMBER, RED = (183, 193, 74), (217, 160, 60), (214, 96, 106)
+
+
+def _style(text: str, **kw) -> str:
+    import click
+
+    return click.style(text, **kw)
 
 
 def _tint(fraction: float) -> tuple[int, int, int]:
@@ -20,7 +29,7 @@ def _tint(fraction: float) -> tuple[int, int, int]:
 
 
 def _dim(text: str, color: bool) -> str:
-    return click.style(text, dim=True) if color else text
+    return _style(text, dim=True) if color else text
 
 
 def _bar(fraction: float, width: int, color: bool) -> str:
@@ -28,7 +37,7 @@ def _bar(fraction: float, width: int, color: bool) -> str:
     if not color:
         return b
     filled = b.count("█")
-    return click.style(b[:filled], fg=_tint(fraction)) + click.style(b[filled:], dim=True)
+    return _style(b[:filled], fg=_tint(fraction)) + _style(b[filled:], dim=True)
 
 
 def plural(n: int, word: str) -> str:
@@ -57,7 +66,7 @@ def recall_lines(res: SearchResult, color: bool) -> str:
 
 def search_table(res: SearchResult, now: int, color: bool) -> str:
     head = f"▍ {res.total} {'memory' if res.total == 1 else 'memories'}  {res.took_ms:.0f}ms"
-    lines = [click.style(head, bold=True) if color else head]
+    lines = [_style(head, bold=True) if color else head]
     for m in res.hits:
         lines.append(
             "  ".join([
@@ -95,7 +104,7 @@ def candidates_text(cands: list[Candidate]) -> str:
 
 def sources_table(sources: list[Source], color: bool) -> str:
     head = f"▍ Sources  {len(sources)} {'document' if len(sources) == 1 else 'documents'}"
-    lines = [click.style(head, bold=True) if color else head]
+    lines = [_style(head, bold=True) if color else head]
     for s in sources:
         lines.append(
             f"{(s.ext or '—').upper():<5} {truncate(s.filename, 40):<40} {_bar(s.trust, 6, color)} {pct(s.trust):>3}  "
@@ -113,7 +122,7 @@ def stats_text(st: dict, color: bool) -> str:
     head = f"▍ LEDGER  {st['db']}"
     w, llm = st["watcher"], st["llmToday"]
     return "\n".join([
-        click.style(head, bold=True) if color else head,
+        _style(head, bold=True) if color else head,
         f"{_count(st['memories'], 'memory', 'memories')}   {plural(st['claims'], 'claim')} · {plural(st['chunks'], 'chunk')}",
         f"{st['pending']:>6}  pending review",
         f"{_count(st['conflicts'], 'open conflict')}   {plural(st['candidates'], 'candidate')} awaiting an agent",

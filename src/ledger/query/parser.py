@@ -28,9 +28,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 from ledger.errors import InvalidQuery
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - keeps `typing` off the CLI start-up path
+    from typing import Any
 
 __all__ = [
     "KEYS",

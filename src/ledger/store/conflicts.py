@@ -7,7 +7,10 @@ and writes rows.
 from __future__ import annotations
 
 import sqlite3
-from typing import Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
+    from typing import Sequence
 
 from ..errors import UnknownCandidate, UnknownConflict
 from ..ids import new_id

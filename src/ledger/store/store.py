@@ -12,8 +12,11 @@ import contextlib
 import math
 import os
 import sqlite3
-from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - `typing` and `pathlib` stay off the CLI start-up path
+    from pathlib import Path
+    from typing import Iterable, Iterator, Sequence
 
 from .. import strength as S
 from ..errors import InvalidInput, NotAClaim, UnknownCluster, UnknownMemory, UnknownSource
@@ -59,8 +62,8 @@ class Store:
     thread its own ``Store``. Use as a context manager or call :meth:`close`."""
 
     def __init__(self, path: str | os.PathLike, *, readonly: bool = False, seed: bool = True, now: int = 0):
-        self.path = Path(path)
-        self._conn = connect(self.path, readonly=readonly)
+        self._path = os.fspath(path)
+        self._conn = connect(self._path, readonly=readonly)
         try:
             if readonly:
                 check_not_newer(self._conn)
@@ -71,6 +74,13 @@ class Store:
         except BaseException:
             self._conn.close()
             raise
+
+    @property
+    def path(self) -> "Path":
+        """The store file (built on demand: ``pathlib`` is not imported at start-up)."""
+        from pathlib import Path
+
+        return Path(self._path)
 
     def close(self) -> None:
         self._conn.close()
@@ -758,7 +768,7 @@ class Store:
 
     def disk_bytes(self) -> int:
         try:
-            return self.path.stat().st_size
+            return os.stat(self._path).st_size
         except OSError:
             return 0
 

@@ -35,7 +35,7 @@ from textual.widgets import Input, Static
 from ..errors import LedgerError, UnknownMemory
 from ..models import Candidate, Conflict, Memory
 from ..service import Ledger
-from .fmt import AMBER, LIME, RED, age, bar, pct, strength_color
+from ..termfmt import AMBER, LIME, RED, age, bar, pct, strength_color
 
 REFRESH_SECONDS = 2.0
 QUEUE_LIMIT = 200

@@ -11,7 +11,7 @@ Stdlib only; the queue is the dict returned by ``Ledger.review_queue``.
 
 from __future__ import annotations
 
-from .fmt import age, bar, truncate
+from ..termfmt import age, bar, truncate
 
 MAX_ITEMS = 20
 

@@ -1,0 +1,158 @@
+"""Wall time of the agent verbs as separate processes, against ``python -c pass``.
+
+Usage::
+
+    python bench/startup.py --db STORE [--db STORE2 ...] [--n 30] [--json] [--importtime]
+
+An agent calls ``ledger recall`` (and ``remember``, ``search``, ``show``) as a fresh
+process for every question, so start-up is latency it pays each time. For each store
+given (``bench/scale.py`` builds them; ``$LEDGER_BENCH_OUT`` says where), the bench
+runs, interleaved so machine noise hits all of them alike, ``--n`` rounds of:
+
+* ``python -c pass`` in the same venv (the floor, ratio 1.00),
+* ``python -c "import click"`` (what click alone would cost on this path),
+* ``ledger --version``,
+* ``ledger recall <query> --db STORE`` (counted, on a private copy of the store),
+* ``ledger search <query> --db STORE``,
+* ``ledger show <id> --db STORE``,
+* ``ledger remember <new text> --cluster <c> --db STORE`` (proposer included).
+
+Queries are drawn like ``bench/scale.py``'s (words of stored memories, questions, random
+words); each round uses a new one. It prints p50 / p95 / min per process and the p50
+ratio to ``python -c pass`` measured in the same run. Targets (issue 14): ``recall`` at
+10k <= 3x, at 100k <= 4x; ``remember`` at 100k <= 3x.
+
+``--importtime`` also prints the heaviest imports of one ``ledger recall`` process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import dist, import_ledger, machine, table  # noqa: E402
+
+import_ledger()
+
+
+def _ledger_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("ledger")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "ledger.cli"]
+
+
+def _sample(db: Path, k: int, seed: int) -> tuple[list[str], list[str], list[str]]:
+    """Texts, ids and clusters of ``k`` random live memories (read-only)."""
+    from ledger.service import Ledger
+
+    with Ledger.open(db, readonly=True) as led:
+        ids = list(led.store.iter_ids())
+        rng = random.Random(seed)
+        ms = led.store.get_many(rng.sample(ids, min(k, len(ids))), led.clock())
+    return [m.text for m in ms], [m.id for m in ms], [m.cluster_id for m in ms]
+
+
+def _query(rng: random.Random, texts: list[str]) -> list[str]:
+    words = [w.strip(".,;:!?()[]\"'") for w in rng.choice(texts).split()]
+    words = [w for w in words if len(w) > 2] or ["deploy"]
+    x = rng.random()
+    if x < 0.6:
+        return rng.sample(words, min(len(words), rng.choice((2, 3, 4))))
+    if x < 0.85:
+        return ["how", "do", "we", rng.choice(words), "the", rng.choice(words)]
+    return [rng.choice(words)]
+
+
+def measure(db: Path, n: int, seed: int = 11) -> dict:
+    """Interleaved rounds on a private copy of ``db``; timings in ms."""
+    tmp = Path(tempfile.mkdtemp(prefix="ledger-startup-"))
+    try:
+        work = tmp / "store.db"
+        shutil.copyfile(db, work)
+        texts, ids, clusters = _sample(work, 500, seed)
+        rng = random.Random(seed)
+        led = _ledger_cmd()
+        env = dict(os.environ, LEDGER_AGENT="bench", NO_COLOR="1")
+        runs: dict[str, list[float]] = {k: [] for k in ("python -c pass", "import click", "ledger --version", "recall", "search", "show", "remember")}
+
+        def timed(key: str, cmd: list[str]) -> None:
+            t0 = time.perf_counter()
+            r = subprocess.run(cmd, capture_output=True, env=env)
+            runs[key].append((time.perf_counter() - t0) * 1000)
+            if r.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd[:3])} failed: {r.stderr.decode()[:400]}")
+
+        # One untimed round first: the page cache and the .pyc files are then warm for all.
+        subprocess.run([*led, "recall", "warm", "up", "--db", str(work)], capture_output=True, env=env)
+        for i in range(n):
+            q = _query(rng, texts)
+            timed("python -c pass", [sys.executable, "-c", "pass"])
+            timed("import click", [sys.executable, "-c", "import click"])
+            timed("ledger --version", [*led, "--version"])
+            timed("recall", [*led, "recall", *q, "--db", str(work)])
+            timed("search", [*led, "search", *q, "--db", str(work)])
+            timed("show", [*led, "show", ids[i % len(ids)], "--db", str(work)])
+            claim = " ".join(rng.sample(texts, 1)[0].split()[:12]) + f" (bench {i})"
+            timed("remember", [*led, "remember", claim, "--cluster", clusters[i % len(clusters)], "--db", str(work)])
+        base = dist(runs["python -c pass"])["p50"]
+        out = {k: dict(dist(v), ratio=round(dist(v)["p50"] / base, 2)) for k, v in runs.items()}
+        with_memories = _count(work)
+        return {"db": str(db), "memories": with_memories, "rounds": n, "runs": out}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _count(db: Path) -> int:
+    from ledger.service import Ledger
+
+    with Ledger.open(db, readonly=True) as led:
+        return led.store.counts(0)["memories"]
+
+
+def importtime(db: Path) -> list[tuple[int, int, str]]:
+    """(self µs, cumulative µs, module) of one ``ledger recall`` process, heaviest first."""
+    cmd = [sys.executable, "-X", "importtime", *(_ledger_cmd()[-1:] if _ledger_cmd()[0] != sys.executable else ["-m", "ledger.cli"]),
+           "recall", "deploy", "--db", str(db)]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"))
+    rows = []
+    for line in r.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "self [us]" not in line:
+            a, b, name = line[len("import time:"):].split("|")
+            rows.append((int(a), int(b), name.rstrip()))
+    return sorted(rows, key=lambda x: -x[1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--db", type=Path, action="append", required=True, help="a store to run against (repeatable)")
+    ap.add_argument("--n", type=int, default=30, help="interleaved rounds per store")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--importtime", action="store_true")
+    a = ap.parse_args(argv)
+    results = [measure(db, a.n) for db in a.db]
+    if a.json:
+        print(json.dumps({"machine": machine(), "results": results}, indent=2))
+        return 0
+    m = machine()
+    print(f"{m['date']} · {m['nproc']} cores · Python {m['python']} · SQLite {m['sqlite']} · load {os.getloadavg()[0]:.1f}")
+    for res in results:
+        print(f"\n{res['memories']:,} memories ({Path(res['db']).name}), {res['rounds']} interleaved rounds, ms")
+        rows = [[k, v["p50"], v["p95"], v["min"], f"{v['ratio']:.2f}x"] for k, v in res["runs"].items()]
+        print(table(["process", "p50", "p95", "min", "p50 / python -c pass"], rows, markdown=True))
+    if a.importtime:
+        print("\nheaviest imports of `ledger recall` (cumulative µs, self µs):")
+        for s, c, name in importtime(a.db[0])[:25]:
+            print(f"  {c:>7} {s:>7}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

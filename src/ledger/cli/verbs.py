@@ -1,0 +1,153 @@
+"""The agent verbs' work, shared by the click app and the fast path.
+
+``recall``, ``search``, ``remember`` and ``show`` are what agents call most, so their
+start-up is budgeted (docs/benchmarks.md "Start-up"; ``tests/test_startup.py`` lists the
+modules they may import). Each function here takes parsed options, calls the facade and
+returns the exact text to print (JSON when ``as_json``). Neither click nor anything
+heavier is imported here; colour, when asked for, is applied by :mod:`.render`.
+
+Errors are the core's :class:`ledger.errors.LedgerError` subclasses, raised as is.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..errors import InvalidInput
+from ..paths import default_agent
+
+#: The verbs :mod:`ledger.cli.fast` may run without click.
+FAST_VERBS = ("recall", "search", "remember", "show")
+
+
+def _open(db: str | None):
+    from ..service import Ledger
+
+    return Ledger.open(db)
+
+
+def dumps(data) -> str:
+    """JSON as every command prints it: indented, UTF-8 kept, unknown types as str."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def warn_unknown_clusters(led, query: str, as_json: bool) -> None:
+    """Warn on stderr when ``cluster:`` names a cluster the store does not have (the
+    query still runs: it matches nothing from that value). With ``--json`` the warning
+    is a JSON object ``{"warning", "kind": "unknown-cluster", "known"}``."""
+    from ..errors import LedgerError
+    from ..query.parser import parse
+
+    try:
+        wanted = parse(query, led.clock()).clusters
+    except LedgerError:
+        return  # the command itself reports the bad query
+    if not wanted:
+        return
+    known = [c.id for c in led.clusters()]
+    missing = [c for c in wanted if c not in known]
+    if not missing:
+        return
+    names = ", ".join(f'"{c}"' for c in missing)
+    msg = (f"no cluster {names} in this store, so it matches nothing. Known clusters: {', '.join(known) or '(none)'}"
+           " (ledger clusters).")
+    _warn(msg, "unknown-cluster", as_json, known=known)
+
+
+def _warn(msg: str, kind: str, as_json: bool, **extra) -> None:
+    """``⚠ <msg>`` on stderr, or with ``--json`` a JSON object ``{"warning", "kind", ...}``."""
+    try:
+        if as_json:
+            sys.stderr.write(json.dumps({"warning": msg, "kind": kind, **extra}, ensure_ascii=False) + "\n")
+        else:
+            sys.stderr.write(f"⚠ {msg}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def recall(query: tuple[str, ...], *, limit: int, mode: str, agent: str | None, db: str | None, as_json: bool,
+           color: bool) -> str:
+    """``ledger recall``: counted search, seed's one-line-per-memory format."""
+    from .render import recall_lines
+
+    with _open(db) as led:
+        warn_unknown_clusters(led, " ".join(query), as_json)
+        res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
+    if res.not_counted:
+        # The hits go out but the read was not counted (store locked or full): say so on
+        # stderr, so stdout keeps its format.
+        _warn(f"these results were not counted as a retrieval: {res.not_counted}", "not-counted", as_json)
+    if as_json:
+        from ..filekeys import file_changes
+
+        return dumps([{**m.to_dict(), "fileChanges": file_changes(m.files)} for m in res.hits])
+    return recall_lines(res, color)
+
+
+def search(query: tuple[str, ...], *, limit: int, mode: str, sort: str | None, db: str | None, as_json: bool,
+           color: bool) -> str:
+    """``ledger search``: uncounted search, the seed's table."""
+    from .render import search_table
+
+    with _open(db) as led:
+        warn_unknown_clusters(led, " ".join(query), as_json)
+        res = led.search(" ".join(query), limit=limit, mode=mode, sort=sort)
+        now = led.clock()
+    return dumps(res.to_dict()) if as_json else search_table(res, now, color)
+
+
+def show(memory_id: str, *, db: str | None, as_json: bool) -> str:
+    """``ledger show``: one memory with its strength explained (never counted)."""
+    from .render import memory_text
+
+    with _open(db) as led:
+        m = led.get(led.resolve_id(memory_id))
+        now = led.clock()
+    if as_json:
+        from ..filekeys import file_changes
+
+        return dumps({**m.to_dict(), "fileChanges": file_changes(m.files)})
+    return memory_text(m, now)
+
+
+def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, note: str, supersedes: str | None,
+             files: tuple[str, ...], topic: str | None, agent: str | None, db: str | None, as_json: bool) -> str:
+    """``ledger remember``: write one claim (``-`` reads it from stdin) and report what
+    the proposer found. Raises InvalidInput for a missing claim, cluster or file path."""
+    if words and text is not None:
+        raise InvalidInput("Give the claim either as words or with --text, not both.")
+    claim = (text if text is not None else " ".join(words)).strip()
+    if claim == "-":
+        claim = sys.stdin.read()
+    if not claim.strip():
+        raise InvalidInput('Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
+    if not cluster:
+        raise InvalidInput("--cluster is required. Run `ledger clusters` to see the taxonomy.")
+    if any(not f.strip() for f in files):
+        raise InvalidInput("--file needs a path, e.g. --file model.ckpt")
+    if supersedes is not None and not supersedes.strip():
+        raise InvalidInput("--supersedes needs the id of the memory this one replaces, e.g. --supersedes m_abc123")
+    keys = []
+    if files:
+        from ..filekeys import file_key
+
+        keys = [file_key(f) for f in files]
+    who = default_agent(agent)
+    with _open(db) as led:
+        res = led.remember(claim, cluster=cluster, agent=who, note=note, supersedes=supersedes, files=keys, topic=topic)
+    if as_json:
+        return dumps(res.to_dict())
+    if res.duplicate:
+        return f"already remembered {res.memory.id} — counted as corroboration by {who}"
+    lines = [f"remembered {res.memory.id}"]
+    if res.conflict_id:
+        lines.append(f"opened {res.conflict_id} — supersedes {supersedes}, for the human to resolve")
+    if res.proposed:
+        # Only what this write proposed: a store-wide count on every write reads as
+        # news when it is not (issue 15).
+        n = len(res.proposed)
+        lines.append(f"proposed {n} conflict candidate{'s' if n != 1 else ''} with earlier claims — "
+                     "judge with `ledger conflicts` when convenient")
+    return "\n".join(lines)
