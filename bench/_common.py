@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench" / "out"
+# Where benchmark stores are cached: bench/out (git-ignored) unless $LEDGER_BENCH_OUT names
+# another folder (a 1M store takes half an hour to build; share it between checkouts).
+OUT = Path(os.environ.get("LEDGER_BENCH_OUT") or ROOT / "bench" / "out")
 
 
 def import_ledger() -> None:

@@ -29,29 +29,6 @@ def collapse(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def fuzzy_norm(text: str) -> str:
-    """Normalised form used for trigram containment (docs/originals.md §1.6): lowercased, whitespace
-    collapsed, trimmed, padded with one space each side."""
-    return f" {collapse(text.lower())} "
-
-
-def trigrams(text: str) -> set[str]:
-    """Character 3-grams of ``fuzzy_norm(text)``; empty for blank text."""
-    n = fuzzy_norm(text)
-    if not n.strip():
-        return set()
-    return {n[i : i + 3] for i in range(len(n) - 2)}
-
-
-def containment(phrase: str, text: str) -> float:
-    """|trigrams(phrase) ∩ trigrams(text)| / |trigrams(phrase)|, 0–1 (0 for an empty
-    phrase). Containment, not Jaccard: a short query in a long text can score 1."""
-    p = trigrams(phrase)
-    if not p:
-        return 0.0
-    return len(p & trigrams(text)) / len(p)
-
-
 def slugify(label: str, max_len: int = 40) -> str:
     """Cluster id from a label (docs/originals.md §1.2): lowercase, NFKD, runs of non-alphanumerics
     become ``-``, dashes trimmed, at most 40 characters. ``"Client work"`` → ``client-work``."""

@@ -22,8 +22,9 @@ KIND_FILTERS = ("all",) + KINDS  # ``kind=`` of search and the web API
 ORIGINS = ("chat", "doc")
 
 # ---------------------------------------------------------------- search
-#: ``hybrid``: word index (BM25, prefix terms) widened by trigram matches; ``keyword``:
-#: word index only, whole terms; ``fuzzy``: trigrams only.
+#: ``hybrid``: word index (BM25, prefix terms), words no memory holds widened to their
+#: vocabulary neighbours; ``keyword``: whole terms, no neighbours; ``fuzzy``: every word
+#: widened (docs/search.md).
 MODES = ("hybrid", "keyword", "fuzzy")
 DEFAULT_MODE = "hybrid"
 #: Sort keys, each naming what it orders by: the score, computed strength, hits,

@@ -6,7 +6,7 @@ Names are imported lazily (PEP 562) so the hook path can import
 
 from __future__ import annotations
 
-__all__ = ["FUZZY_FLOOR", "PALETTE", "SEED_CLUSTERS", "SORTS", "Store", "atomic", "connect"]
+__all__ = ["PALETTE", "SEED_CLUSTERS", "SORTS", "Store", "atomic", "connect"]
 
 
 def __getattr__(name: str):

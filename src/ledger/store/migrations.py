@@ -286,3 +286,43 @@ def m006_session_record(conn: sqlite3.Connection) -> None:
             PRIMARY KEY (session, path))
         """,
     )
+
+
+@migration
+def m007_terms(conn: sqlite3.Connection) -> None:
+    """Terms as people type them, and fuzzy matching at the term level (docs/search.md):
+
+    * ``memories_side``: compounds (``c++``, ``node.js``, ``--force``) as single tokens
+      and CJK bigrams, filled for every memory that has any;
+    * ``vocab`` + ``vocab_tri``: the alphabetic words of every memory and a trigram index
+      over them (replacing the trigram index over every memory, ``memories_tri``);
+    * rows of the word index whose text changes under NFKC (fullwidth letters) are
+      indexed again with the folded text."""
+    from .. import terms as T
+    from . import textindex
+
+    _run_script(
+        conn,
+        """
+        CREATE VIRTUAL TABLE memories_side USING fts5 (terms, tokenize = 'porter unicode61');
+        CREATE TABLE vocab (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
+        CREATE VIRTUAL TABLE vocab_tri USING fts5 (padded, tokenize = 'trigram', detail = none);
+        DROP TABLE IF EXISTS memories_tri_vocab;
+        DROP TABLE IF EXISTS memories_tri
+        """,
+    )
+    words: set[str] = set()
+    side = []
+    refold = []
+    for seq, text in conn.execute("SELECT seq, text FROM memories"):
+        words |= T.vocabulary_words(text)
+        s = T.side_text(text)
+        if s:
+            side.append((seq, s))
+        if not text.isascii() and T.nfkc(text) != text:
+            refold.append((seq, text))
+    conn.executemany("INSERT INTO memories_side (rowid, terms) VALUES (?, ?)", side)
+    textindex.add_words(conn, sorted(words))
+    for seq, text in refold:
+        ctx = textindex.unindex(conn, seq)
+        textindex.index(conn, seq, text, ctx)

@@ -2,7 +2,6 @@
 
 * :func:`strength_sql` renders :mod:`ledger.strength` as a SQLite expression, letting the
   ranking run entirely inside SQLite (exact top-k over every match, no Python loop).
-* :func:`fts_expression` turns free-text terms into an FTS5 MATCH expression.
 * :func:`filter_sql` compiles a parsed :class:`~ledger.query.Query` into a WHERE clause
   with named parameters.
 """
@@ -14,7 +13,6 @@ import math
 from .. import strength as S
 from ..clock import DAY_MS
 from ..query import Query
-from ..text import QUERY_STOPWORDS
 
 LIVE = "m.deleted_at IS NULL"
 
@@ -29,29 +27,6 @@ def strength_sql(m: str = "m", s: str = "s", now: str = ":now") -> str:
     claim = f"min({S.MAX_STRENGTH!r}, max({S.MIN_STRENGTH!r}, {S.BASE!r} + {S.W_USED!r} * {used} + {S.W_FRESH!r} * {fresh} + {S.W_CORROBORATED!r} * {corr}))"
     chunk = f"min({S.CHUNK_MAX!r}, max({S.CHUNK_MIN!r}, coalesce({s}.trust, {S.DEFAULT_TRUST!r})))"
     return f"(CASE WHEN {m}.kind = 'chunk' THEN {chunk} WHEN {m}.pinned THEN {S.PINNED_STRENGTH!r} ELSE {claim} END)"
-
-
-def searchable_terms(terms: tuple[str, ...] | list[str]) -> list[str]:
-    """Terms worth sending to the word index: those with a letter or digit, with
-    question stopwords dropped unless nothing else is left."""
-    usable = [t for t in terms if any(ch.isalnum() for ch in t)]
-    content = [t for t in usable if t.strip("?!.,;:'\"()[]") not in QUERY_STOPWORDS]
-    return content or usable
-
-
-def fts_expression(terms: tuple[str, ...] | list[str], *, prefix: bool) -> str | None:
-    """An FTS5 MATCH expression ORing the quoted terms (docs/originals.md §1.6), each a prefix query
-    when ``prefix``. ``None`` when no term is searchable. Quotes inside terms are doubled,
-    so user text can never inject FTS syntax."""
-    parts = []
-    seen = set()
-    for t in searchable_terms(terms):
-        if t in seen:
-            continue
-        seen.add(t)
-        q = '"' + t.replace('"', '""') + '"'
-        parts.append(q + "*" if prefix else q)
-    return " OR ".join(parts) if parts else None
 
 
 def filter_sql(

@@ -23,13 +23,13 @@ from ..errors import InvalidInput, NotAClaim, UnknownCluster, UnknownMemory, Unk
 from ..ids import new_id
 from ..models import Agent, Cluster, Event, FileKey, Memory, Source
 from ..query import Query
-from ..text import fuzzy_norm, slugify, trigrams
+from ..text import slugify
 from ..vocab import PALETTE, RELEVANCE_WEIGHT, SORTS, STRENGTH_WEIGHT
-from . import ops
+from . import ops, textindex
 from . import watch as _watch
 from .connection import atomic, connect, translate_class
 from .migrations import check_not_newer, migrate
-from .sqlbits import filter_sql, fts_expression, strength_sql
+from .sqlbits import filter_sql, strength_sql
 
 # The seed's ten clusters (docs/originals.md §1.3): id, label, colour.
 SEED_CLUSTERS = (
@@ -45,9 +45,8 @@ SEED_CLUSTERS = (
     ("projects", "projects", "#d6606a"),
 )
 
-FUZZY_FLOOR = 0.42  # seed: minimum trigram containment for a fuzzy hit
-FUZZY_WEIGHT = 0.6  # seed: fuzzy relevance = containment * 0.6, below good BM25 hits
-CONTEXT_WEIGHT = 0.3  # docs/design.md, retrieval notes: neighbour context column weight
+CONTEXT_WEIGHT = textindex.CONTEXT_WEIGHT
+FUZZY_WEIGHT = textindex.FUZZY_WEIGHT
 _MAX_STRENGTH = max(S.MAX_STRENGTH, S.PINNED_STRENGTH, S.CHUNK_MAX)  # for the page bound in search
 
 _MEMORY_COLS = """m.seq, m.id, m.text, m.kind, m.origin, m.cluster_id, m.writer, m.source_id, m.chunk_index,
@@ -169,14 +168,10 @@ class Store:
 
     # ------------------------------------------------------------------ writing memories
     def _index(self, seq: int, text: str, context: str = "") -> None:
-        self._conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, text, context))
-        self._conn.execute("INSERT INTO memories_tri (rowid, norm) VALUES (?, ?)", (seq, fuzzy_norm(text)))
+        textindex.index(self._conn, seq, text, context)
 
     def _reindex(self, seq: int, text: str) -> None:
-        ctx = self._conn.execute("SELECT context FROM memories_fts WHERE rowid = ?", (seq,)).fetchone()
-        self._conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-        self._conn.execute("DELETE FROM memories_tri WHERE rowid = ?", (seq,))
-        self._index(seq, text, ctx[0] if ctx else "")
+        textindex.index(self._conn, seq, text, textindex.unindex(self._conn, seq))
 
     def add_reader(self, memory_id: str, agent: str) -> bool:
         """Add ``agent`` to the memory's readers (idempotent), keeping reader_count
@@ -348,10 +343,10 @@ class Store:
     ) -> tuple[list[Memory], int]:
         """Exact ranked search over every match; returns ``(page, total)``.
 
-        Relevance (0–1) comes from BM25 over the word index (``p/(p+1)`` with
-        ``p = -bm25``; terms OR-ed, prefix-matched outside ``keyword`` mode) widened by
-        trigram containment ≥ 0.42 (×0.6) outside ``keyword`` mode; ``fuzzy`` mode uses
-        the trigrams alone. Score = 0.75·relevance + 0.25·strength (docs/originals.md §1.6), computed
+        Relevance (0–1) is BM25 over the query's terms and, outside ``keyword`` mode,
+        their vocabulary neighbours within a few edits (×0.6), plus compounds and CJK
+        runs from the side index: ``p/(p+1)``, see :func:`.textindex.fill_relevance`
+        and docs/search.md. Score = 0.75·relevance + 0.25·strength (docs/originals.md §1.6), computed
         inside SQLite for every matching row, so the page and ``total`` are exact at any
         store size. With no free text, relevance is 1 and the default sort is strength.
         """
@@ -445,65 +440,9 @@ class Store:
         ).fetchall()
 
     def _fill_relevance(self, terms: Sequence[str], mode: str) -> bool:
-        """Fill ``temp.ledger_rel(seq, r)`` with every match's relevance; False if none."""
-        c = self._conn
-        c.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_rel (seq INTEGER PRIMARY KEY, r REAL NOT NULL)")
-        c.execute("DELETE FROM temp.ledger_rel")
-        if mode != "fuzzy":
-            expr = fts_expression(terms, prefix=mode != "keyword")
-            if expr:
-                c.execute(
-                    f"""INSERT INTO temp.ledger_rel (seq, r)
-                        SELECT rowid, p / (p + 1.0) FROM (
-                          SELECT rowid, max(0.0, -bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})) AS p
-                          FROM memories_fts WHERE memories_fts MATCH ?)""",
-                    (expr,),
-                )
-        if mode != "keyword":
-            self._fill_fuzzy(" ".join(terms))
-        return c.execute("SELECT 1 FROM temp.ledger_rel LIMIT 1").fetchone() is not None
-
-    def _fill_fuzzy(self, phrase: str) -> None:
-        """Add rows whose trigram containment of ``phrase`` is ≥ 0.42 (not already scored
-        by BM25). Exact, from the trigram index: a text reaching m of the phrase's n
-        trigrams must contain at least one of the n−m+1 rarest (pigeonhole), so only
-        those postings are read; each candidate is then verified inside SQLite."""
-        grams = sorted(trigrams(phrase))
-        n = len(grams)
-        if n == 0:
-            return
-        need = math.ceil(FUZZY_FLOOR * n - 1e-9)
-        marks = ",".join("?" * n)
-        df = dict(self._conn.execute(f"SELECT term, doc FROM memories_tri_vocab WHERE term IN ({marks})", grams).fetchall())
-        # A trigram no row holds can never be hit: only the others are probed and checked.
-        live = sorted((g for g in grams if df.get(g, 0) > 0), key=lambda g: (df[g], g))
-        if len(live) < need:
-            return  # no row can reach the floor
-        probe = live[: len(live) - need + 1]  # pigeonhole over the trigrams that exist
-        match = " OR ".join('"' + g.replace('"', '""') + '"' for g in probe)
-        # Verify in Python: same test as instr(norm, g) > 0, ~3x cheaper than n instr()
-        # calls per row in SQL. Rarest trigrams first, so a row that cannot reach the
-        # floor is rejected after the fewest checks; a row that can is counted fully.
-        slack = len(live) - need  # misses a row can afford
-        weight, fn = FUZZY_WEIGHT, float(n)
-        found = []
-        # Rows BM25 already scored keep their BM25 relevance (INSERT OR IGNORE), so they
-        # are skipped before their text is read.
-        rows = self._conn.execute(
-            "SELECT rowid, norm FROM memories_tri WHERE memories_tri MATCH ? AND rowid NOT IN (SELECT seq FROM temp.ledger_rel)",
-            (match,),
-        )
-        for seq, norm in rows:
-            misses = 0
-            for g in live:
-                if g not in norm:
-                    misses += 1
-                    if misses > slack:
-                        break
-            else:
-                found.append((seq, weight * (len(live) - misses) / fn))
-        if found:
-            self._conn.executemany("INSERT OR IGNORE INTO temp.ledger_rel (seq, r) VALUES (?, ?)", found)
+        """Fill ``temp.ledger_rel(seq, r)`` with every match's relevance; False if none
+        (:func:`.textindex.fill_relevance`)."""
+        return textindex.fill_relevance(self._conn, terms, mode)
 
     def count_read(self, ids: Sequence[str], agent: str, now: int) -> None:
         """A counted read (recall, injection): hits+1, last read = now, agent added as

@@ -1,0 +1,160 @@
+"""The full-text side of the store: what is indexed for a memory, the fuzzy vocabulary,
+and the relevance of every match for a query (docs/search.md).
+
+Tables (migration ``m007_terms``):
+
+* ``memories_fts(text, context)``: the word index (porter, unicode61), fed NFKC text so
+  fullwidth letters are found by ASCII queries. ``context`` holds a chunk's neighbours
+  (weight 0.3, docs/design.md, retrieval notes).
+* ``memories_side(terms)``: compounds (``c++``, ``node.js``) as single tokens and CJK
+  bigrams, for the few memories that have any (:func:`ledger.terms.side_text`).
+* ``vocab(id, term)`` and ``vocab_tri``: every alphabetic word of 3+ letters ever
+  indexed, and a trigram index over those words (not over the memories), through which
+  a query word finds its neighbours within a few edits. Words are never removed: a
+  word no live memory holds any more expands to a term that matches nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+
+from .. import terms as T
+from ..text import QUERY_STOPWORDS
+
+CONTEXT_WEIGHT = 0.3  # docs/design.md, retrieval notes: neighbour context column weight
+FUZZY_WEIGHT = 0.6  # docs/originals.md §1.6: a fuzzy hit ranks below an equally good exact one
+
+
+def index(conn: sqlite3.Connection, seq: int, text: str, context: str = "") -> None:
+    """Index memory ``seq``: word index, side index (if it has compounds or CJK) and
+    new vocabulary words. Runs inside the caller's transaction."""
+    conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, T.nfkc(text), T.nfkc(context)))
+    side = T.side_text(text)
+    if side:
+        conn.execute("INSERT INTO memories_side (rowid, terms) VALUES (?, ?)", (seq, side))
+    add_words(conn, T.vocabulary_words(text))
+
+
+def unindex(conn: sqlite3.Connection, seq: int) -> str:
+    """Remove ``seq`` from the word and side indexes; returns its context column."""
+    ctx = conn.execute("SELECT context FROM memories_fts WHERE rowid = ?", (seq,)).fetchone()
+    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+    conn.execute("DELETE FROM memories_side WHERE rowid = ?", (seq,))
+    return ctx[0] if ctx else ""
+
+
+def add_words(conn: sqlite3.Connection, words) -> None:
+    """Add words to the vocabulary and its trigram index (known words cost one probe)."""
+    for w in words:
+        cur = conn.execute("INSERT OR IGNORE INTO vocab (term) VALUES (?)", (w,))
+        if cur.rowcount:
+            conn.execute("INSERT INTO vocab_tri (rowid, padded) VALUES (?, ?)", (cur.lastrowid, f" {w} "))
+
+
+# ------------------------------------------------------------------------------ fuzzy
+def neighbours(conn: sqlite3.Connection, word: str) -> list[str]:
+    """Vocabulary words within :func:`ledger.terms.max_edits` of ``word`` (Levenshtein),
+    ``word`` itself excluded, sorted. Exact: the candidates are the words holding at
+    least d - 3k of ``word``'s d distinct padded trigrams (every word within k edits
+    does, :func:`ledger.terms.padded_trigrams`), read from the trigram index over the
+    vocabulary; each is then checked with :func:`ledger.terms.edit_distance`. When
+    d - 3k < 1 (words like ``aaaa``), every vocabulary word of a near length is checked."""
+    k = T.max_edits(word)
+    if k == 0 or not T.is_fuzzy_word(word):
+        return []
+    grams = sorted(set(T.padded_trigrams(word)))
+    need = len(grams) - 3 * k
+    lo, hi = len(word) - k, len(word) + k
+    if need < 1:
+        cands = [r[0] for r in conn.execute("SELECT term FROM vocab WHERE length(term) BETWEEN ? AND ?", (lo, hi))]
+    else:
+        hits: Counter = Counter()
+        for g in grams:
+            hits.update(r[0] for r in conn.execute("SELECT rowid FROM vocab_tri WHERE vocab_tri MATCH ?", ('"' + g.replace('"', '""') + '"',)))
+        ids = [i for i, n in hits.items() if n >= need]
+        cands = []
+        for part in range(0, len(ids), 500):
+            chunk = ids[part : part + 500]
+            marks = ",".join("?" * len(chunk))
+            cands += [r[0] for r in conn.execute(
+                f"SELECT term FROM vocab WHERE id IN ({marks}) AND length(term) BETWEEN ? AND ?", (*chunk, lo, hi))]
+    return sorted(w for w in cands if w != word and T.edit_distance(word, w, k) <= k)
+
+
+def neighbours_brute(words, word: str) -> list[str]:
+    """The definition of :func:`neighbours` over an explicit vocabulary (the oracle)."""
+    k = T.max_edits(word)
+    if k == 0 or not T.is_fuzzy_word(word):
+        return []
+    return sorted(w for w in set(words) if w != word and T.edit_distance(word, w, k) <= k)
+
+
+# ------------------------------------------------------------------------------ queries
+def _q(s: str) -> str:
+    return '"' + s.replace('"', '""') + '"'
+
+
+def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[str | None, str | None, str | None]:
+    """The three MATCH expressions of a query (``None`` when empty):
+
+    * exact, on the word index: every word (a prefix query in ``hybrid`` and ``fuzzy``
+      mode when it has 3+ characters) and every phrase a compound joins;
+    * fuzzy, on the word index: the vocabulary neighbours of every word (not in
+      ``keyword`` mode), words already asked for left out;
+    * side: compounds and CJK runs (the phrase of a run's bigrams).
+
+    ``conn`` is only needed for the fuzzy expression (``None`` skips it)."""
+    qt = T.split_query(raw_terms, QUERY_STOPWORDS)
+    prefix = mode != "keyword"
+    exact = [_q(w) + ("*" if prefix and len(w) >= T.MIN_PREFIX else "") for w in qt.words] + [_q(p) for p in qt.phrases]
+    fuzzy: list[str] = []
+    if mode != "keyword" and conn is not None:
+        asked = set(qt.words)
+        seen = set()
+        for w in qt.words:
+            for n in neighbours(conn, w):
+                if n not in asked and n not in seen:
+                    seen.add(n)
+                    fuzzy.append(_q(n))
+    side = [_q(T.encode_compound(c)) for c in qt.compounds] + [_q(" ".join(T.bigrams(r))) for r in qt.cjk]
+    return (" OR ".join(exact) or None, " OR ".join(fuzzy) or None, " OR ".join(side) or None)
+
+
+def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str) -> bool:
+    """Fill ``temp.ledger_rel(seq, r)`` with the relevance (0-1) of every match; False
+    if nothing matches (:func:`expressions` gives the three expressions).
+
+    A row matched as typed (exact or side expression) has r = p / (p + 1) with
+    p = bm25(exact) + bm25(side) (FTS5's BM25, negated, at least 0; the word index
+    weighs its context column 0.3). A row matched only through fuzzy neighbours has
+    r = 0.6 * p / (p + 1) with p = bm25(fuzzy): as in the seed, a fuzzy hit ranks below
+    an equally good exact one, and a row matched as typed keeps that relevance."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_rel (seq INTEGER PRIMARY KEY, r REAL NOT NULL)")
+    conn.execute("DELETE FROM temp.ledger_rel")
+    exact, fuzzy, side = expressions(conn, raw_terms, mode)
+    words = f"bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})"
+    if exact and side:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_p (seq INTEGER PRIMARY KEY, p REAL NOT NULL)")
+        conn.execute("DELETE FROM temp.ledger_p")
+        for expr, table, bm in ((exact, "memories_fts", words), (side, "memories_side", "bm25(memories_side)")):
+            conn.execute(
+                f"""INSERT INTO temp.ledger_p (seq, p) SELECT rowid, max(0.0, -{bm}) FROM {table} WHERE {table} MATCH ?
+                    ON CONFLICT (seq) DO UPDATE SET p = p + excluded.p""",
+                (expr,),
+            )
+        conn.execute("INSERT INTO temp.ledger_rel (seq, r) SELECT seq, p / (p + 1.0) FROM temp.ledger_p")
+    elif exact or side:
+        table, bm = ("memories_fts", words) if exact else ("memories_side", "bm25(memories_side)")
+        conn.execute(
+            f"""INSERT INTO temp.ledger_rel (seq, r) SELECT rowid, p / (p + 1.0) FROM (
+                  SELECT rowid, max(0.0, -{bm}) AS p FROM {table} WHERE {table} MATCH ?)""",
+            (exact or side,),
+        )
+    if fuzzy:
+        conn.execute(
+            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT rowid, {FUZZY_WEIGHT!r} * p / (p + 1.0) FROM (
+                  SELECT rowid, max(0.0, -{words}) AS p FROM memories_fts WHERE memories_fts MATCH ?)""",
+            (fuzzy,),
+        )
+    return conn.execute("SELECT 1 FROM temp.ledger_rel LIMIT 1").fetchone() is not None

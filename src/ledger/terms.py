@@ -1,0 +1,225 @@
+"""Search terms: what the index holds and what a query asks for (docs/search.md).
+
+Pure and stdlib only (L0); the store turns these into FTS5 rows and MATCH expressions.
+
+Three kinds of term, for text as people write it:
+
+* **word**: a run of letters and digits, as SQLite's ``unicode61`` tokenizer sees it,
+  after NFKC folding (fullwidth ``Ｐｙｔｈｏｎ`` is ``python``). Words go to the word index
+  (BM25, porter stemming) and alphabetic words of 3+ letters to the vocabulary that
+  fuzzy matching expands into.
+* **compound**: letters or digits joined by symbols that are part of a term in code and
+  commands: ``c++``, ``node.js``, ``--force``, ``-v``, ``@scope/pkg``, ``3.11``,
+  ``utf-8``. Indexed whole, as written, in a side index, so ``c++`` is not the word
+  ``c`` (which as a prefix matches cache, cookie, cron...).
+* **CJK run**: Chinese, Japanese or Korean text has no spaces between words, and the
+  word tokenizer keeps a whole run as one token, so a word inside a sentence is never
+  found. Runs are indexed as overlapping character pairs (bigrams) in the side index; a
+  query run of 2+ characters is the phrase of its bigrams, i.e. a substring match.
+
+Fuzzy matching is defined on words: a query word of 4+ letters expands to the
+vocabulary words within a small edit distance (:func:`max_edits`), see
+:func:`edit_distance` and docs/search.md for when it applies.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+#: Symbols that join letters or digits into one term (``c++``, ``node.js``, ``-v``,
+#: ``@scope/pkg``, ``a_b``, ``~/x``, ``k=v``, ``$HOME``, ``50%``, ``a&b``, ``*.py``, ``c#``).
+JOINERS = "+#@/.-_~:=&%$*\\"
+# A candidate term: a run of letters/digits and joiners; anything else separates.
+_TOKEN = re.compile(r"(?:[^\W_]|[" + re.escape(JOINERS) + r"])+")
+_WORD = re.compile(r"[^\W_]+")
+# Han (with extensions and compatibility ideographs), Hiragana, Katakana, Hangul syllables.
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f"
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_HAS_CJK = re.compile(f"[{_CJK_CLASS}]")
+_JOINER_SET = frozenset(JOINERS)
+# Sentence punctuation that is also a joiner: stripped from a term's end ("see node.js."),
+# and ':' from its start.
+_TRAIL = ".:"
+MAX_COMPOUND = 64  # longer runs (URLs, hashes) are not indexed whole
+MIN_VOCAB = 3  # vocabulary words have at least 3 letters (a 4-letter query minus one edit)
+MAX_VOCAB = 40
+MIN_FUZZY = 4  # shorter words have too many neighbours to expand usefully
+MIN_PREFIX = 3  # a 1-2 character prefix matches too much of the store to mean anything
+PUA = 0xE000  # compound symbols become private-use characters (see encode_compound)
+
+
+def fold(text: str) -> str:
+    """NFKC then lower case: fullwidth letters and digits become ASCII, ligatures split,
+    ``①`` is ``1``. ASCII text is only lowercased."""
+    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
+
+
+def nfkc(text: str) -> str:
+    """NFKC only (case kept): the form the word index is fed, so fullwidth text is found
+    by ASCII queries. Identity for ASCII."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
+def is_fuzzy_word(word: str) -> bool:
+    """Alphabetic (letters only, no digits or CJK) and at least 3 long: the words that
+    go in the vocabulary. Digits are never fuzzed: ``3.11`` and ``3.12`` are different facts."""
+    return MIN_VOCAB <= len(word) <= MAX_VOCAB and word.isalpha() and not _HAS_CJK.search(word)
+
+
+def vocabulary_words(text: str) -> set[str]:
+    """The words of ``text`` that go into the fuzzy vocabulary (folded)."""
+    return {w for w in _WORD.findall(fold(text)) if is_fuzzy_word(w)}
+
+
+def _clean(token: str) -> str:
+    token = token.rstrip(_TRAIL).lstrip(":")
+    return token
+
+
+def compounds(text: str) -> list[str]:
+    """Compound terms of ``text`` (folded), in order, duplicates kept: letters or digits
+    joined by :data:`JOINERS`, without trailing ``.``/``:``. No CJK, at most 64 chars."""
+    out = []
+    for tok in _TOKEN.findall(fold(text)):
+        tok = _clean(tok)
+        if not tok or len(tok) > MAX_COMPOUND or _HAS_CJK.search(tok):
+            continue
+        if any(c in _JOINER_SET for c in tok) and any(c.isalnum() for c in tok):
+            out.append(tok)
+    return out
+
+
+def bigrams(run: str) -> list[str]:
+    """Overlapping character pairs of a CJK run; a single character is itself."""
+    return [run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def cjk_runs(text: str) -> list[str]:
+    return _CJK_RUN.findall(fold(text))
+
+
+def encode_compound(term: str) -> str:
+    """The single FTS5 token a compound is indexed and searched as.
+
+    ``unicode61`` splits on symbols, so each ASCII joiner becomes the private-use
+    character U+E000 + its code (private-use characters are token characters), and
+    U+E000 ends the token, so the porter stemmer (which only strips ASCII endings)
+    leaves it whole and it can never equal an ordinary word."""
+    return "".join(chr(PUA + ord(c)) if c in _JOINER_SET else c for c in term) + chr(PUA)
+
+
+def side_text(text: str) -> str:
+    """What the side index holds for a memory: its encoded compounds, then the bigrams
+    of each CJK run (runs separated by a newline, which does not break phrase matching
+    but keeps runs apart in practice). Empty for most plain text."""
+    parts = [encode_compound(c) for c in compounds(text)]
+    for run in cjk_runs(text):
+        parts.append(" ".join(bigrams(run)))
+    return " ".join(parts)
+
+
+# ------------------------------------------------------------------------------ queries
+class QueryTerms:
+    """The parts of a query's free text, each de-duplicated in first-seen order.
+
+    ``words``: folded words for the word index. ``phrases``: word sequences that were
+    joined in a compound (``node.js`` -> ``node js``), searched as exact phrases in the
+    word index. ``compounds``: compounds for the side index. ``cjk``: CJK runs."""
+
+    __slots__ = ("words", "phrases", "compounds", "cjk")
+
+    def __init__(self, words=(), phrases=(), compounds=(), cjk=()):
+        self.words, self.phrases, self.compounds, self.cjk = tuple(words), tuple(phrases), tuple(compounds), tuple(cjk)
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.phrases or self.compounds or self.cjk)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, QueryTerms) and self._key() == other._key()
+
+    def _key(self):
+        return (self.words, self.phrases, self.compounds, self.cjk)
+
+    def __repr__(self) -> str:
+        return f"QueryTerms(words={self.words}, phrases={self.phrases}, compounds={self.compounds}, cjk={self.cjk})"
+
+
+def split_query(terms, stopwords=frozenset()) -> QueryTerms:
+    """Classify the parser's whitespace-split ``terms`` (see the module docstring).
+
+    A compound is searched whole; if it joins two or more words (``node.js``,
+    ``@scope/pkg``, ``3.11``) those words are also searched as an exact phrase, so text
+    that writes them apart is found too. A compound with one word (``c++``, ``--force``,
+    ``-v``, ``c#``) is only searched as written. Words in ``stopwords`` are dropped
+    unless nothing else is left (question words carry no topic)."""
+    words, phrases, comps, cjk = [], [], [], []
+    for raw in terms:
+        text = fold(raw)
+        for run in _CJK_RUN.findall(text):
+            cjk.append(run)
+        text = _CJK_RUN.sub(" ", text)
+        for tok in _TOKEN.findall(text):
+            tok = _clean(tok)
+            parts = _WORD.findall(tok)
+            if not parts:
+                continue
+            if any(c in _JOINER_SET for c in tok) and len(tok) <= MAX_COMPOUND:
+                comps.append(tok)
+                if len(parts) >= 2:
+                    phrases.append(" ".join(parts))
+            else:
+                words.extend(parts)
+    content = [w for w in words if w not in stopwords]
+    if content or phrases or comps or cjk:
+        words = content
+    return QueryTerms(_unique(words), _unique(phrases), _unique(comps), _unique(cjk))
+
+
+def _unique(xs):
+    seen = set()
+    return [x for x in xs if not (x in seen or seen.add(x))]
+
+
+# ------------------------------------------------------------------------------ fuzzy
+def max_edits(word: str) -> int:
+    """Edits a query word may be away from a vocabulary word: 0 below 4 letters, 1 for
+    4-7, 2 for 8 or more (the usual typo budget of search engines)."""
+    n = len(word)
+    return 0 if n < MIN_FUZZY else 1 if n < 8 else 2
+
+
+def edit_distance(a: str, b: str, cap: int) -> int:
+    """Levenshtein distance (insert, delete or substitute one character, each costing 1)
+    between ``a`` and ``b``, or ``cap + 1`` as soon as it is known to exceed ``cap``.
+    Plain Levenshtein, not Damerau: a swap of two letters counts 2, which keeps the
+    trigram bound of :func:`padded_trigrams` at 3 per edit."""
+    if a == b:
+        return 0
+    la, lb = len(a), len(b)
+    if abs(la - lb) > cap:
+        return cap + 1
+    prev = list(range(lb + 1))
+    for i in range(1, la + 1):
+        cur = [i] + [0] * lb
+        ca = a[i - 1]
+        lo = i
+        for j in range(1, lb + 1):
+            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != b[j - 1]))
+            cur[j] = v
+            if v < lo:
+                lo = v
+        if lo > cap:
+            return cap + 1
+        prev = cur
+    d = prev[lb]
+    return d if d <= cap else cap + 1
+
+
+def padded_trigrams(word: str) -> list[str]:
+    """Trigrams of `` word `` (one space each side), in order: a word of n letters has
+    n of them. One edit touches at most 3 trigram positions, so a word within k edits
+    of ``word`` still holds every distinct trigram of ``word`` but at most 3k of them
+    (the q-gram lemma); the store's candidate search relies on this."""
+    p = f" {word} "
+    return [p[i : i + 3] for i in range(len(p) - 2)]
