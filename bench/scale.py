@@ -388,7 +388,7 @@ def measure_recall(path: Path, n: int, queries: int, verify: int, baseline=None)
 
 class _phase_timer:
     """Times the phases of one ``Store.search`` by wrapping two steps: finding fuzzy
-    neighbours in the vocabulary (``textindex.neighbours``), and filling the relevance
+    neighbours in the vocabulary (``textindex.neighbours_of``), and filling the relevance
     of every match (``Store._fill_relevance``, which includes the former); the rest is
     count, top-k and hydration of the page. Bench-side only."""
 
@@ -397,7 +397,7 @@ class _phase_timer:
 
         self.t = {"relevance": 0.0, "fuzzy": 0.0}
         self.mod = textindex
-        self.orig = (store_mod.Store._fill_relevance, textindex.neighbours)
+        self.orig = (store_mod.Store._fill_relevance, textindex.neighbours_of)
         rel, nb = self.orig
         t = self.t
 
@@ -415,11 +415,11 @@ class _phase_timer:
             finally:
                 t["fuzzy"] += (time.perf_counter() - t0) * 1000
 
-        store_mod.Store._fill_relevance, textindex.neighbours = timed_rel, timed_nb
+        store_mod.Store._fill_relevance, textindex.neighbours_of = timed_rel, timed_nb
         return t
 
     def __exit__(self, *exc) -> None:
-        store_mod.Store._fill_relevance, self.mod.neighbours = self.orig
+        store_mod.Store._fill_relevance, self.mod.neighbours_of = self.orig
 
 
 def measure_cli(path: Path, runs: int) -> dict:

@@ -307,6 +307,7 @@ def m007_terms(conn: sqlite3.Connection) -> None:
         CREATE VIRTUAL TABLE memories_side USING fts5 (terms, tokenize = 'porter unicode61');
         CREATE TABLE vocab (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
         CREATE VIRTUAL TABLE vocab_tri USING fts5 (padded, tokenize = 'trigram', detail = none);
+        CREATE VIRTUAL TABLE vocab_tri_v USING fts5vocab (vocab_tri, row);
         DROP TABLE IF EXISTS memories_tri_vocab;
         DROP TABLE IF EXISTS memories_tri
         """,

@@ -54,32 +54,54 @@ def add_words(conn: sqlite3.Connection, words) -> None:
 
 # ------------------------------------------------------------------------------ fuzzy
 def neighbours(conn: sqlite3.Connection, word: str) -> list[str]:
-    """Vocabulary words within :func:`ledger.terms.max_edits` of ``word`` (Levenshtein),
-    ``word`` itself excluded, sorted. Exact: the candidates are the words holding at
-    least d - 3k of ``word``'s d distinct padded trigrams (every word within k edits
-    does, :func:`ledger.terms.padded_trigrams`), read from the trigram index over the
-    vocabulary; each is then checked with :func:`ledger.terms.edit_distance`. When
-    d - 3k < 1 (words like ``aaaa``), every vocabulary word of a near length is checked."""
-    k = T.max_edits(word)
-    if k == 0 or not T.is_fuzzy_word(word):
-        return []
-    grams = sorted(set(T.padded_trigrams(word)))
-    need = len(grams) - 3 * k
-    lo, hi = len(word) - k, len(word) + k
-    if need < 1:
-        cands = [r[0] for r in conn.execute("SELECT term FROM vocab WHERE length(term) BETWEEN ? AND ?", (lo, hi))]
-    else:
-        hits: Counter = Counter()
-        for g in grams:
-            hits.update(r[0] for r in conn.execute("SELECT rowid FROM vocab_tri WHERE vocab_tri MATCH ?", ('"' + g.replace('"', '""') + '"',)))
-        ids = [i for i, n in hits.items() if n >= need]
-        cands = []
-        for part in range(0, len(ids), 500):
-            chunk = ids[part : part + 500]
-            marks = ",".join("?" * len(chunk))
-            cands += [r[0] for r in conn.execute(
-                f"SELECT term FROM vocab WHERE id IN ({marks}) AND length(term) BETWEEN ? AND ?", (*chunk, lo, hi))]
-    return sorted(w for w in cands if w != word and T.edit_distance(word, w, k) <= k)
+    """Vocabulary words within :func:`ledger.terms.max_edits` of ``word``; see
+    :func:`neighbours_of`."""
+    return neighbours_of(conn, [word]).get(word, [])
+
+
+def neighbours_of(conn: sqlite3.Connection, words) -> dict[str, list[str]]:
+    """For each of ``words``, the vocabulary words within :func:`ledger.terms.max_edits`
+    of it (Levenshtein), itself excluded, sorted. Words that cannot have neighbours
+    (short, digits) map to ``[]``.
+
+    Exact: a word within k edits of ``w`` holds at least m = d - 3k of ``w``'s d
+    distinct padded trigrams (:func:`ledger.terms.padded_trigrams`), so it holds at
+    least one of any d - m + 1 of them (pigeonhole). Only the postings of the d - m + 1
+    rarest are read from the trigram index over the vocabulary, for words of a length
+    within k; each word found is checked for m trigrams and then with
+    :func:`ledger.terms.edit_distance`. When m < 1 (words like ``aaaa``) every
+    vocabulary word of a near length is checked."""
+    out: dict[str, list[str]] = {}
+    plan = []
+    for w in dict.fromkeys(words):
+        k = T.max_edits(w)
+        out[w] = []
+        if k and T.is_fuzzy_word(w):
+            grams = sorted(set(T.padded_trigrams(w)))
+            plan.append((w, k, grams, len(grams) - 3 * k))
+    if not plan:
+        return out
+    all_grams = sorted({g for _, _, grams, _ in plan for g in grams})
+    marks = ",".join("?" * len(all_grams))
+    df = dict(conn.execute(f"SELECT term, doc FROM vocab_tri_v WHERE term IN ({marks})", all_grams).fetchall())
+    found: dict[str, list[str]] = {w: [] for w, *_ in plan}
+    scan = []
+    for w, k, grams, need in plan:
+        if need < 1:
+            scan.append((w, k))
+            continue
+        if sum(1 for g in grams if df.get(g)) < need:
+            continue  # fewer of its trigrams exist in the vocabulary than a neighbour needs
+        rare = [g for g in sorted(grams, key=lambda g: (df.get(g, 0), g))[: len(grams) - need + 1] if df.get(g)]
+        expr = " OR ".join('"' + g.replace('"', '""') + '"' for g in rare)
+        rows = conn.execute("SELECT padded FROM vocab_tri WHERE vocab_tri MATCH ? AND length(padded) BETWEEN ? AND ?",
+                            (expr, len(w) - k + 2, len(w) + k + 2))
+        found[w] = [p[1:-1] for (p,) in rows if sum(g in p for g in grams) >= need]
+    for w, k in scan:
+        found[w] = [r[0] for r in conn.execute("SELECT term FROM vocab WHERE length(term) BETWEEN ? AND ?", (len(w) - k, len(w) + k))]
+    for w, k, _, _ in plan:
+        out[w] = sorted(v for v in found[w] if v != w and T.edit_distance(w, v, k) <= k)
+    return out
 
 
 def neighbours_brute(words, word: str) -> list[str]:
@@ -112,8 +134,9 @@ def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[
     if mode != "keyword" and conn is not None:
         asked = set(qt.words)
         seen = set()
+        near = neighbours_of(conn, qt.words)
         for w in qt.words:
-            for n in neighbours(conn, w):
+            for n in near[w]:
                 if n not in asked and n not in seen:
                     seen.add(n)
                     fuzzy.append(_q(n))
