@@ -15,11 +15,14 @@ runs, interleaved so machine noise hits all of them alike, ``--n`` rounds of:
 * ``ledger recall <query> --db STORE`` (counted, on a private copy of the store),
 * ``ledger search <query> --db STORE``,
 * ``ledger show <id> --db STORE``,
-* ``ledger remember <new text> --cluster <c> --db STORE`` (proposer included).
+* ``ledger remember <new text> --cluster <c> --db STORE`` (proposer included);
+* with ``--baseline-venv``, the same ledger calls through another checkout's venv.
 
 Queries are drawn like ``bench/scale.py``'s (words of stored memories, questions, random
 words); each round uses a new one. It prints p50 / p95 / min per process and the p50
-ratio to ``python -c pass`` measured in the same run. Targets (issue 14): ``recall`` at
+ratio to ``python -c pass`` measured in the same run, for wall time and for CPU time
+(user + system of the child, from ``getrusage``): on a machine shared with other jobs
+the wall time mostly measures waiting for a core, the CPU time does not. Targets (issue 14): ``recall`` at
 10k <= 3x, at 100k <= 4x; ``remember`` at 100k <= 3x.
 
 ``--importtime`` also prints the heaviest imports of one ``ledger recall`` process.
@@ -31,6 +34,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -71,7 +75,7 @@ def _query(rng: random.Random, texts: list[str]) -> list[str]:
     return [rng.choice(words)]
 
 
-def measure(db: Path, n: int, seed: int = 11) -> dict:
+def measure(db: Path, n: int, seed: int = 11, baseline: Path | None = None) -> dict:
     """Interleaved rounds on a private copy of ``db``; timings in ms."""
     tmp = Path(tempfile.mkdtemp(prefix="ledger-startup-"))
     try:
@@ -81,12 +85,20 @@ def measure(db: Path, n: int, seed: int = 11) -> dict:
         rng = random.Random(seed)
         led = _ledger_cmd()
         env = dict(os.environ, LEDGER_AGENT="bench", NO_COLOR="1")
-        runs: dict[str, list[float]] = {k: [] for k in ("python -c pass", "import click", "ledger --version", "recall", "search", "show", "remember")}
+        keys = ["python -c pass", "import click", "ledger --version", "recall", "search", "show", "remember"]
+        old = [str(baseline / "bin" / "ledger")] if baseline else None
+        if old:
+            keys += ["before: ledger --version", "before: recall", "before: search", "before: show", "before: remember"]
+        runs: dict[str, list[float]] = {k: [] for k in keys}
+        cpu: dict[str, list[float]] = {k: [] for k in keys}
 
         def timed(key: str, cmd: list[str]) -> None:
+            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             r = subprocess.run(cmd, capture_output=True, env=env)
             runs[key].append((time.perf_counter() - t0) * 1000)
+            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[key].append((c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime) * 1000)
             if r.returncode != 0:
                 raise RuntimeError(f"{' '.join(cmd[:3])} failed: {r.stderr.decode()[:400]}")
 
@@ -102,8 +114,17 @@ def measure(db: Path, n: int, seed: int = 11) -> dict:
             timed("show", [*led, "show", ids[i % len(ids)], "--db", str(work)])
             claim = " ".join(rng.sample(texts, 1)[0].split()[:12]) + f" (bench {i})"
             timed("remember", [*led, "remember", claim, "--cluster", clusters[i % len(clusters)], "--db", str(work)])
+            if old:  # the same calls through the other checkout, on the same store copy
+                timed("before: ledger --version", [*old, "--version"])
+                timed("before: recall", [*old, "recall", *q, "--db", str(work)])
+                timed("before: search", [*old, "search", *q, "--db", str(work)])
+                timed("before: show", [*old, "show", ids[i % len(ids)], "--db", str(work)])
+                timed("before: remember", [*old, "remember", claim + " again", "--cluster", clusters[i % len(clusters)],
+                                           "--db", str(work)])
         base = dist(runs["python -c pass"])["p50"]
-        out = {k: dict(dist(v), ratio=round(dist(v)["p50"] / base, 2)) for k, v in runs.items()}
+        cbase = dist(cpu["python -c pass"])["p50"]
+        out = {k: dict(dist(v), ratio=round(dist(v)["p50"] / base, 2), cpu=dist(cpu[k]),
+                       cpu_ratio=round(dist(cpu[k])["p50"] / cbase, 2)) for k, v in runs.items()}
         with_memories = _count(work)
         return {"db": str(db), "memories": with_memories, "rounds": n, "runs": out}
     finally:
@@ -136,8 +157,9 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=30, help="interleaved rounds per store")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--importtime", action="store_true")
+    ap.add_argument("--baseline-venv", type=Path, help="another checkout's venv (e.g. main's) timed in the same rounds")
     a = ap.parse_args(argv)
-    results = [measure(db, a.n) for db in a.db]
+    results = [measure(db, a.n, baseline=a.baseline_venv) for db in a.db]
     if a.json:
         print(json.dumps({"machine": machine(), "results": results}, indent=2))
         return 0
@@ -145,8 +167,10 @@ def main(argv=None) -> int:
     print(f"{m['date']} · {m['nproc']} cores · Python {m['python']} · SQLite {m['sqlite']} · load {os.getloadavg()[0]:.1f}")
     for res in results:
         print(f"\n{res['memories']:,} memories ({Path(res['db']).name}), {res['rounds']} interleaved rounds, ms")
-        rows = [[k, v["p50"], v["p95"], v["min"], f"{v['ratio']:.2f}x"] for k, v in res["runs"].items()]
-        print(table(["process", "p50", "p95", "min", "p50 / python -c pass"], rows, markdown=True))
+        rows = [[k, v["p50"], v["p95"], v["min"], f"{v['ratio']:.2f}x", v["cpu"]["p50"], f"{v['cpu_ratio']:.2f}x"]
+                for k, v in res["runs"].items()]
+        print(table(["process", "wall p50", "wall p95", "wall min", "wall p50 / pass", "CPU p50", "CPU p50 / pass"], rows,
+                    markdown=True))
     if a.importtime:
         print("\nheaviest imports of `ledger recall` (cumulative µs, self µs):")
         for s, c, name in importtime(a.db[0])[:25]:

@@ -1,4 +1,4 @@
-"""One age formatter: ``ledger.tui.fmt.age``/``ago`` in Python and ``age``/``ago`` in the
+"""One age formatter: ``ledger.termfmt.age``/``ago`` in Python and ``age``/``ago`` in the
 web UI's ``dom.js`` give the same text at every boundary (seconds, minutes, hours, days,
 months, years, and future instants from a skewed clock), and the CLI says it."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.tui.fmt import age, ago
+from ledger.termfmt import age, ago
 
 S, M, H, D = 1000, 60_000, 3_600_000, 86_400_000
 JS = Path(__file__).resolve().parent.parent / "src" / "ledger" / "web" / "static" / "js"

@@ -49,7 +49,7 @@ export function debounce(fn, ms) {
 }
 
 // ---------------------------------------------------------------- formatting
-// Ages follow src/ledger/tui/fmt.py exactly (tests/test_ages.py runs both at the same
+// Ages follow src/ledger/termfmt.py exactly (tests/test_ages.py runs both at the same
 // boundaries): within 10 s either way "now"; then s, m, h, d (under 60 days), mo (30.4
 // days, rounded half up, at most 11), y (one decimal); each other unit floored. A future
 // instant (another process's clock runs ahead) reads "in 5m".
