@@ -33,10 +33,42 @@ JOINERS = "+#@/.-_~:=&%$*\\"
 # A candidate term: a run of letters/digits and joiners; anything else separates.
 _TOKEN = re.compile(r"(?:[^\W_]|[" + re.escape(JOINERS) + r"])+")
 _WORD = re.compile(r"[^\W_]+")
-# Han (with extensions and compatibility ideographs), Hiragana, Katakana, Hangul syllables.
-_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f"
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_HAS_CJK = re.compile(f"[{_CJK_CLASS}]")
+# Han (with extensions and compatibility ideographs), Hiragana, Katakana, Hangul syllables,
+# as code point ranges. Not a regex class: compiling one that spans the supplementary
+# planes costs ~15 ms, paid by every CLI start (docs/benchmarks.md "Start-up").
+_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF), (0x20000, 0x2FA1F))
+
+
+def is_cjk(ch: str) -> bool:
+    """Whether one character is Han, Hiragana, Katakana or a Hangul syllable."""
+    o = ord(ch)
+    return o >= 0x3040 and any(lo <= o <= hi for lo, hi in _CJK_RANGES)
+
+
+def _has_cjk(text: str) -> bool:
+    return not text.isascii() and any(is_cjk(c) for c in text)
+
+
+def _split_cjk(text: str) -> tuple[list[str], str]:
+    """(the CJK runs of ``text``, ``text`` with each run replaced by a space)."""
+    if text.isascii():
+        return [], text
+    runs, rest, cur = [], [], []
+    for c in text:
+        if is_cjk(c):
+            cur.append(c)
+            continue
+        if cur:
+            runs.append("".join(cur))
+            rest.append(" ")
+            cur = []
+        rest.append(c)
+    if cur:
+        runs.append("".join(cur))
+        rest.append(" ")
+    return runs, "".join(rest)
+
+
 _JOINER_SET = frozenset(JOINERS)
 # Sentence punctuation that is also a joiner: stripped from a term's end ("see node.js."),
 # and ':' from its start.
@@ -64,7 +96,7 @@ def nfkc(text: str) -> str:
 def is_fuzzy_word(word: str) -> bool:
     """Alphabetic (letters only, no digits or CJK) and at least 3 long: the words that
     go in the vocabulary. Digits are never fuzzed: ``3.11`` and ``3.12`` are different facts."""
-    return MIN_VOCAB <= len(word) <= MAX_VOCAB and word.isalpha() and not _HAS_CJK.search(word)
+    return MIN_VOCAB <= len(word) <= MAX_VOCAB and word.isalpha() and not _has_cjk(word)
 
 
 def vocabulary_words(text: str) -> set[str]:
@@ -83,7 +115,7 @@ def compounds(text: str) -> list[str]:
     out = []
     for tok in _TOKEN.findall(fold(text)):
         tok = _clean(tok)
-        if not tok or len(tok) > MAX_COMPOUND or _HAS_CJK.search(tok):
+        if not tok or len(tok) > MAX_COMPOUND or _has_cjk(tok):
             continue
         if any(c in _JOINER_SET for c in tok) and any(c.isalnum() for c in tok):
             out.append(tok)
@@ -96,7 +128,8 @@ def bigrams(run: str) -> list[str]:
 
 
 def cjk_runs(text: str) -> list[str]:
-    return _CJK_RUN.findall(fold(text))
+    """The CJK runs of ``text`` (folded), in order."""
+    return _split_cjk(fold(text))[0]
 
 
 def encode_compound(term: str) -> str:
@@ -155,10 +188,8 @@ def split_query(terms, stopwords=frozenset()) -> QueryTerms:
     unless nothing else is left (question words carry no topic)."""
     words, phrases, comps, cjk = [], [], [], []
     for raw in terms:
-        text = fold(raw)
-        for run in _CJK_RUN.findall(text):
-            cjk.append(run)
-        text = _CJK_RUN.sub(" ", text)
+        runs, text = _split_cjk(fold(raw))
+        cjk.extend(runs)
         for tok in _TOKEN.findall(text):
             tok = _clean(tok)
             parts = _WORD.findall(tok)
