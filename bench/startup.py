@@ -75,12 +75,16 @@ def _query(rng: random.Random, texts: list[str]) -> list[str]:
     return [rng.choice(words)]
 
 
-def measure(db: Path, n: int, seed: int = 11, baseline: Path | None = None) -> dict:
+def measure(db: Path, n: int, seed: int = 11, baseline: Path | None = None, baseline_db: Path | None = None) -> dict:
     """Interleaved rounds on a private copy of ``db``; timings in ms."""
     tmp = Path(tempfile.mkdtemp(prefix="ledger-startup-"))
     try:
         work = tmp / "store.db"
         shutil.copyfile(db, work)
+        old_work = work
+        if baseline_db:  # the other checkout may need the store as its own schema left it
+            old_work = tmp / "before.db"
+            shutil.copyfile(baseline_db, old_work)
         texts, ids, clusters = _sample(work, 500, seed)
         rng = random.Random(seed)
         led = _ledger_cmd()
@@ -116,11 +120,11 @@ def measure(db: Path, n: int, seed: int = 11, baseline: Path | None = None) -> d
             timed("remember", [*led, "remember", claim, "--cluster", clusters[i % len(clusters)], "--db", str(work)])
             if old:  # the same calls through the other checkout, on the same store copy
                 timed("before: ledger --version", [*old, "--version"])
-                timed("before: recall", [*old, "recall", *q, "--db", str(work)])
-                timed("before: search", [*old, "search", *q, "--db", str(work)])
-                timed("before: show", [*old, "show", ids[i % len(ids)], "--db", str(work)])
+                timed("before: recall", [*old, "recall", *q, "--db", str(old_work)])
+                timed("before: search", [*old, "search", *q, "--db", str(old_work)])
+                timed("before: show", [*old, "show", ids[i % len(ids)], "--db", str(old_work)])
                 timed("before: remember", [*old, "remember", claim + " again", "--cluster", clusters[i % len(clusters)],
-                                           "--db", str(work)])
+                                           "--db", str(old_work)])
         base = dist(runs["python -c pass"])["p50"]
         cbase = dist(cpu["python -c pass"])["p50"]
         out = {k: dict(dist(v), ratio=round(dist(v)["p50"] / base, 2), cpu=dist(cpu[k]),
@@ -158,8 +162,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--importtime", action="store_true")
     ap.add_argument("--baseline-venv", type=Path, help="another checkout's venv (e.g. main's) timed in the same rounds")
+    ap.add_argument("--baseline-db", type=Path, action="append", help="the store for --baseline-venv, one per --db (default: the same)")
     a = ap.parse_args(argv)
-    results = [measure(db, a.n, baseline=a.baseline_venv) for db in a.db]
+    bdbs = a.baseline_db or [None] * len(a.db)
+    results = [measure(db, a.n, baseline=a.baseline_venv, baseline_db=b) for db, b in zip(a.db, bdbs)]
     if a.json:
         print(json.dumps({"machine": machine(), "results": results}, indent=2))
         return 0

@@ -44,9 +44,12 @@ def test_strong_bm25_match_beats_a_fuzzy_one(ledger):
     exact = ledger.remember("The deployment pipeline runs nightly", cluster="code", agent="a").memory
     fuzzy = ledger.remember("Depoyment pipline nitely", cluster="code", agent="a").memory  # no shared prefix
     ledger.review(fuzzy.id, "pin")  # even at 0.99 strength the fuzzy hit stays below
-    res = ledger.search("deployment")  # "depoyment" is one edit away: a fuzzy neighbour
+    res = ledger.search("deployment", mode="fuzzy")  # "depoyment" is one edit away: a neighbour
     assert ids(res)[:2] == [exact.id, fuzzy.id]
     assert res.hits[1].score < res.hits[0].score
+    # hybrid widens only words no memory holds: "deployment" is matched as typed
+    assert ids(ledger.search("deployment")) == [exact.id]
+    assert ids(ledger.search("deploymnet"))[:1] == [exact.id]
     assert ledger.search("deployment", mode="keyword").hits[0].id == exact.id
     assert fuzzy.id not in ids(ledger.search("deployment", mode="keyword"))
 
@@ -233,7 +236,7 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
             if mode != "keyword":
                 for w in qt.words:
                     k = 0 if len(w) < 4 else 1 if len(w) < 8 else 2
-                    if not (w.isalpha() and 3 <= len(w) <= 40):
+                    if not (w.isalpha() and 3 <= len(w) <= 40) or (mode == "hybrid" and w in vocab):
                         continue
                     fuzzy += [quote(v) for v in sorted(vocab) if v != w and v not in qt.words and quote(v) not in fuzzy
                               and T.edit_distance(w, v, k) <= k]

@@ -53,6 +53,11 @@ def add_words(conn: sqlite3.Connection, words) -> None:
 
 
 # ------------------------------------------------------------------------------ fuzzy
+def in_vocabulary(conn: sqlite3.Connection, word: str) -> bool:
+    """Whether some memory ever held ``word`` (folded, alphabetic)."""
+    return conn.execute("SELECT 1 FROM vocab WHERE term = ?", (word,)).fetchone() is not None
+
+
 def neighbours(conn: sqlite3.Connection, word: str) -> list[str]:
     """Vocabulary words within :func:`ledger.terms.max_edits` of ``word``; see
     :func:`neighbours_of`."""
@@ -122,8 +127,9 @@ def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[
 
     * exact, on the word index: every word (a prefix query in ``hybrid`` and ``fuzzy``
       mode when it has 3+ characters) and every phrase a compound joins;
-    * fuzzy, on the word index: the vocabulary neighbours of every word (not in
-      ``keyword`` mode), words already asked for left out;
+    * fuzzy, on the word index: the vocabulary neighbours of the words, words already
+      asked for left out; in ``hybrid`` mode only of words the vocabulary does not
+      hold, in ``fuzzy`` mode of every word, never in ``keyword`` mode;
     * side: compounds and CJK runs (the phrase of a run's bigrams).
 
     ``conn`` is only needed for the fuzzy expression (``None`` skips it)."""
@@ -132,10 +138,13 @@ def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[
     exact = [_q(w) + ("*" if prefix and len(w) >= T.MIN_PREFIX else "") for w in qt.words] + [_q(p) for p in qt.phrases]
     fuzzy: list[str] = []
     if mode != "keyword" and conn is not None:
+        # hybrid: only words the vocabulary does not hold (a typo, or a word no memory
+        # uses) are widened; a word it holds is already matched as typed. fuzzy: all.
+        widen = list(qt.words) if mode == "fuzzy" else [w for w in qt.words if T.is_fuzzy_word(w) and not in_vocabulary(conn, w)]
         asked = set(qt.words)
         seen = set()
-        near = neighbours_of(conn, qt.words)
-        for w in qt.words:
+        near = neighbours_of(conn, widen)
+        for w in widen:
             for n in near[w]:
                 if n not in asked and n not in seen:
                     seen.add(n)
