@@ -160,7 +160,7 @@ def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str) -> bool:
     A row matched as typed (exact or side expression) has r = p / (p + 1) with
     p = bm25(exact) + bm25(side) (FTS5's BM25, negated, at least 0; the word index
     weighs its context column 0.3). A row matched only through fuzzy neighbours has
-    r = 0.6 * p / (p + 1) with p = bm25(fuzzy): as in the seed, a fuzzy hit ranks below
+    r = 0.6 * p / (p + 1) with p = bm25(fuzzy): as in the original LEDGER (docs/originals.md §1.6), a fuzzy hit ranks below
     an equally good exact one, and a row matched as typed keeps that relevance."""
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_rel (seq INTEGER PRIMARY KEY, r REAL NOT NULL)")
     conn.execute("DELETE FROM temp.ledger_rel")
