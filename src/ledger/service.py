@@ -97,12 +97,21 @@ class WriteResult:
 
 @dataclass(frozen=True)
 class IngestResult:
+    """``chunks``: live chunks of the source afterwards. ``updated``: a re-ingest of a
+    known path updated an existing source, keeping ``kept`` chunks (with their reads),
+    adding ``added`` and retiring ``retired`` (``store/source_sync.py``)."""
+
     source_id: str
     chunks: int
     filename: str
+    updated: bool = False
+    kept: int = 0
+    added: int = 0
+    retired: int = 0
 
     def to_dict(self) -> dict:
-        return {"sourceId": self.source_id, "chunks": self.chunks, "filename": self.filename}
+        return {"sourceId": self.source_id, "chunks": self.chunks, "filename": self.filename, "updated": self.updated,
+                "kept": self.kept, "added": self.added, "retired": self.retired}
 
 
 class Ledger:
@@ -384,12 +393,48 @@ class Ledger:
         return self.store.add_cluster(label, self.clock(), cluster_id=cluster_id, color=color)
 
     # ------------------------------------------------------------------ sources
-    def ingest(self, source: ingest_mod.SourceText, *, cluster: str, agent: str, trust: float = DEFAULT_SOURCE_TRUST) -> IngestResult:
-        """Chunk a document and store every chunk (one transaction). ``trust`` 0–1."""
+    def ingest(self, source: ingest_mod.SourceText, *, cluster: str, agent: str, trust: float | None = DEFAULT_SOURCE_TRUST,
+               path: str | None = None, as_new: bool = False) -> IngestResult:
+        """Chunk a document and store every chunk (one transaction). ``trust`` 0–1
+        (None: ``DEFAULT_SOURCE_TRUST`` for a new source, unchanged for an updated one).
+
+        ``path`` is the resolved file the text was read from. When a live source was
+        read from the same path and ``as_new`` is false, that source is updated instead
+        of a second one added (``store/source_sync.py``): unchanged chunks keep their
+        reads, changed and removed ones are retired (``asof:`` still finds them), new
+        ones are added. Raises :class:`InvalidInput` for empty text or a bad trust.
+        """
         from . import ingest as ingest_mod
 
-        return self.ingest_chunks(source.filename, ingest_mod.chunk_text(source.text), cluster=cluster, agent=agent,
-                                  trust=trust, ext=source.ext, nbytes=source.bytes)
+        chunks = [c.strip() for c in ingest_mod.chunk_text(source.text) if c and c.strip()]
+        if path and not as_new:
+            from .store import source_sync
+
+            known = source_sync.find_by_path(self.store, path)
+            if known:
+                if not chunks:
+                    raise InvalidInput("source text is empty: nothing to ingest.")
+                t = None if trust is None else self._trust(trust)
+                r = source_sync.resync(self.store, known["id"], source.filename, chunks, agent=agent, nbytes=source.bytes,
+                                       trust=t, now=self.clock())
+                return IngestResult(known["id"], r["chunks"], source.filename, True, r["kept"], r["added"], r["retired"])
+        res = self.ingest_chunks(source.filename, chunks, cluster=cluster, agent=agent,
+                                 trust=DEFAULT_SOURCE_TRUST if trust is None else trust, ext=source.ext, nbytes=source.bytes)
+        if path:
+            from .store import source_sync
+
+            source_sync.set_path(self.store, res.source_id, path)
+        return IngestResult(res.source_id, res.chunks, res.filename, False, 0, res.chunks, 0)
+
+    @staticmethod
+    def _trust(trust) -> float:
+        try:
+            t = float(trust)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"trust must be a number from 0 to 1, got {trust!r}.", field="trust", value=str(trust)) from None
+        if not 0 <= t <= 1:
+            raise InvalidInput(f"trust must be from 0 to 1, got {t}.", field="trust", value=t)
+        return t
 
     def ingest_chunks(self, filename: str, chunks: Sequence[str], *, cluster: str, agent: str, trust: float = DEFAULT_SOURCE_TRUST,
                       ext: str | None = None, nbytes: int | None = None, neighbours: int = 2) -> IngestResult:

@@ -168,11 +168,17 @@ def judge(candidate, verdict, kind, detector, note, agent, db, as_json):
 @cli.command()
 @click.argument("path", required=False)
 @click.option("--cluster", help="Topic cluster id (required).")
-@click.option("--trust", type=float, default=DEFAULT_SOURCE_TRUST, show_default=True, help="How much to trust this document, 0-1.")
+@click.option("--trust", type=float, default=None,
+              help=f"How much to trust this document, 0-1 (default {DEFAULT_SOURCE_TRUST}; a re-ingest keeps the source's).")
 @click.option("--text", help="Inline text instead of a file; PATH, if given, only names the source.")
+@click.option("--as-new", is_flag=True, help="Add a second source even when this file was ingested before (default: update it).")
 @common(agent=True)
-def ingest(path, cluster, trust, text, agent, db, as_json):
+def ingest(path, cluster, trust, text, as_new, agent, db, as_json):
     """Ingest a document as chunks (md txt csv tsv json jsonl log yaml yml; `-` for stdin).
+
+    Ingesting a file that was ingested before updates that source: unchanged chunks keep
+    their reads, changed and removed ones are retired (asof: still finds them), new ones
+    are added.
 
     \b
     ledger ingest docs/runbook.md --cluster proc --trust 0.9
@@ -190,10 +196,17 @@ def ingest(path, cluster, trust, text, agent, db, as_json):
         src = ing.read_source_file(path)
     else:
         raise InvalidInput("What should I ingest? Try: ledger ingest notes.md --cluster reading  (or `-` for stdin, or --text).")
+    where = os.path.realpath(path) if path and path != "-" and text is None else None
     with _open(db) as led:
-        res = led.ingest(src, cluster=cluster, agent=default_agent(agent), trust=trust)
+        res = led.ingest(src, cluster=cluster, agent=default_agent(agent), trust=trust, path=where, as_new=as_new)
     if as_json:
         _json(res.to_dict())
+    elif res.updated:
+        from .render import plural
+
+        _out(f"updated {res.source_id}  {plural(res.chunks, 'chunk')}: {res.kept} unchanged (reads kept), "
+             f"{res.added} new, {res.retired} retired (asof: still finds them)\n"
+             "  `--as-new` adds a separate copy instead.")
     else:
         _out(
             f"ingested {res.source_id}  {res.chunks} chunk{'' if res.chunks == 1 else 's'}\n"

@@ -327,3 +327,13 @@ def m007_terms(conn: sqlite3.Connection) -> None:
     for seq, text in refold:
         ctx = textindex.unindex(conn, seq)
         textindex.index(conn, seq, text, ctx)
+
+
+@migration
+def m008_source_paths(conn: sqlite3.Connection) -> None:
+    """Sources remember the resolved path they were read from (NULL for stdin and
+    ``--text``) and when a re-ingest last updated them, so ingesting the same file again
+    updates that source instead of adding a second copy (docs in ``store/source_sync.py``)."""
+    conn.execute("ALTER TABLE sources ADD COLUMN path TEXT")
+    conn.execute("ALTER TABLE sources ADD COLUMN updated_at INTEGER")
+    conn.execute("CREATE INDEX sources_path ON sources (path) WHERE path IS NOT NULL")
