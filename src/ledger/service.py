@@ -49,7 +49,7 @@ from .store import conflicts as cq
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
-    from typing import Iterator, Sequence
+    from typing import Callable, Iterable, Iterator, Sequence
 
     from . import ingest as ingest_mod
 
@@ -295,6 +295,65 @@ class Ledger:
             offset += len(res.hits)
             if not res.hits or offset >= res.total:
                 return
+
+    def export_records(self, query: str = "", *, batch: int = 1000, **kw) -> Iterator[dict]:
+        """What ``ledger export`` writes: each match of ``query`` as ``Memory.to_dict()``
+        plus ``links`` (linked ids) and ``source`` (the source record, for chunks and
+        claims from a document), so ``ledger import`` can restore it elsewhere
+        (``store/transfer.py``)."""
+        from .store import transfer
+
+        page: list[Memory] = []
+        for m in self.export(query, batch=batch, **kw):
+            page.append(m)
+            if len(page) >= batch:
+                yield from self._with_extras(page, transfer)
+                page = []
+        yield from self._with_extras(page, transfer)
+
+    def _with_extras(self, page: list, transfer) -> Iterator[dict]:
+        extras = transfer.export_extras(self.store.conn, [m.id for m in page])
+        for m in page:
+            yield {**m.to_dict(), **extras[m.id]}
+
+    def import_records(self, records: Iterable[tuple[int, dict]], *, batch: int = 500,
+                       progress: Callable[[int], None] | None = None) -> dict:
+        """Restore ``(line number, export record)`` pairs into this store without
+        duplicates (``store/transfer.py`` says how ids and equal claims are merged).
+        Records must already be checked with :func:`ledger.store.transfer.validate`.
+        Writes ``batch`` records per transaction; ``progress(n)`` is called after each
+        with the number just written. Returns ``{"imported", "merged", "sources",
+        "clusters", "links"}``."""
+        from .store import transfer
+
+        now = self.clock()
+        total = {"imported": 0, "merged": 0, "sources": 0, "clusters": 0, "links": 0}
+        pending: list[tuple[str, str]] = []
+        chunk_sources: set[str] = set()
+        page: list[tuple[int, dict]] = []
+
+        def flush() -> None:
+            if not page:
+                return
+            r = transfer.import_batch(self.store, page, now=now)
+            for k in total:
+                total[k] += r[k]
+            pending.extend(r["pendingLinks"])
+            if progress:
+                progress(len(page))
+            page.clear()
+
+        for line, rec in records:
+            page.append((line, rec))
+            if rec.get("kind") == "chunk" and isinstance(rec.get("sourceId"), str):
+                chunk_sources.add(rec["sourceId"])
+            if len(page) >= batch:
+                flush()
+        flush()
+        with self.store.atomic():
+            total["links"] += transfer.add_links(self.store.conn, pending)
+        transfer.reindex_contexts(self.store, sorted(chunk_sources))
+        return total
 
     def forget(self, ids: Sequence[str], *, agent: str) -> int:
         """Soft-delete memories; returns how many were live and are now dropped. Unknown

@@ -353,11 +353,107 @@ def export(query, db, as_json):
     with _open(db) as led:
         _warn_unknown_clusters(led, " ".join(query))
         try:
-            for m in led.export(" ".join(query)):
-                click.echo(json.dumps(m.to_dict(), ensure_ascii=False))
+            for rec in led.export_records(" ".join(query)):
+                click.echo(json.dumps(rec, ensure_ascii=False))
         except BrokenPipeError:
             # `ledger export | head`: the reader has what it wanted; not an error.
             sys.stdout = open(os.devnull, "w")
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@common()
+def import_(file, db, as_json):
+    """Restore a `ledger export` file into this store, without duplicates.
+
+    Memories keep their ids, times, reads, readers, flags and links; their sources and
+    clusters come along. A memory already here (same id, or a live claim with the same
+    text in the same cluster) is merged: readers unioned, the larger hit count kept.
+    The whole file is checked before anything is written. A progress bar shows on a
+    terminal.
+
+    \b
+    ledger export > all.jsonl                   # on the old machine
+    ledger import all.jsonl                     # on the new one
+    ledger --db other.db export | ledger import -
+    """
+    records = _read_export(file)
+    with _open(db) as led:
+        bar = _progress(len(records))
+        try:
+            r = led.import_records(records, progress=bar.advance if bar else None)
+        finally:
+            if bar:
+                bar.stop()
+    r = {"file": file, "lines": len(records), **r}
+    if as_json:
+        _json(r)
+        return
+    from .render import plural
+
+    _out(f"imported {plural(r['imported'], 'memory', 'memories')} from {file}"
+         + (f", merged {r['merged']} already here" if r["merged"] else "")
+         + f" · {plural(r['sources'], 'new source')} · {plural(r['clusters'], 'new cluster')} · {plural(r['links'], 'link')}")
+
+
+def _read_export(file: str) -> list[tuple[int, dict]]:
+    """Parse and check every line first, so a bad file changes nothing."""
+    from ..store.transfer import validate
+
+    stream = sys.stdin if file == "-" else None
+    try:
+        fh = stream or open(file, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"Cannot read {file}: {exc.strerror or exc}.") from None
+    out = []
+    try:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as exc:
+                raise InvalidInput(f"line {n} of {file} is not JSON ({exc.msg}); is this a `ledger export` file? "
+                                   "Nothing was imported.") from None
+            out.append((n, validate(rec, n)))
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{file} is not UTF-8 text; is this a `ledger export` file? Nothing was imported.") from None
+    finally:
+        if stream is None:
+            fh.close()
+    if not out:
+        raise InvalidInput(f"{file} holds no memories: nothing to import.")
+    return out
+
+
+class _Bar:
+    """A rich progress bar on stderr; ``advance(n)`` after each batch."""
+
+    def __init__(self, total: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        self.progress = Progress("importing", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=True)
+        self.task = self.progress.add_task("import", total=total)
+        self.progress.start()
+
+    def advance(self, n: int) -> None:
+        self.progress.advance(self.task, n)
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+#: Imports shorter than this finish before a bar would be worth drawing.
+PROGRESS_MIN_RECORDS = 2000
+
+
+def _progress(total: int) -> "_Bar | None":
+    """A progress bar only on a terminal (stderr) and for long runs."""
+    if total < PROGRESS_MIN_RECORDS or _JSON_ERRORS or not sys.stderr.isatty():
+        return None
+    return _Bar(total)
 
 
 @cli.command()

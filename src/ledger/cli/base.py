@@ -17,7 +17,7 @@ import click
 from ..paths import db_path
 
 AGENT_COMMANDS = ("recall", "remember", "forget", "link", "clusters", "conflicts", "judge", "ingest")
-HUMAN_COMMANDS = ("search", "review", "resolve", "sources", "stats", "export", "show", "serve")
+HUMAN_COMMANDS = ("search", "review", "resolve", "sources", "stats", "export", "import", "show", "serve")
 SETUP_COMMANDS = ("install", "uninstall", "doctor", "config", "replay", "checkpoints", "hook")
 
 FILTERS_HELP = """\

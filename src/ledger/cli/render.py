@@ -40,9 +40,9 @@ def _bar(fraction: float, width: int, color: bool) -> str:
     return _style(b[:filled], fg=_tint(fraction)) + _style(b[filled:], dim=True)
 
 
-def plural(n: int, word: str) -> str:
-    """``1 chunk``, ``2 chunks``."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 chunk``, ``2 chunks``; ``many`` for an irregular plural (``memories``)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def pct(strength: float) -> int:

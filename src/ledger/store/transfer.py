@@ -1,0 +1,219 @@
+"""``ledger export`` / ``ledger import``: moving memories between stores.
+
+Export lines are memory objects (``Memory.to_dict()``) plus what a restore needs that a
+memory row does not hold: ``links`` (ids of linked memories) and, for chunks and claims
+from a document, ``source`` (the source's id, filename, ext, cluster, ingesting agent,
+bytes, trust, ingest time, resolved path). :func:`export_extras` builds those for a
+batch of ids.
+
+Import (:func:`import_batch`) writes records into this store without duplicates:
+
+* a memory whose **id** is already here is merged, not copied: readers are unioned,
+  hits and last read take the larger value, pins and reviews are kept if either side has
+  them (merging two stores that both saw a memory);
+* a live **claim with the same text in the same cluster** under another id (two
+  stores learned the same fact) is merged the same way;
+* anything else is inserted with its own id, times, hits, readers, flags, topic and
+  file keys, and indexed for search; a dropped memory stays dropped (``asof:`` finds it);
+* clusters, agents and sources that are missing are created with their original ids;
+* links are added once both ends exist.
+
+Times are epoch ms, as exported. Nothing is inferred from ``strength``: it is computed
+on read from what was restored.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from ..errors import InvalidInput
+from . import textindex
+from .connection import atomic
+
+_SOURCE_FIELDS = ("id", "filename", "ext", "cluster_id", "ingested_by", "bytes", "trust", "ingested_at", "dropped_at", "path")
+
+
+def export_extras(conn, ids: Sequence[str]) -> dict[str, dict]:
+    """``{memory id: {"links": [ids], "source": {...} | None}}`` for ``ids``."""
+    out: dict[str, dict] = {i: {"links": [], "source": None} for i in ids}
+    if not ids:
+        return out
+    marks = ",".join("?" * len(ids))
+    for a, b in conn.execute(f"SELECT a, b FROM links WHERE a IN ({marks}) OR b IN ({marks})", (*ids, *ids)):
+        if a in out:
+            out[a]["links"].append(b)
+        if b in out:
+            out[b]["links"].append(a)
+    cols = ", ".join("s." + f for f in _SOURCE_FIELDS)
+    for row in conn.execute(
+        f"SELECT m.id, {cols} FROM memories m JOIN sources s ON s.id = m.source_id WHERE m.id IN ({marks})", ids):
+        src = dict(zip(_SOURCE_FIELDS, tuple(row)[1:]))
+        out[row[0]]["source"] = {
+            "id": src["id"], "filename": src["filename"], "ext": src["ext"], "clusterId": src["cluster_id"],
+            "ingestedBy": src["ingested_by"], "bytes": src["bytes"], "trust": src["trust"],
+            "ingestedAt": src["ingested_at"], "droppedAt": src["dropped_at"], "path": src["path"],
+        }
+    return out
+
+
+def _req(rec: dict, key: str, kind: type | tuple, line: int):
+    v = rec.get(key)
+    if not isinstance(v, kind) or isinstance(v, bool) and kind is int:
+        raise InvalidInput(f"line {line}: {key!r} is missing or not a {getattr(kind, '__name__', kind)}; "
+                           "is this a `ledger export` file? Nothing was imported.")
+    return v
+
+
+def validate(rec, line: int) -> dict:
+    """Check one parsed export line; returns it, or raises :class:`InvalidInput`
+    naming the line."""
+    if not isinstance(rec, dict):
+        raise InvalidInput(f"line {line}: not a JSON object; is this a `ledger export` file? Nothing was imported.")
+    for key, kind in (("id", str), ("text", str), ("kind", str), ("origin", str), ("clusterId", str), ("writer", str),
+                      ("createdAt", int), ("lastReadAt", int), ("hits", int)):
+        _req(rec, key, kind, line)
+    if rec["kind"] not in ("claim", "chunk") or rec["origin"] not in ("chat", "doc"):
+        raise InvalidInput(f"line {line}: kind must be claim|chunk and origin chat|doc. Nothing was imported.")
+    if not rec["text"].strip() or not rec["id"].strip():
+        raise InvalidInput(f"line {line}: empty id or text. Nothing was imported.")
+    return rec
+
+
+def import_batch(store, records: Iterable[tuple[int, dict]], *, now: int, agent: str = "import") -> dict:
+    """Write validated ``(line, record)`` pairs in one transaction; returns counts
+    ``{"imported", "merged", "sources", "clusters", "links", "pendingLinks"}`` where
+    ``pendingLinks`` lists ``(a, b)`` pairs whose other end has not arrived yet (the
+    caller retries them after the last batch with :func:`add_links`)."""
+    conn = store.conn
+    counts = {"imported": 0, "merged": 0, "sources": 0, "clusters": 0, "links": 0, "pendingLinks": []}
+    with atomic(conn):
+        for _line, rec in records:
+            _ensure_cluster(conn, rec, now, counts)
+            for a in {rec["writer"], *[r for r in rec.get("readers") or [] if isinstance(r, str)]}:
+                store.touch_agent(a, rec.get("lastReadAt") or now)
+            src = rec.get("source") if isinstance(rec.get("source"), dict) else None
+            if src and isinstance(src.get("id"), str):
+                _ensure_source(conn, src, rec, counts)
+            target = _existing(conn, rec)
+            if target:
+                _merge(store, target, rec)
+                counts["merged"] += 1
+            else:
+                _insert(store, rec)
+                counts["imported"] += 1
+            for other in rec.get("links") or []:
+                if isinstance(other, str):
+                    counts["pendingLinks"].append((target or rec["id"], other))
+        counts["links"] += add_links(conn, counts["pendingLinks"], keep_missing=True)
+        store.log(now, agent, "import", None, f"{counts['imported']} imported, {counts['merged']} merged")
+    return counts
+
+
+def add_links(conn, pairs: list[tuple[str, str]], *, keep_missing: bool = False) -> int:
+    """Add each link whose two ends exist (ordered ``a < b`` as the store keeps them);
+    returns how many were new. With ``keep_missing`` the pairs not yet possible stay
+    in ``pairs`` (in place); the others are removed."""
+    added, left = 0, []
+    for a, b in pairs:
+        x, y = sorted((a, b))
+        if x == y:
+            continue
+        ok = conn.execute("SELECT count(*) FROM memories WHERE id IN (?, ?)", (x, y)).fetchone()[0] == 2
+        if not ok:
+            left.append((a, b))
+            continue
+        added += conn.execute("INSERT OR IGNORE INTO links (a, b) VALUES (?, ?)", (x, y)).rowcount
+    if keep_missing:
+        pairs[:] = left
+    return added
+
+
+def reindex_contexts(store, source_ids: Iterable[str], neighbours: int = 2) -> None:
+    """Index each chunk of the given sources with its neighbours as low-weight context
+    (as ``ingest`` does), now that all of a source's chunks have arrived."""
+    conn = store.conn
+    with atomic(conn):
+        for sid in source_ids:
+            rows = conn.execute("SELECT seq, text FROM memories WHERE source_id = ? AND kind = 'chunk' "
+                                "ORDER BY coalesce(chunk_index, 0), seq", (sid,)).fetchall()
+            texts = [r[1] for r in rows]
+            for i, (seq, text) in enumerate(rows):
+                ctx = " ".join(texts[max(0, i - neighbours):i] + texts[i + 1:i + 1 + neighbours])
+                textindex.unindex(conn, seq)
+                textindex.index(conn, seq, text, ctx)
+
+
+def _ensure_cluster(conn, rec: dict, now: int, counts: dict) -> None:
+    cid = rec["clusterId"]
+    if conn.execute("SELECT 1 FROM clusters WHERE id = ?", (cid,)).fetchone():
+        return
+    label = rec.get("clusterLabel") if isinstance(rec.get("clusterLabel"), str) else cid
+    color = rec.get("clusterColor") if isinstance(rec.get("clusterColor"), str) else "#8a91a6"
+    conn.execute("INSERT INTO clusters (id, label, color, created_at) VALUES (?, ?, ?, ?)", (cid, label, color, now))
+    counts["clusters"] += 1
+
+
+def _ensure_source(conn, src: dict, rec: dict, counts: dict) -> None:
+    if conn.execute("SELECT 1 FROM sources WHERE id = ?", (src["id"],)).fetchone():
+        return
+    cluster = src.get("clusterId") if isinstance(src.get("clusterId"), str) else rec["clusterId"]
+    if not conn.execute("SELECT 1 FROM clusters WHERE id = ?", (cluster,)).fetchone():
+        cluster = rec["clusterId"]
+    conn.execute(
+        "INSERT INTO sources (id, filename, ext, cluster_id, ingested_by, bytes, trust, ingested_at, dropped_at, path) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (src["id"], str(src.get("filename") or src["id"]), str(src.get("ext") or ""), cluster,
+         str(src.get("ingestedBy") or rec["writer"]), int(src.get("bytes") or 0), float(src.get("trust") or 0.75),
+         int(src.get("ingestedAt") or rec["createdAt"]), src.get("droppedAt"), src.get("path")))
+    counts["sources"] += 1
+
+
+def _existing(conn, rec: dict) -> str | None:
+    if conn.execute("SELECT 1 FROM memories WHERE id = ?", (rec["id"],)).fetchone():
+        return rec["id"]
+    if rec["kind"] == "claim" and rec.get("deletedAt") is None:
+        r = conn.execute("SELECT id FROM memories WHERE kind = 'claim' AND deleted_at IS NULL AND cluster_id = ? AND text = ? "
+                         "LIMIT 1", (rec["clusterId"], rec["text"])).fetchone()
+        if r:
+            return r[0]
+    return None
+
+
+def _readers(rec: dict) -> list[str]:
+    return list(dict.fromkeys([rec["writer"], *[r for r in rec.get("readers") or [] if isinstance(r, str)]]))
+
+
+def _merge(store, target: str, rec: dict) -> None:
+    conn = store.conn
+    for a in _readers(rec):
+        store.add_reader(target, a)
+    conn.execute(
+        "UPDATE memories SET hits = max(hits, ?), last_read_at = max(last_read_at, ?), "
+        "pinned = max(pinned, ?), reviewed_at = coalesce(reviewed_at, ?) WHERE id = ?",
+        (int(rec["hits"]), int(rec["lastReadAt"]), 1 if rec.get("pinned") else 0, rec.get("reviewedAt"), target))
+
+
+def _insert(store, rec: dict) -> None:
+    conn = store.conn
+    source_id = rec.get("sourceId") if isinstance(rec.get("sourceId"), str) else None
+    if source_id and not conn.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone():
+        source_id = None  # an export without source records: keep the chunk, drop the dangling reference
+    readers = _readers(rec)
+    cur = conn.execute(
+        """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, chunk_index, provenance, topic,
+                                 created_at, last_read_at, hits, source_count, reader_count, pinned, archived,
+                                 reviewed_at, deleted_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (rec["id"], rec["text"], rec["kind"], rec["origin"], rec["clusterId"], rec["writer"], source_id,
+         rec.get("chunkIndex") if isinstance(rec.get("chunkIndex"), int) else None,
+         str(rec.get("provenance") or ""), rec.get("topic") if isinstance(rec.get("topic"), str) else None,
+         int(rec["createdAt"]), int(rec["lastReadAt"]), int(rec["hits"]),
+         int(rec.get("sourceCount") or 1), len(readers), 1 if rec.get("pinned") else 0, 1 if rec.get("archived") else 0,
+         rec.get("reviewedAt"), rec.get("deletedAt")))
+    conn.executemany("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)",
+                     [(rec["id"], a) for a in readers])
+    for f in rec.get("files") or []:
+        if isinstance(f, dict) and isinstance(f.get("path"), str):
+            conn.execute("INSERT OR IGNORE INTO memory_files (memory_id, path, size, mtime_ms, sha256) VALUES (?, ?, ?, ?, ?)",
+                         (rec["id"], f["path"], f.get("size"), f.get("mtimeMs", f.get("mtime_ms")), f.get("sha256")))
+    store._index(cur.lastrowid, rec["text"], "")

@@ -1,0 +1,168 @@
+"""``ledger import`` is the inverse of ``ledger export``, through the real command:
+memories, sources, reads, readers, links and drops survive the move; importing twice
+or merging two stores adds no duplicates; a bad file changes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import time
+
+from ledger.service import Ledger
+
+from conftest import LEDGER_BIN, iso
+
+DOC = "# Staging\n\nStaging deploys need the VPN up.\n\n# Rollbacks\n\nRollbacks use the previous tag.\n"
+
+
+def j(cli, *argv, db=True, input=None):
+    rc, out, err = cli(*argv, "--json", db=db, input=input)
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def seed(cli, tmp_path):
+    """A store with reads, readers, a link, a pin, a document and a dropped claim."""
+    a = j(cli, "remember", "CI runs on Python 3.11", "--cluster", "code", "--agent", "claude")["id"]
+    b = j(cli, "remember", "The deploy key lives in the vault", "--cluster", "proc", "--agent", "codex")["id"]
+    gone = j(cli, "remember", "The old build server is ci-01", "--cluster", "code", "--agent", "claude")["id"]
+    j(cli, "recall", "python CI", "--agent", "opencode")
+    j(cli, "link", a, b)
+    doc = tmp_path / "runbook.md"
+    doc.write_text(DOC)
+    j(cli, "ingest", str(doc), "--cluster", "proc", "--trust", "0.9")
+    with Ledger.open(cli.db) as led:
+        led.review(b, "pin")
+    time.sleep(0.02)
+    seed.before_drop = int(time.time() * 1000)
+    time.sleep(0.02)
+    j(cli, "forget", gone)
+    return a, b, gone
+
+
+def export(cli, tmp_path, *query):
+    rc, out, err = cli("export", *query)
+    assert rc == 0, err
+    f = tmp_path / "all.jsonl"
+    f.write_text(out)
+    return f, [json.loads(line) for line in out.splitlines()]
+
+
+def test_export_then_import_into_a_new_store(cli, tmp_path):
+    a, b, gone = seed(cli, tmp_path)
+    f, lines = export(cli, tmp_path, f"asof:{iso(seed.before_drop)}")  # as of before the drop: it comes along
+    assert gone in {r["id"] for r in lines}
+    chunk = next(r for r in lines if r["kind"] == "chunk")
+    assert chunk["source"]["filename"].endswith("runbook.md") and chunk["source"]["trust"] == 0.9
+    other = tmp_path / "other.db"
+    r = j(cli, "import", str(f), db=other)
+    assert r["imported"] == len(lines) and r["merged"] == 0 and r["sources"] == 1 and r["links"] == 1
+    old = {m["id"]: m for m in lines}
+    for mid in (a, b, chunk["id"]):
+        m = j(cli, "show", mid, db=other)
+        for key in ("text", "kind", "clusterId", "writer", "createdAt", "lastReadAt", "hits", "pinned", "sourceId"):
+            assert m[key] == old[mid][key], (mid, key)
+        assert sorted(m["readers"]) == sorted(old[mid]["readers"])
+    assert "opencode" in j(cli, "show", a, db=other)["readers"]
+    assert j(cli, "show", gone, db=other)["deletedAt"] == old[gone]["deletedAt"]
+    # searchable in the new store (words and context), the dropped one only by asof:
+    assert any(h["id"] == a for h in j(cli, "search", "python", db=other)["hits"])
+    assert any("VPN" in h["text"] for h in j(cli, "search", "staging vpn", db=other)["hits"])
+    assert not any(h["id"] == gone for h in j(cli, "search", "build server", db=other)["hits"])
+    before = iso(old[gone]["deletedAt"] - 1)
+    assert any(h["id"] == gone for h in j(cli, "search", "build server", f"asof:{before}", db=other)["hits"])
+    src = j(cli, "sources", db=other)
+    assert len(src) == 1 and src[0]["trust"] == 0.9 and src[0]["chunkCount"] == 2
+    st_old, st_new = j(cli, "stats"), j(cli, "stats", db=other)
+    for key in ("memories", "claims", "chunks", "sources"):
+        assert st_new[key] == st_old[key], key
+
+
+def test_importing_twice_adds_nothing(cli, tmp_path):
+    seed(cli, tmp_path)
+    f, lines = export(cli, tmp_path)
+    other = tmp_path / "other.db"
+    j(cli, "import", str(f), db=other)
+    again = j(cli, "import", str(f), db=other)
+    assert again["imported"] == 0 and again["merged"] == len(lines) and again["links"] == 0
+    assert j(cli, "stats", db=other)["memories"] == len(lines)
+    rc, out, err = cli("import", str(f), db=other)
+    assert rc == 0 and out.startswith("imported 0 memories") and f"merged {len(lines)} already here" in out
+
+
+def test_merging_two_stores_unions_readers_of_the_same_claim(cli, tmp_path):
+    j(cli, "remember", "Tests run with pytest -q", "--cluster", "code", "--agent", "claude")
+    f, lines = export(cli, tmp_path)
+    other = tmp_path / "other.db"
+    mine = j(cli, "remember", "Tests run with pytest -q", "--cluster", "code", "--agent", "codex", db=other)["id"]
+    j(cli, "remember", "Only in the other store", "--cluster", "code", "--agent", "codex", db=other)
+    r = j(cli, "import", str(f), db=other)
+    assert r["merged"] == 1 and r["imported"] == 0
+    assert sorted(j(cli, "show", mine, db=other)["readers"]) == ["claude", "codex"]
+    assert j(cli, "stats", db=other)["claims"] == 2
+
+
+def test_a_bad_file_changes_nothing_and_names_the_line(cli, tmp_path):
+    seed(cli, tmp_path)
+    f, lines = export(cli, tmp_path)
+    text = f.read_text().splitlines()
+    text.insert(2, "{not json")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(text) + "\n")
+    other = tmp_path / "other.db"
+    rc, out, err = cli("import", str(bad), db=other)
+    assert rc == 1 and "line 3" in err and "Nothing was imported" in err
+    for content, needle in (('{"id": "m_x"}\n', "line 1"), ("[1, 2]\n", "line 1"), ("\n\n", "no memories")):
+        bad.write_text(content)
+        rc, out, err = cli("import", str(bad), "--json", db=other)
+        assert rc == 1 and needle in json.loads(err)["error"] and json.loads(err)["kind"] == "invalid-input"
+    rc, out, err = cli("import", str(tmp_path / "missing.jsonl"), db=other)
+    assert rc == 1 and "Cannot read" in err
+    assert j(cli, "stats", db=other)["memories"] == 0
+
+
+def test_import_from_stdin_pipe(cli, tmp_path):
+    seed(cli, tmp_path)
+    rc, out, _ = cli("export")
+    other = tmp_path / "other.db"
+    r = j(cli, "import", "-", db=other, input=out)
+    assert r["imported"] == len(out.splitlines())
+
+
+def _many(tmp_path, n: int) -> str:
+    lines = []
+    for i in range(n):
+        lines.append(json.dumps({"id": f"m_bulk{i:06d}", "text": f"bulk fact number {i}", "kind": "claim", "origin": "chat",
+                                 "clusterId": "code", "writer": "bulk", "createdAt": 1_700_000_000_000 + i,
+                                 "lastReadAt": 1_700_000_000_000 + i, "hits": 0}))
+    f = tmp_path / "bulk.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    return str(f)
+
+
+def test_progress_bar_only_on_a_terminal(cli, tmp_path):
+    f = _many(tmp_path, 2500)
+    rc, out, err = cli("import", f, db=tmp_path / "a.db")
+    assert rc == 0 and err == "" and "imported 2,500" not in out and "imported 2500 memories" in out
+    # stderr on a pseudo-terminal: rich draws the bar there, stdout stays the summary
+    master, slave = pty.openpty()
+    env = dict(os.environ, NO_COLOR="1", TERM="xterm")
+    p = subprocess.Popen([LEDGER_BIN, "import", f, "--db", str(tmp_path / "b.db")], stdout=subprocess.PIPE,
+                         stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out = p.stdout.read().decode()
+    assert p.wait(timeout=60) == 0
+    os.close(master)
+    assert "importing" in seen.decode("utf-8", "replace")
+    assert out.startswith("imported 2500 memories")
