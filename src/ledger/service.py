@@ -312,7 +312,7 @@ class Ledger:
         yield from self._with_extras(page, transfer)
 
     def _with_extras(self, page: list, transfer) -> Iterator[dict]:
-        extras = transfer.export_extras(self.store.conn, [m.id for m in page])
+        extras = transfer.export_extras(self.store, [m.id for m in page])
         for m in page:
             yield {**m.to_dict(), **extras[m.id]}
 
@@ -351,7 +351,7 @@ class Ledger:
                 flush()
         flush()
         with self.store.atomic():
-            total["links"] += transfer.add_links(self.store.conn, pending)
+            total["links"] += transfer.add_links(self.store, pending)
         transfer.reindex_contexts(self.store, sorted(chunk_sources))
         return total
 

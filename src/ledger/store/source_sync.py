@@ -25,18 +25,25 @@ from . import textindex
 from .connection import atomic
 
 
-def find_by_path(conn, path: str) -> dict | None:
+def conn_of(store):
+    """The SQLite connection of a :class:`~ledger.store.store.Store` (kept private to
+    the store package)."""
+    conn = getattr(store, "_conn", None)
+    return conn if conn is not None else store.conn
+
+
+def find_by_path(store, path: str) -> dict | None:
     """The newest live source read from ``path`` (resolved absolute path), or None:
     ``{"id", "filename", "cluster_id", "trust"}``."""
-    r = conn.execute(
+    r = conn_of(store).execute(
         "SELECT id, filename, cluster_id, trust FROM sources WHERE path = ? AND dropped_at IS NULL "
         "ORDER BY ingested_at DESC, rowid DESC LIMIT 1", (path,)).fetchone()
     return dict(zip(("id", "filename", "cluster_id", "trust"), tuple(r))) if r else None
 
 
-def set_path(conn, source_id: str, path: str | None) -> None:
+def set_path(store, source_id: str, path: str | None) -> None:
     """Record the file a freshly inserted source was read from."""
-    conn.execute("UPDATE sources SET path = ? WHERE id = ?", (path, source_id))
+    conn_of(store).execute("UPDATE sources SET path = ? WHERE id = ?", (path, source_id))
 
 
 def resync(store, source_id: str, filename: str, chunks: Sequence[str], *, agent: str, nbytes: int,
@@ -49,7 +56,7 @@ def resync(store, source_id: str, filename: str, chunks: Sequence[str], *, agent
     Returns ``{"sourceId", "kept", "added", "retired", "chunks"}`` (counts; ``chunks``
     is the number of live chunks afterwards).
     """
-    conn = store.conn
+    conn = conn_of(store)
     with atomic(conn):
         src = conn.execute("SELECT cluster_id FROM sources WHERE id = ?", (source_id,)).fetchone()
         cluster = src[0]

@@ -29,12 +29,14 @@ from typing import Iterable, Sequence
 from ..errors import InvalidInput
 from . import textindex
 from .connection import atomic
+from .source_sync import conn_of
 
 _SOURCE_FIELDS = ("id", "filename", "ext", "cluster_id", "ingested_by", "bytes", "trust", "ingested_at", "dropped_at", "path")
 
 
-def export_extras(conn, ids: Sequence[str]) -> dict[str, dict]:
+def export_extras(store, ids: Sequence[str]) -> dict[str, dict]:
     """``{memory id: {"links": [ids], "source": {...} | None}}`` for ``ids``."""
+    conn = conn_of(store)
     out: dict[str, dict] = {i: {"links": [], "source": None} for i in ids}
     if not ids:
         return out
@@ -84,7 +86,7 @@ def import_batch(store, records: Iterable[tuple[int, dict]], *, now: int, agent:
     ``{"imported", "merged", "sources", "clusters", "links", "pendingLinks"}`` where
     ``pendingLinks`` lists ``(a, b)`` pairs whose other end has not arrived yet (the
     caller retries them after the last batch with :func:`add_links`)."""
-    conn = store.conn
+    conn = conn_of(store)
     counts = {"imported": 0, "merged": 0, "sources": 0, "clusters": 0, "links": 0, "pendingLinks": []}
     with atomic(conn):
         for _line, rec in records:
@@ -109,10 +111,11 @@ def import_batch(store, records: Iterable[tuple[int, dict]], *, now: int, agent:
     return counts
 
 
-def add_links(conn, pairs: list[tuple[str, str]], *, keep_missing: bool = False) -> int:
+def add_links(store_or_conn, pairs: list[tuple[str, str]], *, keep_missing: bool = False) -> int:
     """Add each link whose two ends exist (ordered ``a < b`` as the store keeps them);
     returns how many were new. With ``keep_missing`` the pairs not yet possible stay
     in ``pairs`` (in place); the others are removed."""
+    conn = store_or_conn if hasattr(store_or_conn, "execute") else conn_of(store_or_conn)
     added, left = 0, []
     for a, b in pairs:
         x, y = sorted((a, b))
@@ -131,7 +134,7 @@ def add_links(conn, pairs: list[tuple[str, str]], *, keep_missing: bool = False)
 def reindex_contexts(store, source_ids: Iterable[str], neighbours: int = 2) -> None:
     """Index each chunk of the given sources with its neighbours as low-weight context
     (as ``ingest`` does), now that all of a source's chunks have arrived."""
-    conn = store.conn
+    conn = conn_of(store)
     with atomic(conn):
         for sid in source_ids:
             rows = conn.execute("SELECT seq, text FROM memories WHERE source_id = ? AND kind = 'chunk' "
@@ -184,7 +187,7 @@ def _readers(rec: dict) -> list[str]:
 
 
 def _merge(store, target: str, rec: dict) -> None:
-    conn = store.conn
+    conn = conn_of(store)
     for a in _readers(rec):
         store.add_reader(target, a)
     conn.execute(
@@ -194,7 +197,7 @@ def _merge(store, target: str, rec: dict) -> None:
 
 
 def _insert(store, rec: dict) -> None:
-    conn = store.conn
+    conn = conn_of(store)
     source_id = rec.get("sourceId") if isinstance(rec.get("sourceId"), str) else None
     if source_id and not conn.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone():
         source_id = None  # an export without source records: keep the chunk, drop the dangling reference
