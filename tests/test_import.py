@@ -166,3 +166,14 @@ def test_progress_bar_only_on_a_terminal(cli, tmp_path):
     os.close(master)
     assert "importing" in seen.decode("utf-8", "replace")
     assert out.startswith("imported 2500 memories")
+
+
+def test_the_same_claim_twice_in_one_file_is_stored_once(cli, tmp_path):
+    rec = {"text": "Deploys need the VPN", "kind": "claim", "origin": "chat", "clusterId": "proc", "writer": "a",
+           "createdAt": 1_700_000_000_000, "lastReadAt": 1_700_000_000_000, "hits": 2}
+    f = tmp_path / "twice.jsonl"
+    f.write_text(json.dumps({**rec, "id": "m_one"}) + "\n" + json.dumps({**rec, "id": "m_two", "writer": "b", "hits": 5}) + "\n")
+    r = j(cli, "import", str(f))
+    assert r["imported"] == 1 and r["merged"] == 1
+    m = j(cli, "show", "m_one")
+    assert sorted(m["readers"]) == ["a", "b"] and m["hits"] == 5

@@ -327,6 +327,7 @@ class Ledger:
         from .store import transfer
 
         now = self.clock()
+        keys = transfer.claim_keys(self.store)
         total = {"imported": 0, "merged": 0, "sources": 0, "clusters": 0, "links": 0}
         pending: list[tuple[str, str]] = []
         chunk_sources: set[str] = set()
@@ -335,7 +336,7 @@ class Ledger:
         def flush() -> None:
             if not page:
                 return
-            r = transfer.import_batch(self.store, page, now=now)
+            r = transfer.import_batch(self.store, page, now=now, keys=keys)
             for k in total:
                 total[k] += r[k]
             pending.extend(r["pendingLinks"])
