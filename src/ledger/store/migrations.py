@@ -337,3 +337,19 @@ def m008_source_paths(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE sources ADD COLUMN path TEXT")
     conn.execute("ALTER TABLE sources ADD COLUMN updated_at INTEGER")
     conn.execute("CREATE INDEX sources_path ON sources (path) WHERE path IS NOT NULL")
+
+
+@migration
+def m009_text_history(conn: sqlite3.Connection) -> None:
+    """Text history for ``asof:`` (issue 21): every text a memory had before an edit, a
+    review edit or a merge that took the other side's text, with the instant it was
+    replaced (epoch ms). ``asof:T`` shows the earliest row replaced after T, else the
+    current text, so it answers what the store said at T."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE memory_text_history (
+            memory_id TEXT NOT NULL, text TEXT NOT NULL, replaced_at INTEGER NOT NULL, replaced_by TEXT NOT NULL DEFAULT '');
+        CREATE INDEX memory_text_history_at ON memory_text_history (memory_id, replaced_at)
+        """,
+    )

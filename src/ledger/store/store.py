@@ -254,7 +254,8 @@ class Store:
         return sid, ids
 
     # ------------------------------------------------------------------ reading memories
-    def _hydrate(self, rows: list[sqlite3.Row], now: int, scores: dict[str, float] | None = None) -> list[Memory]:
+    def _hydrate(self, rows: list[sqlite3.Row], now: int, scores: dict[str, float] | None = None,
+                 texts: dict[str, str] | None = None) -> list[Memory]:
         if not rows:
             return []
         ids = [r["id"] for r in rows]
@@ -278,7 +279,7 @@ class Store:
             st, f = S.of_row(r, now)
             rid = r["id"]
             out.append(Memory(
-                id=rid, text=r["text"], kind=r["kind"], origin=r["origin"], cluster_id=r["cluster_id"],
+                id=rid, text=(texts or {}).get(rid, r["text"]), kind=r["kind"], origin=r["origin"], cluster_id=r["cluster_id"],
                 cluster_label=r["cluster_label"] or r["cluster_id"], cluster_color=r["cluster_color"] or "#888888",
                 writer=r["writer"], readers=_writer_first(r["writer"], readers.get(rid, ())), source_id=r["source_id"],
                 chunk_index=r["chunk_index"], provenance=r["provenance"], created_at=r["created_at"],
@@ -403,7 +404,8 @@ class Store:
                 by_seq.update((r["seq"], r) for r in self._conn.execute(f"SELECT {_MEMORY_COLS} FROM {_MEMORY_FROM} WHERE m.seq IN ({marks})", part))
             rows = [by_seq[s] for s in seqs]
             scores = {by_seq[r[0]]["id"]: r[2] for r in page}
-            return self._hydrate(rows, now, scores), total
+            texts = self.texts_asof([r["id"] for r in rows], q.asof_ms) if q.asof_ms is not None else None
+            return self._hydrate(rows, now, scores, texts), total
 
     def _bounded_page(self, st: str, cond: str, params: dict) -> list | None:
         """The relevance page, joining only the matches that can reach it; None when
@@ -483,9 +485,30 @@ class Store:
             row = self._conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
             if row is None:
                 raise UnknownMemory(f"No memory {memory_id}.")
+            self._keep_old_text(memory_id, agent, now)
             self._conn.execute("UPDATE memories SET text = ? WHERE id = ?", (text, memory_id))
             self._reindex(row[0], text)
             self.log(now, agent, "memory.update", memory_id, text)
+
+    def _keep_old_text(self, memory_id: str, agent: str, now: int) -> None:
+        """Record the text about to be replaced (``asof:`` shows it for instants before
+        ``now``). Every statement that changes ``memories.text`` calls this first."""
+        self._conn.execute(
+            "INSERT INTO memory_text_history (memory_id, text, replaced_at, replaced_by) SELECT id, text, ?, ? FROM memories WHERE id = ?",
+            (now, agent, memory_id),
+        )
+
+    def texts_asof(self, ids: Sequence[str], asof: int) -> dict[str, str]:
+        """The text each memory had at ``asof`` (epoch ms), for those whose text changed
+        since; memories absent from the answer had their current text then."""
+        out: dict[str, str] = {}
+        for part in _batches(list(ids), 500):
+            marks = ",".join("?" * len(part))
+            for mid, text in self._conn.execute(
+                f"""SELECT memory_id, text FROM memory_text_history WHERE memory_id IN ({marks}) AND replaced_at > ?
+                    ORDER BY replaced_at ASC, rowid ASC""", (*part, asof)):
+                out.setdefault(mid, text)
+        return out
 
     def update_cluster(self, memory_id: str, cluster_id: str, agent: str, now: int) -> None:
         self.require_cluster(cluster_id)
@@ -573,6 +596,7 @@ class Store:
             for (reader,) in self._conn.execute("SELECT agent_id FROM memory_readers WHERE memory_id = ?", (other,)).fetchall():
                 self.add_reader(keep, reader)
             if take_text:
+                self._keep_old_text(keep, agent, now)
                 self._conn.execute("UPDATE memories SET text = ? WHERE id = ?", (o["text"], keep))
                 self._reindex(k["seq"], o["text"])
             self.soft_delete(other, f"merged into {keep}", agent, now)
