@@ -50,8 +50,8 @@ from ledger.conflicts.values import (
     Values,
     normalise,
     quantity,
+    haystack,
     read,
-    rough_words,
     same_quantity,
 )
 
@@ -328,10 +328,14 @@ def suspect(a: str, b: str) -> Suspicion | None:
     Suspicion(overlap=1.0, signals=('divergent numbers',), score=0.7333)
     """
     va = read(a)
-    # Shared frame words are at most va.words & rough_words(b), and share >= SHARE_FLOOR
-    # needs at least SHARE_FLOOR * len(va.words) of them: rule a peer out before reading
-    # its values (the store compares a new claim with up to 200 peers, often unread).
-    if len(va.words & rough_words(b)) < SHARE_FLOOR * len(va.words) or not va.words:
+    if not va.words:
+        return None
+    # share >= SHARE_FLOOR needs at least SHARE_FLOOR * len(va.words) shared frame words,
+    # and a frame word w of b has w[:-1] inside haystack(b): rule a peer out with
+    # substring tests before reading its values (the store compares a new claim with up
+    # to 200 peers, most of them unread in a fresh process).
+    hay = haystack(b)
+    if sum(w[:-1].casefold() in hay for w in va.words) < SHARE_FLOOR * len(va.words):
         return None
     vb = read(b)
     cover, share = _cover_share(va.words, vb.words)

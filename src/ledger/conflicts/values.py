@@ -25,7 +25,7 @@ __all__ = [
     "normalise",
     "quantity",
     "read",
-    "rough_words",
+    "haystack",
     "same_quantity",
     "stems",
 ]
@@ -229,14 +229,15 @@ _NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split()) if i >= 1}
 
 # A number: digits (thousands separators allowed) not glued to a letter, dot or digit in
-# front (so "v2", "python3", "3.11.2"'s tail are not read twice), an optional glued suffix
-# of letters or "%". Seed-compatible in what counts as a number; ours in what follows.
+# front (so "v2", "python3", "3.11.2"'s tail are not read twice), then "%", a glued suffix
+# of up to 3 letters ending the word, or a word boundary (so "2x4" and "0A0" are tokens,
+# not numbers). Seed-compatible in what counts as a number; ours in what follows.
 _NUMBER = re.compile(
-    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(%|[a-zA-Z]{1,3}\b)?"
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:(%)|([a-zA-Z]{1,3})\b|\b)"
     r"|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
     re.IGNORECASE,
 )
-_NEXT_WORD = re.compile(r"\s?([A-Za-z][A-Za-z-]*)")
+_NEXT_WORD = re.compile(r"\s?([A-Za-z][A-Za-z-]*)(?![\w'’])")  # a whole word: not "x" of "x86_64"
 
 
 @dataclass(frozen=True)
@@ -560,10 +561,11 @@ def _read_quantities(r: _Reader) -> set[Quantity]:
     out = set()
     for m in _NUMBER.finditer(r.masked()):
         start, end = m.span()
-        if m.group(3):  # a number word
-            digits, glued = str(_NUMBER_WORDS[m.group(3).lower()]), ""
+        word = m.group(4)
+        if word:  # a number word
+            digits, glued = str(_NUMBER_WORDS[word.lower()]), ""
         else:
-            digits, glued = m.group(1), m.group(2) or ""
+            digits, glued = m.group(1), m.group(2) or m.group(3) or ""
         unit = glued
         if not unit:
             nxt = _NEXT_WORD.match(r.masked(), end)
@@ -575,7 +577,7 @@ def _read_quantities(r: _Reader) -> set[Quantity]:
                     unit = "day of month"  # "14 June": the month stays a month value
                 elif w.lower() not in _NOT_A_UNIT and not w.lower() in _WEEKDAYS:
                     unit, end = w, nxt.end()
-            elif m.group(3):
+            elif word:
                 continue  # a bare number word ("one of", "on two") is too vague
         q = Quantity("day of month", digits) if unit == "day of month" else quantity(digits, unit)
         if not r.is_history(m.start()):
@@ -621,7 +623,7 @@ def read(text: str) -> Values:
     quantities = _read_quantities(r)
     weekdays, months = _read_calendar(r)
     negated = any(m.start() not in consumed for m in _NEGATION.finditer(r.text))
-    rest = re.sub(r"(?<![\w.])\d[\d.,:]*", " ", r.masked())  # digits left over (e.g. "1:1")
+    rest = re.sub(r"(?<![\w.])\d[\d.,:]*(?!\w)", " ", r.masked())  # digits left over (e.g. "1:1")
     items = [(s, p) for s, _, p in r.spans]
     for m in re.finditer(r"[\w'’-]+", rest):
         for part in re.split(r"[-_]", m.group(0)):
@@ -646,14 +648,12 @@ def read(text: str) -> Values:
 
 
 @lru_cache(maxsize=16384)
-def rough_words(text: str) -> frozenset[str]:
-    """Every stem the text's frame could hold: the frame words of :func:`read` are a
-    subset (reading values only removes words). Cheap, so the proposer can rule out a
-    peer before reading its values."""
-    return frozenset(
-        w for m in re.finditer(r"[\w'’-]+", normalise(text)) for part in re.split(r"[-_]", m.group(0))
-        if (w := _frame_word(part))
-    )
+def haystack(text: str) -> str:
+    """The text as the frame's stems are cut from it (NFC, casefolded, typographic
+    apostrophes straightened). Every frame word ``w`` of :func:`read` has ``w[:-1]`` in
+    it: a stem is a prefix of its word except that "ies"/"ied" end in "y". So the
+    proposer can rule a peer out by substring tests before reading its values."""
+    return normalise(text).casefold().replace("’", "'")
 
 
 def stems(text: str) -> frozenset[str]:
