@@ -88,7 +88,20 @@ class UnknownConflict(LedgerError):
 
 
 class NotAClaim(LedgerError):
+    """A chunk was given where a claim is needed; ``source_id`` is the chunk's source
+    (chunks are reviewed with their document)."""
+
     kind = "not-a-claim"
+
+    def __init__(self, message: str, *, source_id: str | None = None, **kw):
+        super().__init__(message, **kw)
+        self.source_id = source_id
+
+    def fields(self) -> dict:
+        d = super().fields()
+        if self.source_id is not None:
+            d["sourceId"] = self.source_id
+        return d
 
 
 class UnreadableSource(LedgerError):

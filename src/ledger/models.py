@@ -90,6 +90,26 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class MemoryRow:
+    """The stored columns of one memory, unhydrated (no readers, files or strength):
+    what the service checks before it acts. Times are epoch ms."""
+
+    seq: int
+    id: str
+    kind: str  # 'claim' | 'chunk'
+    text: str
+    cluster_id: str
+    source_id: str | None
+    hits: int
+    source_count: int
+    last_read_at: int
+    pinned: bool
+    archived: bool
+    reviewed_at: int | None
+    deleted_at: int | None
+
+
+@dataclass(frozen=True)
 class FileKey:
     """A file a memory is about: resolved absolute path plus the file's state when the
     memory was written (size in bytes, mtime in epoch ms, sha256 hex of the content)."""

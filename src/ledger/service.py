@@ -171,7 +171,7 @@ class Ledger:
         if supersedes:
             if not self.store.exists(supersedes):
                 raise UnknownMemory(f"No memory {supersedes} to supersede. Check the id with `ledger recall`.")
-            if self.store.row(supersedes)["deleted_at"] is not None:
+            if self.store.row(supersedes).deleted_at is not None:
                 raise InvalidInput(f"{supersedes} was already dropped; there is nothing live to supersede. Remember the new fact without superseding.",
                                    field="supersedes", value=supersedes)
         conflict_id = None
@@ -187,7 +187,7 @@ class Ledger:
             mid = self.store.insert_claim(text, cluster, agent, now, note=note, source_id=source_id, topic=topic, files=files)
             if supersedes:
                 old = self.store.row(supersedes)
-                conflict_id = cq.insert_conflict(self.store, supersedes, mid, DEFAULT_CONFLICT_KIND, old["cluster_id"], 1.0,
+                conflict_id = cq.insert_conflict(self.store, supersedes, mid, DEFAULT_CONFLICT_KIND, old.cluster_id, 1.0,
                                                  f"declared by {agent} on write", now)
             else:
                 proposed = self._propose(mid, text, peers, now)
@@ -391,12 +391,12 @@ class Ledger:
             self.store.require_claim(memory_id)
             text = clean_text(text, empty="The new text is empty. To remove a memory, drop it instead.")
         with self.store.atomic():
-            if cluster is not None and cluster != row["cluster_id"]:
+            if cluster is not None and cluster != row.cluster_id:
                 self.store.update_cluster(memory_id, cluster, by, now)
-            if text is not None and text != row["text"]:
+            if text is not None and text != row.text:
                 self.store.update_text(memory_id, text, by, now)
                 files = [f.path for f in self.store.get(memory_id, now).files]
-                self._propose(memory_id, text, self._peers(memory_id, text, cluster or row["cluster_id"], files), now)
+                self._propose(memory_id, text, self._peers(memory_id, text, cluster or row.cluster_id, files), now)
         return self.store.get(memory_id, now)
 
     def bulk(self, op: str, ids: Sequence[str], *, by: str = HUMAN) -> dict:
@@ -425,7 +425,7 @@ class Ledger:
             for mid in ids:
                 row = self.store.row(mid)
                 if op in ("pin", "unpin"):
-                    if row["kind"] != "claim":
+                    if row.kind != "claim":
                         continue
                     self.store.set_flags(mid, now, pinned=op == "pin", reviewed=True if op == "pin" else None)
                 elif op in ("archive", "unarchive"):
@@ -684,7 +684,7 @@ class Ledger:
             raise InvalidInput(f'Unknown review action "{action}". Use one of: {", ".join(REVIEW_ACTIONS)}.', field="action",
                                value=action, choices=REVIEW_ACTIONS)
         row = self.store.require_claim(memory_id)
-        if row["deleted_at"] is not None:
+        if row.deleted_at is not None:
             raise UnknownMemory(f"{memory_id} was dropped (perhaps by another process); nothing to {action}.")
         now = self.clock()
         if action == "edit":

@@ -5,7 +5,7 @@ commands are added here, from the error's structured fields (:mod:`ledger.errors
 
 from __future__ import annotations
 
-from ..errors import LedgerError, StoreUnavailable, UnknownCluster
+from ..errors import LedgerError, NotAClaim, StoreUnavailable, UnknownCluster
 
 #: Inputs the CLI takes as a flag, by the field name the core reports.
 FLAGS = {"cluster": "--cluster", "trust": "--trust", "detector": "--detector", "verdict": "--verdict",
@@ -29,6 +29,8 @@ def phrase(exc: LedgerError) -> str:
             return f"{msg} Clusters are named by id. Did you mean --cluster {exc.suggestion}?"
         known = ", ".join(exc.choices)
         return f"{msg} Known clusters: {known}. Create it with `ledger clusters add <label>`, or write to an existing one."
+    if isinstance(exc, NotAClaim) and exc.source_id:
+        return f"{msg} Use `ledger sources trust {exc.source_id} <0-1>` or `ledger sources drop {exc.source_id}`."
     if isinstance(exc, StoreUnavailable):
         if exc.reason == "read-only":
             return f"{msg} Check the file and its permissions (--db, $LEDGER_DB)."

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover - `typing` and `pathlib` stay off the CLI 
 from .. import strength as S
 from ..errors import InvalidInput, NotAClaim, UnknownCluster, UnknownMemory, UnknownSource
 from ..ids import new_id
-from ..models import Agent, Cluster, Event, FileKey, Memory, Source
+from ..models import Agent, Cluster, Event, FileKey, Memory, MemoryRow, Source
 from ..query import Query
 from ..text import slugify
 from ..vocab import PALETTE, RELEVANCE_WEIGHT, SORTS, STRENGTH_WEIGHT
@@ -516,19 +516,21 @@ class Store:
             self._conn.execute("UPDATE memories SET cluster_id = ? WHERE id = ?", (cluster_id, memory_id))
             self.log(now, agent, "memory.update", memory_id, f"cluster → {cluster_id}")
 
-    def row(self, memory_id: str) -> sqlite3.Row:
-        r = self._conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    def row(self, memory_id: str) -> MemoryRow:
+        """The stored columns of one memory (dropped or not); raises UnknownMemory."""
+        r = self._conn.execute(
+            """SELECT seq, id, kind, text, cluster_id, source_id, hits, source_count, last_read_at, pinned, archived,
+                      reviewed_at, deleted_at FROM memories WHERE id = ?""", (memory_id,)).fetchone()
         if r is None:
             raise UnknownMemory(f"No memory {memory_id}. It may have been mistyped.", field="memory", value=memory_id)
-        return r
+        return MemoryRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], bool(r[9]), bool(r[10]), r[11], r[12])
 
-    def require_claim(self, memory_id: str) -> sqlite3.Row:
+    def require_claim(self, memory_id: str) -> MemoryRow:
+        """:meth:`row` of a claim; a chunk raises NotAClaim naming its source."""
         r = self.row(memory_id)
-        if r["kind"] != "claim":
-            raise NotAClaim(
-                f"{memory_id} is a chunk of source {r['source_id']}: chunks are reviewed with their document. "
-                f"Use `ledger sources trust {r['source_id']} <0-1>` or `ledger sources drop {r['source_id']}`."
-            )
+        if r.kind != "claim":
+            raise NotAClaim(f"{memory_id} is a chunk of source {r.source_id}: chunks are reviewed with their document "
+                            "(set its trust, or drop it).", field="memory", value=memory_id, source_id=r.source_id)
         return r
 
     def set_flags(self, memory_id: str, now: int, *, reviewed: bool | None = None, pinned: bool | None = None,
@@ -591,14 +593,14 @@ class Store:
             k = self.row(keep)
             self._conn.execute(
                 "UPDATE memories SET hits = hits + ?, source_count = source_count + ?, last_read_at = max(last_read_at, ?) WHERE id = ?",
-                (o["hits"], o["source_count"], o["last_read_at"], keep),
+                (o.hits, o.source_count, o.last_read_at, keep),
             )
             for (reader,) in self._conn.execute("SELECT agent_id FROM memory_readers WHERE memory_id = ?", (other,)).fetchall():
                 self.add_reader(keep, reader)
             if take_text:
                 self._keep_old_text(keep, agent, now)
-                self._conn.execute("UPDATE memories SET text = ? WHERE id = ?", (o["text"], keep))
-                self._reindex(k["seq"], o["text"])
+                self._conn.execute("UPDATE memories SET text = ? WHERE id = ?", (o.text, keep))
+                self._reindex(k.seq, o.text)
             self.soft_delete(other, f"merged into {keep}", agent, now)
 
     # ------------------------------------------------------------------ sources
