@@ -1,6 +1,7 @@
 """Frozen dataclasses that cross layer boundaries. Times are epoch milliseconds (UTC);
-strength and factors are 0–1. ``to_dict()`` gives the stable JSON shape (camelCase keys,
-the seed's export fields, docs/originals.md §1.14) used by ``--json``, ``export`` and the web API.
+strength and factors are 0–1. ``to_dict()`` gives the stable JSON shape, decided in
+:mod:`ledger.wire` (camelCase keys, the seed's export fields) for ``--json``, ``export``
+and the web API.
 
 Stdlib only (L0).
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import wire
 from .strength import Factors
 
 
@@ -21,7 +23,8 @@ class Cluster:
     count: int = 0  # live memories, when listed
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "label": self.label, "color": self.color, "createdAt": self.created_at, "count": self.count}
+        """The JSON shape: :func:`ledger.wire.cluster`."""
+        return wire.cluster(self)
 
 
 @dataclass(frozen=True)
@@ -56,37 +59,8 @@ class Memory:
     score: float | None = None  # set on search hits: 0.75*relevance + 0.25*strength
 
     def to_dict(self) -> dict:
-        d = {
-            "id": self.id,
-            "text": self.text,
-            "kind": self.kind,
-            "origin": self.origin,
-            "clusterId": self.cluster_id,
-            "clusterLabel": self.cluster_label,
-            "clusterColor": self.cluster_color,
-            "writer": self.writer,
-            "readers": list(self.readers),
-            "sourceId": self.source_id,
-            "chunkIndex": self.chunk_index,
-            "provenance": self.provenance,
-            "createdAt": self.created_at,
-            "lastReadAt": self.last_read_at,
-            "hits": self.hits,
-            "sourceCount": self.source_count,
-            "pinned": self.pinned,
-            "archived": self.archived,
-            "reviewedAt": self.reviewed_at,
-            "deletedAt": self.deleted_at,
-            "strength": round(self.strength, 4),
-            "factors": {k: round(v, 4) for k, v in self.factors.to_dict().items()},
-            "conflictWith": self.conflict_with,
-        }
-        if self.topic is not None or self.files:
-            d["topic"] = self.topic
-            d["files"] = [f.to_dict() for f in self.files]
-        if self.score is not None:
-            d["score"] = round(self.score, 4)
-        return d
+        """The JSON shape: :func:`ledger.wire.memory`."""
+        return wire.memory(self)
 
 
 @dataclass(frozen=True)
@@ -120,7 +94,8 @@ class FileKey:
     sha256: str | None = None
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "size": self.size, "mtimeMs": self.mtime_ms, "sha256": self.sha256}
+        """The JSON shape: :func:`ledger.wire.file_key`."""
+        return wire.file_key(self)
 
 
 @dataclass(frozen=True)
@@ -139,10 +114,8 @@ class SearchResult:
     not_counted: str | None = None
 
     def to_dict(self) -> dict:
-        d = {"hits": [m.to_dict() for m in self.hits], "total": self.total, "tookMs": round(self.took_ms, 2), "capped": False}
-        if self.not_counted:
-            d["notCounted"] = self.not_counted
-        return d
+        """The JSON shape: :func:`ledger.wire.search_result`."""
+        return wire.search_result(self)
 
 
 @dataclass(frozen=True)
@@ -161,12 +134,8 @@ class Source:
     hits: int = 0
 
     def to_dict(self) -> dict:
-        return {
-            "id": self.id, "filename": self.filename, "ext": self.ext, "clusterId": self.cluster_id,
-            "ingestedBy": self.ingested_by, "bytes": self.bytes, "trust": self.trust,
-            "ingestedAt": self.ingested_at, "droppedAt": self.dropped_at,
-            "chunkCount": self.chunk_count, "claimCount": self.claim_count, "hits": self.hits,
-        }
+        """The JSON shape: :func:`ledger.wire.source`."""
+        return wire.source(self)
 
 
 @dataclass(frozen=True)
@@ -182,10 +151,8 @@ class Candidate:
     judged_at: int | None = None
 
     def to_dict(self) -> dict:
-        return {
-            "id": self.id, "score": self.score, "signals": list(self.signals), "createdAt": self.created_at,
-            "judgedAt": self.judged_at, "a": self.a.to_dict(), "b": self.b.to_dict(),
-        }
+        """The JSON shape: :func:`ledger.wire.candidate`."""
+        return wire.candidate(self)
 
 
 @dataclass(frozen=True)
@@ -205,12 +172,8 @@ class Conflict:
     resolution: str | None = None
 
     def to_dict(self) -> dict:
-        return {
-            "id": self.id, "kind": self.kind, "clusterId": self.cluster_id, "detector": self.detector,
-            "note": self.note, "status": self.status, "createdAt": self.created_at,
-            "resolvedAt": self.resolved_at, "resolution": self.resolution,
-            "a": self.a.to_dict(), "b": self.b.to_dict(),
-        }
+        """The JSON shape: :func:`ledger.wire.conflict`."""
+        return wire.conflict(self)
 
 
 @dataclass(frozen=True)
@@ -224,7 +187,8 @@ class Event:
     ms: float | None = None
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "at": self.at, "agent": self.agent, "op": self.op, "memoryId": self.memory_id, "detail": self.detail, "ms": self.ms}
+        """The JSON shape: :func:`ledger.wire.event`."""
+        return wire.event(self)
 
 
 @dataclass(frozen=True)
@@ -238,6 +202,5 @@ class Agent:
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        d = {"id": self.id, "label": self.label, "role": self.role, "color": self.color, "firstSeen": self.first_seen, "lastSeen": self.last_seen}
-        d.update(self.extra)
-        return d
+        """The JSON shape: :func:`ledger.wire.agent`."""
+        return wire.agent(self)

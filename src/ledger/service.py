@@ -18,6 +18,7 @@ import os
 import time
 from dataclasses import dataclass
 
+from . import wire
 from .clock import Clock, local_midnight_ms, system_clock
 from .errors import InvalidInput, NotAClaim, StoreUnavailable, UnknownMemory
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
@@ -89,10 +90,9 @@ class WriteResult:
     duplicate: bool = False  # the same text was already a live claim: counted as corroboration
 
     def to_dict(self) -> dict:
-        d = self.memory.to_dict()
-        d.update({"proposed": list(self.proposed), "conflictId": self.conflict_id, "pendingCandidates": self.pending_candidates,
-                  "duplicate": self.duplicate})
-        return d
+        """The JSON shape: :func:`ledger.wire.write_result`."""
+        return wire.write_result(self.memory.to_dict(), self.proposed, self.conflict_id, self.pending_candidates,
+                                 self.duplicate)
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,8 @@ class IngestResult:
     retired: int = 0
 
     def to_dict(self) -> dict:
-        return {"sourceId": self.source_id, "chunks": self.chunks, "filename": self.filename, "updated": self.updated,
-                "kept": self.kept, "added": self.added, "retired": self.retired}
+        """The JSON shape: :func:`ledger.wire.ingest_result`."""
+        return wire.ingest_result(self)
 
 
 class Ledger:

@@ -13,12 +13,14 @@ from typing import Iterable
 
 from .. import __version__
 from .. import strength as S
+from .. import wire
 from ..models import Memory
 from ..query import KEY_HINTS, KEYS
 from ..service import BULK_OPS, CONFLICT_KINDS, MODES, RESOLUTIONS, REVIEW_ACTIONS, Ledger
 
 from ..vocab import SORTS  # noqa: E402,F401 - re-exported for the API's validation
-NODE_TEXT = 180  # characters of text sent per canvas node (hover tooltip); the inspector fetches the rest
+NODE_TEXT = wire.NODE_TEXT  # re-exported; the node shape is decided in ledger.wire
+graph_node = wire.graph_node  # re-exported for callers of the old name
 
 
 def meta(led: Ledger) -> dict:
@@ -93,8 +95,8 @@ def sources(led: Ledger, preview: int = 4) -> dict:
         d = s.to_dict()
         if preview > 0:
             detail = led.source_detail(s.id, preview)
-            d["chunkPreview"] = [_chunk_row(m) for m in detail["chunks"]]
-            d["claimList"] = [_claim_row(m) for m in detail["claims"]]
+            d["chunkPreview"] = [wire.chunk_row(m) for m in detail["chunks"]]
+            d["claimList"] = [wire.claim_row(m) for m in detail["claims"]]
         out.append(d)
     return {
         "sources": out,
@@ -110,29 +112,9 @@ def sources(led: Ledger, preview: int = 4) -> dict:
 def source_detail(led: Ledger, source_id: str, preview: int) -> dict:
     detail = led.source_detail(source_id, preview)
     d = detail["source"].to_dict()
-    d["chunkPreview"] = [_chunk_row(m) for m in detail["chunks"]]
-    d["claimList"] = [_claim_row(m) for m in detail["claims"]]
+    d["chunkPreview"] = [wire.chunk_row(m) for m in detail["chunks"]]
+    d["claimList"] = [wire.claim_row(m) for m in detail["claims"]]
     return d
-
-
-def _chunk_row(m: Memory) -> dict:
-    return {"id": m.id, "chunkIndex": m.chunk_index, "text": m.text, "hits": m.hits, "strength": round(m.strength, 4)}
-
-
-def _claim_row(m: Memory) -> dict:
-    return {"id": m.id, "text": m.text, "hits": m.hits, "strength": round(m.strength, 4), "writer": m.writer,
-            "reviewedAt": m.reviewed_at, "createdAt": m.created_at}
-
-
-def graph_node(m: Memory) -> dict:
-    text = m.text if len(m.text) <= NODE_TEXT else m.text[: NODE_TEXT - 1] + "…"
-    return {
-        "id": m.id, "text": text, "kind": m.kind, "origin": m.origin, "cluster": m.cluster_id,
-        "clusterLabel": m.cluster_label, "color": m.cluster_color, "writer": m.writer, "readers": len(m.readers),
-        "strength": round(m.strength, 4), "hits": m.hits, "createdAt": m.created_at, "lastReadAt": m.last_read_at,
-        "deletedAt": m.deleted_at, "pinned": m.pinned, "archived": m.archived,
-        "pending": m.kind == "claim" and m.reviewed_at is None, "conflict": m.conflict_with is not None,
-    }
 
 
 def graph(led: Ledger, query: str, *, limit: int, kind: str = "claim", **flags) -> dict:
@@ -140,7 +122,7 @@ def graph(led: Ledger, query: str, *, limit: int, kind: str = "claim", **flags) 
     includes memories dropped since), the links among them (explicit links and open
     conflicts), and the cluster list for colours and legends."""
     res = led.search(query, limit=limit, kind=kind, **flags)
-    nodes = [graph_node(m) for m in res.hits]
+    nodes = [wire.graph_node(m) for m in res.hits]
     ids = {n["id"] for n in nodes}
     links = [{"a": a, "b": b, "kind": "link"} for a, b in _links(led, ids)]
     seen = {(l["a"], l["b"]) for l in links}
