@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
         # Internal: the long-lived child process of the OpenCode plugin (JSON lines).
         from ..harness.session_server import main as serve_session
 
-        return serve_session(args[1:])
+        return serve_session(args[1:])  # checks the harness against the registry
     if args and args[0] == "__distill":
         # Internal: the detached distiller the watcher starts (argparse, no click).
         from .distiller import main as distill

@@ -10,11 +10,16 @@ import click
 from ..errors import InvalidInput
 from .base import _json, _out, cli, common
 
-HARNESSES = ("claude-code", "opencode")
+
+def _harnesses() -> list[str]:
+    """Every harness in the registry (ledger/harness/adapters/: one module each)."""
+    from ..harness.adapters import names
+
+    return names()
 
 
 @cli.command()
-@click.argument("harness", type=click.Choice(HARNESSES))
+@click.argument("harness", type=click.Choice(_harnesses()))
 @click.option("--user", "scope", flag_value="user",
               help="Every project: ~/.claude/settings.json, or $XDG_CONFIG_HOME/opencode/plugins/ for OpenCode.")
 @click.option("--project", "scope", flag_value="project", default=True,
@@ -35,36 +40,19 @@ def install(harness, scope, project_dir, link, no_distill, db, as_json):
     ledger install opencode               # ./.opencode/plugins/ledger.js
     """
     from ..harness import distill_setup
-
-    if harness == "opencode":
-        from ..harness.opencode_install import install_opencode
-
-        r = install_opencode(scope, project_dir, link=link)
-        d = distill_setup.disable() if no_distill else distill_setup.enable("opencode")
-        if as_json:
-            _json({**r, "distill": d})
-        else:
-            _out(f"✓ OpenCode plugin at {r['path']} (starts {r['command'] or 'ledger'} __serve-session opencode)")
-            _out("  " + (_opted_out(d) if no_distill else distill_setup.summary(d, "opencode")))
-        return
-    from ..harness.install import install_claude_code
-
+    from ..harness.adapters import get
     from ..paths import db_path
 
-    r = install_claude_code(scope, project_dir)
+    adapter = get(harness)
+    r = adapter.install(scope, project_dir, link=link)
     r["store"] = str(db_path(db))
-    d = distill_setup.disable() if no_distill else distill_setup.enable("claude-code")
+    d = distill_setup.disable() if no_distill else distill_setup.enable(harness)
     if as_json:
         _json({**r, "distill": d})
-    else:
-        _out(f"✓ hooks for {', '.join(r['events'])} in {r['path']}" + (f" (replaced {r['replaced']} old ones)" if r["replaced"] else ""))
-        if scope != "user":
-            _out("  That file is this machine's (the hook command is an absolute path), so it stays out of version control"
-                 + (f"; added to {r['git_exclude']}" if r["git_exclude"] else "") + ".")
-        if r["moved_from"]:
-            _out(f"  Moved ledger's hooks out of the shared {r['moved_from']}.")
-        _out(f"  Store: {r['store']} (Claude Code's $LEDGER_DB or $LEDGER_HOME, if set there, wins)")
-        _out("  " + (_opted_out(d) if no_distill else distill_setup.summary(d, "claude-code")))
+        return
+    for line in adapter.install_lines(r, scope):
+        _out(line)
+    _out("  " + (_opted_out(d) if no_distill else distill_setup.summary(d, harness)))
 
 
 def _opted_out(d: dict) -> str:
@@ -73,21 +61,16 @@ def _opted_out(d: dict) -> str:
 
 
 @cli.command()
-@click.argument("harness", type=click.Choice(HARNESSES))
+@click.argument("harness", type=click.Choice(_harnesses()))
 @click.option("--user", "scope", flag_value="user", help="Every project: ~/.claude/settings.json, or OpenCode's user plugins.")
 @click.option("--project", "scope", flag_value="project", default=True, help="This project (default).")
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="A folder of the project (default: current directory).")
 @common()
 def uninstall(harness, scope, project_dir, db, as_json):
     """Remove exactly ledger's hooks (or plugin) from a harness."""
-    if harness == "opencode":
-        from ..harness.opencode_install import uninstall_opencode
+    from ..harness.adapters import get
 
-        r = uninstall_opencode(scope, project_dir)
-    else:
-        from ..harness.install import uninstall_claude_code
-
-        r = uninstall_claude_code(scope, project_dir)
+    r = get(harness).uninstall(scope, project_dir)
     if as_json:
         _json(r)
         return

@@ -17,7 +17,6 @@ import time
 
 from ..log import log_line
 
-ADAPTERS = ("claude-code",)
 #: How long a hook waits for another process's write lock before giving up (failing
 #: open). The store's default (10 s) equals the hook timeout ``ledger install`` sets, so
 #: a store locked by a long writer would have the harness kill the hook at its limit.
@@ -59,9 +58,9 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
     """Process one payload and return the text to print (may be empty). Raises on any
     problem; :func:`hook_main` turns that into a log line. ``close=False`` leaves the
     connection for process exit (see :func:`hook_main`)."""
-    if harness != "claude-code":
-        raise ValueError(f"unknown harness {harness!r}; supported: {', '.join(ADAPTERS)}")
-    from . import claude_code as adapter
+    from .adapters import with_hook
+
+    adapter = with_hook(harness)  # the registry: one module per harness (ledger/harness/adapters/)
     from ..watcher import config as config_mod
     from ..watcher.engine import Engine
 

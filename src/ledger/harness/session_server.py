@@ -77,17 +77,23 @@ import threading
 import time
 
 from . import opencode
+from .jsonlines import MAX_LINE, Channel  # noqa: F401 - MAX_LINE: part of the protocol this module documents
 from ..log import log_line
 
 PROTOCOL = 1
-MAX_LINE = 16 * 1024 * 1024  # bytes; longer request lines are refused, not buffered
 SEEN_PARTS_CAP = 4096  # step-finish part ids remembered per session, for de-duplication
 DIFF_FILES_CAP = 2000  # changed files kept per session for the checkpoint
 #: How long a request waits for another process's write lock before failing (the answer
 #: then carries the error and the tool call goes on without facts). Below the plugin's
 #: 3 s request timeout, so a busy store never makes OpenCode wait longer than that.
 BUSY_TIMEOUT_MS = 2_000
-HARNESSES = ("opencode",)
+
+
+def session_harnesses() -> list[str]:
+    """Harnesses whose registry adapter runs through this server (``serve_session``)."""
+    from . import adapters
+
+    return [n for n in adapters.names() if hasattr(adapters.get(n), "serve_session")]
 
 
 def reply(rid: object, *, append: str | None = None, context: list[str] | None = None, error: str | None = None,
@@ -106,8 +112,8 @@ class SessionServer:
     """
 
     def __init__(self, harness: str = "opencode", *, db: str, out=None, cfg: dict | None = None, clock=None):
-        if harness not in HARNESSES:
-            raise ValueError(f"unknown harness {harness!r} for __serve-session; supported: {', '.join(HARNESSES)}")
+        if harness not in session_harnesses():
+            raise ValueError(f"unknown harness {harness!r} for __serve-session; supported: {', '.join(session_harnesses())}")
         self.harness = harness
         self.db = db
         self.out = out
@@ -123,61 +129,31 @@ class SessionServer:
         self.ignored: set[str] = set()
         self.seen: dict[str, None] = {}  # session keys seen, in order (stats)
         self.idle_clean: set[str] = set()  # checkpointed, and no activity since
-        self._write_lock = threading.Lock()
+        self.channel = Channel(out, lambda message: reply(None, error=message))
         self._waiting: dict[str, list] = {}  # token -> [threading.Event, text, error]
         self._waiting_lock = threading.Lock()
         self._tokens = itertools.count(1)
         self._threads: list[threading.Thread] = []
 
-    # ------------------------------------------------------------------ transport
+    # ------------------------------------------------------------------ transport (ledger.harness.jsonlines)
     def serve(self, inp) -> int:
         """Answer request lines from the binary stream ``inp`` until end of input."""
         try:
-            while True:
-                line = inp.readline(MAX_LINE + 1)
-                if not line:
-                    break
-                if len(line) > MAX_LINE and not line.endswith(b"\n"):
-                    while True:  # drop the rest of the oversized line
-                        more = inp.readline(MAX_LINE)
-                        if not more or more.endswith(b"\n"):
-                            break
-                    self.send(reply(None, error=f"request line longer than {MAX_LINE} bytes; ignored"))
-                    continue
-                if not line.strip():
-                    continue
-                self.send(self.handle_line(line))
-        except (KeyboardInterrupt, BrokenPipeError):
-            pass
+            self.channel.serve(inp, self.handle_line)
         finally:
             self.close()
         return 0
 
     def send(self, obj: dict) -> None:
         """Write one line (thread-safe; a vanished reader is not an error)."""
-        if self.out is None:
-            return
-        data = json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
-        with self._write_lock:
-            try:
-                self.out.write(data)
-                self.out.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                pass
+        self.channel.send(obj)
 
     def handle_line(self, line: bytes | str) -> dict:
         """One request line -> its response (never raises)."""
         self.requests += 1
-        try:
-            req = json.loads(line)
-        except Exception as exc:  # noqa: BLE001 - ValueError, or RecursionError on absurd nesting
-            return reply(None, error=f"request is not valid JSON: {type(exc).__name__}: {str(exc)[:200]}")
-        if not isinstance(req, dict):
-            return reply(None, error=f"request must be a JSON object, got {type(req).__name__}")
-        if (b"\\u" if isinstance(line, bytes) else "\\u") in line:
-            from .claude_code import scrub_surrogates  # lone "\ud83d" escapes -> U+FFFD
-
-            req = scrub_surrogates(req)
+        req, bad = self.channel.decode(line)
+        if req is None:
+            return bad
         rid = req.get("id")
         try:
             return self.dispatch(rid, req)
@@ -446,8 +422,8 @@ def main(args: list[str]) -> int:
             print(f"__serve-session: unexpected argument {a!r}; usage: ledger __serve-session opencode [--db PATH]",
                   file=sys.stderr)
             return 2
-    if harness not in HARNESSES:
-        print(f"__serve-session: unknown harness {harness!r}; supported: {', '.join(HARNESSES)}", file=sys.stderr)
+    if harness not in session_harnesses():
+        print(f"__serve-session: unknown harness {harness!r}; supported: {', '.join(session_harnesses())}", file=sys.stderr)
         return 2
     from ..paths import db_path
 

@@ -1,0 +1,60 @@
+"""The harness registry: one module in this package per harness, found by its name.
+
+``claude-code`` is ``adapters/claude_code.py``, ``opencode`` is ``adapters/opencode.py``;
+adding a harness (Codex, Gemini...) is one new module here plus its tests, and
+``ledger hook <name>``, ``ledger install <name>`` and ``ledger uninstall <name>`` pick it
+up. Listing reads this folder (no import); :func:`get` imports only the module asked for,
+so the hook path stays stdlib-only and small.
+
+An adapter module defines:
+
+- ``HARNESS``: its name (``"claude-code"``) and ``TITLE`` (``"Claude Code"``).
+- ``install(scope, project_dir, *, link=False) -> dict`` and
+  ``uninstall(scope, project_dir) -> dict``: write or remove ledger's hooks in the
+  harness's configuration (``scope`` is ``"project"`` or ``"user"``); the dicts have at
+  least ``path``, and ``removed`` for uninstall. ``install_lines(result, scope)`` gives
+  the lines ``ledger install`` prints.
+- For a harness that runs one process per hook event (``ledger hook <name> <event>``):
+  ``parse_payload(raw: bytes, expected_event: str | None) -> HookEvent`` (raises
+  ``ValueError`` saying what is wrong) and ``render_response(event, response) -> str``
+  (what to print; ``""`` for nothing).
+- For a harness whose plugin talks to one long-lived child instead:
+  ``serve_session(args: list[str]) -> int``, run as ``ledger __serve-session <name>``.
+
+Stdlib only (imported on the hook path).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+class UnknownHarness(ValueError):
+    """A harness name no adapter module has; the message lists the known ones."""
+
+
+def names() -> list[str]:
+    """Every harness with an adapter module, sorted (``claude_code.py`` -> ``claude-code``)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return sorted(f[:-3].replace("_", "-") for f in os.listdir(here) if f.endswith(".py") and not f.startswith("_"))
+
+
+def get(harness: str):
+    """The adapter module for ``harness``. Raises :class:`UnknownHarness`."""
+    module = f"{__name__}.{harness.replace('-', '_')}"
+    if not harness or harness != harness.strip().lower() or harness not in names():
+        raise UnknownHarness(f"unknown harness {harness!r}; ledger knows {', '.join(names())}")
+    __import__(module)
+    return sys.modules[module]
+
+
+def with_hook(harness: str):
+    """The adapter for ``ledger hook <harness>``: one that parses per-event payloads.
+    Raises :class:`UnknownHarness` or ``ValueError`` for a harness that works otherwise."""
+    adapter = get(harness)
+    if not hasattr(adapter, "parse_payload"):
+        how = f"`ledger __serve-session {harness}`" if hasattr(adapter, "serve_session") else "another way"
+        raise ValueError(f"{harness} does not run `ledger hook`: its plugin talks to {how} "
+                         f"(`ledger install {harness}` sets it up)")
+    return adapter

@@ -1,0 +1,39 @@
+"""Claude Code: one ``ledger hook claude-code <Event>`` process per hook event.
+
+The payload mapping is :mod:`ledger.harness.claude_code` and the settings-file editing
+:mod:`ledger.harness.install`; this module is the registry entry that ties them to the
+commands (see :mod:`ledger.harness.adapters` for the contract).
+"""
+
+from __future__ import annotations
+
+from ..claude_code import parse_payload, render_response  # noqa: F401 - the hook capability
+
+HARNESS = "claude-code"
+TITLE = "Claude Code"
+
+
+def install(scope: str, project_dir: str | None, *, link: bool = False) -> dict:
+    """Add ledger's hooks to Claude Code's settings (``link`` does not apply)."""
+    from ..install import install_claude_code
+
+    return install_claude_code(scope, project_dir)
+
+
+def uninstall(scope: str, project_dir: str | None) -> dict:
+    from ..install import uninstall_claude_code
+
+    return uninstall_claude_code(scope, project_dir)
+
+
+def install_lines(r: dict, scope: str) -> list[str]:
+    lines = [f"✓ hooks for {', '.join(r['events'])} in {r['path']}"
+             + (f" (replaced {r['replaced']} old ones)" if r["replaced"] else "")]
+    if scope != "user":
+        lines.append("  That file is this machine's (the hook command is an absolute path), so it stays out of "
+                     "version control" + (f"; added to {r['git_exclude']}" if r.get("git_exclude") else "") + ".")
+    if r.get("moved_from"):
+        lines.append(f"  Moved ledger's hooks out of the shared {r['moved_from']}.")
+    if r.get("store"):
+        lines.append(f"  Store: {r['store']} (Claude Code's $LEDGER_DB or $LEDGER_HOME, if set there, wins)")
+    return lines

@@ -1,0 +1,37 @@
+"""OpenCode: a thin JavaScript plugin forwarding to one ``ledger __serve-session opencode``
+child over JSON lines.
+
+The payload mapping is :mod:`ledger.harness.opencode`, the child
+:mod:`ledger.harness.session_server` and the plugin placement
+:mod:`ledger.harness.opencode_install`; this module is the registry entry (see
+:mod:`ledger.harness.adapters` for the contract).
+"""
+
+from __future__ import annotations
+
+HARNESS = "opencode"
+TITLE = "OpenCode"
+
+
+def serve_session(args: list[str]) -> int:
+    """``ledger __serve-session opencode [--db PATH]``."""
+    from ..session_server import main
+
+    return main([HARNESS, *args])
+
+
+def install(scope: str, project_dir: str | None, *, link: bool = False) -> dict:
+    """Place the plugin file (``link``: a symlink to the packaged one)."""
+    from ..opencode_install import install_opencode
+
+    return install_opencode(scope, project_dir, link=link)
+
+
+def uninstall(scope: str, project_dir: str | None) -> dict:
+    from ..opencode_install import uninstall_opencode
+
+    return uninstall_opencode(scope, project_dir)
+
+
+def install_lines(r: dict, scope: str) -> list[str]:
+    return [f"✓ OpenCode plugin at {r['path']} (starts {r['command'] or 'ledger'} __serve-session opencode)"]
