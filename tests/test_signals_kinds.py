@@ -261,3 +261,30 @@ def test_every_frame_word_is_cut_from_the_haystack(text):
     # that is only safe while every frame word (less its last letter) is in there.
     hay = haystack(text)
     assert all(w[:-1].casefold() in hay for w in read(text).words)
+
+
+# ------------------------------------------------------------------ what remember really runs
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("The iOS app is at version 4.2", "The Android app is at version 4.5"),  # two subjects
+        ("Our lease for the Berlin office ends in March", "Our lease for the Munich office ends in June"),
+        ("Snapshots are taken at 6am", "Snapshots are taken at 06:00"),  # one value, two notations
+        ("The poll interval is 500 ms", "The poll interval is 0.5 s"),
+        ("Dentist appointment on Wednesday at 14:30", "Dentist appointment on Wed at 2:30 pm"),
+    ],
+)
+def test_changed_value_keeps_to_issue_15(a, b):
+    from ledger.conflicts.duplicates import propose
+
+    assert propose(a, b) is None
+
+
+def test_changed_value_still_catches_a_swapped_name():
+    from ledger.conflicts.duplicates import propose
+
+    s = propose("Password manager of choice is 1Password", "Password manager of choice is Bitwarden")
+    assert s is not None and s.signals == ("changed value",)
+    assert propose("Releases are approved by Alice", "Releases are approved by Bob") is not None

@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import re
 
-from .signals import STOPWORDS, Suspicion, _score, content_tokens, overlap, signals, suspect
+from functools import lru_cache
+
+from .signals import STOPWORDS, Suspicion, _score, content_tokens, overlap, signals, subject_differs, suspect
+from .values import read
 
 #: Minimum Jaccard overlap of stemmed content tokens for two texts that differ in no
 #: value. 0.8: rewordings of one fact ("stores its weights in fp16" / "stores weights in
@@ -60,7 +63,8 @@ def _is_value(word: str, sentence_start: bool) -> bool:
     return core[0].isupper() and not sentence_start  # a name mid-sentence
 
 
-def _words(text: str) -> list[tuple[str, bool]]:
+@lru_cache(maxsize=8192)  # pure; remember compares one text with up to 200 peers
+def _words(text: str) -> tuple[tuple[str, bool], ...]:
     """``(word, is_value)`` for each whitespace word, with quoted spans as values."""
     out = []
     start = True
@@ -70,7 +74,7 @@ def _words(text: str) -> list[tuple[str, bool]]:
     for m in _QUOTED.finditer(text):
         span = next(g for g in m.groups() if g is not None)
         out.extend((w.strip(_EDGE).casefold(), True) for w in span.split())
-    return [(w, v) for w, v in out if w]
+    return tuple((w, v) for w, v in out if w)
 
 
 def values(text: str) -> set[str]:
@@ -130,6 +134,19 @@ def changed_value(a: str, b: str) -> bool:
     return bool(x and y) and len(x & y) / len(x | y) >= NEAR_DUPLICATE
 
 
+@lru_cache(maxsize=8192)
+def _read_as_value(word: str) -> bool:
+    v = read(word)
+    return bool(v.quantities or v.dates or v.times or v.weekdays or v.months or v.paths or v.states or v.choices)
+
+
+def _unread_change(a: str, b: str) -> bool:
+    """Some value word differs that the signals do not read (a name, a product, an
+    identifier): those they read were already compared by :func:`suspect`."""
+    va, vb = values(a), values(b)
+    return any(not _read_as_value(w) for w in va ^ vb)
+
+
 def propose(a: str, b: str) -> Suspicion | None:
     """Why ``a`` and ``b`` may contradict each other, or None: the seed's lexical
     :func:`~ledger.conflicts.signals.suspect`, else a ``changed value`` suspicion (one
@@ -137,5 +154,9 @@ def propose(a: str, b: str) -> Suspicion | None:
     s = suspect(a, b)
     if s is not None or not changed_value(a, b):
         return s
+    if subject_differs(a, b) or not _unread_change(a, b):
+        # issue 15: "the iOS app" vs "the Android app" are two subjects; "6am" vs
+        # "06:00" or "500 ms" vs "0.5 s" are values the signals read and found equal.
+        return None
     ov = overlap(a, b)
     return Suspicion(overlap=round(ov, 4), signals=(CHANGED_VALUE,), score=_score(ov, 1))

@@ -73,6 +73,7 @@ __all__ = [
     "quantity",
     "query_terms",
     "signals",
+    "subject_differs",
     "suspect",
 ]
 
@@ -185,7 +186,19 @@ def _cover_share(wa: frozenset[str], wb: frozenset[str]) -> tuple[float, float]:
     return shared / min(len(wa), len(wb)), shared / (len(wa) + len(wb) - shared)
 
 
-def _blocked(fa: tuple[str, ...], fb: tuple[str, ...]) -> bool:
+def subject_differs(a: str, b: str) -> bool:
+    """Whether a word of one claim stands in for a different word of the other right in
+    front of a shared word, among the first two frame words ("the *iOS* app" / "the
+    *Android* app"): two subjects. The
+    end-of-frame case of :func:`alignment` is left out (a swapped last word may be the
+    value itself: "... is 1Password" / "... is Bitwarden")."""
+    fa, fb = read(a).frame, read(b).frame
+    # Only at the head of the frame, where the subject stands: "approved by *Alice*
+    # before each release" vs "by *Bob*" is a changed value, not a second subject.
+    return _blocked(fa, fb, at_end=False, head=2) or _blocked(fb, fa, at_end=False, head=2)
+
+
+def _blocked(fa: tuple[str, ...], fb: tuple[str, ...], at_end: bool = True, head: int | None = None) -> bool:
     """A word stands in for another right before a shared word, or at the very end of
     both frames: a different subject or qualifier, not a different value."""
     ops = SequenceMatcher(None, fa, fb, autojunk=False).get_opcodes()
@@ -194,12 +207,12 @@ def _blocked(fa: tuple[str, ...], fb: tuple[str, ...]) -> bool:
             continue
         left = [t for t in fa[i1:i2] if _is_word(t)]
         right = [t for t in fb[j1:j2] if _is_word(t)]
-        if not left or not right:
+        if not left or not right or (head is not None and min(i1, j1) >= head):
             continue
         nxt = ops[k + 1] if k + 1 < len(ops) else None
         before_shared_word = nxt is not None and nxt[0] == "equal" and _is_word(fa[nxt[1]])
-        at_end = i2 == len(fa) and j2 == len(fb)
-        if before_shared_word or at_end:
+        ends = at_end and i2 == len(fa) and j2 == len(fb)
+        if before_shared_word or ends:
             return True
     return False
 
