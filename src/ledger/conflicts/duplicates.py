@@ -26,7 +26,6 @@ value words differ (a path, a version, a name the signals do not read). Stdlib o
 from __future__ import annotations
 
 import re
-
 from functools import lru_cache
 
 from .signals import STOPWORDS, Suspicion, _score, content_tokens, overlap, signals, subject_differs, suspect
@@ -48,17 +47,16 @@ def normal(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".!;")
 
 
+# A digit, a path or identifier character, an inner dot (the edges are stripped first),
+# or an upper-case letter after the first: 8080, src/app.py, snake_case, a:b, PORT, camelCase.
+_VALUE_CHARS = re.compile(r"[0-9/\\_:@=#$%.]|.[A-Z]")
+
+
 def _is_value(word: str, sentence_start: bool) -> bool:
     core = word.strip(_EDGE)
     if not core:
         return False
-    if any(ch.isdigit() for ch in core):
-        return True
-    if any(ch in core for ch in "/\\_:@=#$%"):
-        return True
-    if "." in core:  # a dotted name inside the word: app.cfg, os.path
-        return True
-    if any(ch.isupper() for ch in core[1:]):  # PORT, camelCase, FastAPI
+    if _VALUE_CHARS.search(core):
         return True
     return core[0].isupper() and not sentence_start  # a name mid-sentence
 
@@ -94,24 +92,23 @@ def _stem(tok: str) -> str:
     return tok
 
 
-def _stems(text: str) -> set[str]:
-    return {_stem(t) for t in content_tokens(text)}
+@lru_cache(maxsize=4096)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_stem(t) for t in content_tokens(text))
 
 
 def is_near_duplicate(a: str, b: str) -> bool:
     """Whether ``b`` says the same as ``a`` with no value changed (module docstring)."""
     if normal(a) == normal(b):
         return True
-    if signals(a, b):
+    x, y = _stems(a), _stems(b)  # the cheap test first: most peers fail it
+    if not x or not y or len(x & y) / len(x | y) < NEAR_DUPLICATE:
         return False
     wa, wb = _words(a), _words(b)
     vals = {w for w, v in wa if v} | {w for w, v in wb if v}
     if {w for w, _ in wa if w in vals} != {w for w, _ in wb if w in vals}:
         return False
-    x, y = _stems(a), _stems(b)
-    if not x or not y:
-        return False
-    return len(x & y) / len(x | y) >= NEAR_DUPLICATE
+    return not signals(a, b)
 
 
 #: The signal :func:`propose` adds for a pair worded alike whose value words differ.
@@ -126,6 +123,9 @@ def changed_value(a: str, b: str) -> bool:
     """The same statement about a different value: the non-value words overlap by at
     least :data:`NEAR_DUPLICATE` and the value words differ (``src/app.py`` vs
     ``lib/app.py``, ``Alice`` vs ``Bob``)."""
+    sa, sb = _stems(a), _stems(b)
+    if not sa or not sb or len(sa & sb) / len(sa | sb) < 0.5:
+        return False  # cheap first cut: not worded alike even counting the values' parts
     wa, wb = _words(a), _words(b)
     vals = {w for w, v in wa if v} | {w for w, v in wb if v}
     if not vals or {w for w, _ in wa if w in vals} == {w for w, _ in wb if w in vals}:
