@@ -97,11 +97,20 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(_stem(t) for t in content_tokens(text))
 
 
+def _raw_overlap(a: str, b: str) -> float:
+    """Jaccard of the unstemmed content tokens (cached by the signals module): a cheap
+    first cut, since stemming only merges a few inflections."""
+    x, y = set(content_tokens(a)), set(content_tokens(b))
+    return len(x & y) / len(x | y) if x and y else 0.0
+
+
 def is_near_duplicate(a: str, b: str) -> bool:
     """Whether ``b`` says the same as ``a`` with no value changed (module docstring)."""
     if normal(a) == normal(b):
         return True
-    x, y = _stems(a), _stems(b)  # the cheap test first: most peers fail it
+    if _raw_overlap(a, b) < 0.5:  # the cheapest test first (tokens cached): most peers fail it
+        return False
+    x, y = _stems(a), _stems(b)
     if not x or not y or len(x & y) / len(x | y) < NEAR_DUPLICATE:
         return False
     wa, wb = _words(a), _words(b)
@@ -123,8 +132,7 @@ def changed_value(a: str, b: str) -> bool:
     """The same statement about a different value: the non-value words overlap by at
     least :data:`NEAR_DUPLICATE` and the value words differ (``src/app.py`` vs
     ``lib/app.py``, ``Alice`` vs ``Bob``)."""
-    sa, sb = _stems(a), _stems(b)
-    if not sa or not sb or len(sa & sb) / len(sa | sb) < 0.5:
+    if _raw_overlap(a, b) < 0.5:
         return False  # cheap first cut: not worded alike even counting the values' parts
     wa, wb = _words(a), _words(b)
     vals = {w for w, v in wa if v} | {w for w, v in wb if v}
