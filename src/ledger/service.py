@@ -169,8 +169,11 @@ class Ledger:
         now = self.clock()
         self.store.require_cluster(cluster)
         if supersedes:
-            if not self.store.exists(supersedes):
-                raise UnknownMemory(f"No memory {supersedes} to supersede. Check the id with `ledger recall`.")
+            try:
+                supersedes = self.resolve_id(supersedes)
+            except UnknownMemory as e:
+                raise UnknownMemory(f"{e} Nothing was remembered; check the id with `ledger search`.",
+                                    field="supersedes", value=supersedes) from None
             if self.store.row(supersedes).deleted_at is not None:
                 raise InvalidInput(f"{supersedes} was already dropped; there is nothing live to supersede. Remember the new fact without superseding.",
                                    field="supersedes", value=supersedes)
@@ -236,12 +239,18 @@ class Ledger:
         return tuple(out)
 
     def get(self, memory_id: str) -> Memory:
-        """One memory by id (dropped ones too). Never counts as a retrieval."""
-        return self.store.get(memory_id, self.clock())
+        """One memory by id or short id (dropped ones too). Never counts as a retrieval."""
+        return self.store.get(self.resolve_id(memory_id), self.clock())
 
     def resolve_id(self, ref: str) -> str:
-        """Full id from an id or a unique tail of one (as ``search`` prints them)."""
+        """Full id from an id, a unique tail of one (the short ids ``search`` and
+        ``review`` print) or a unique head. Every method here that takes memory ids goes
+        through it, so a short id works wherever a full one does. Raises UnknownMemory
+        for no match or several (listing them)."""
         return self.store.resolve_id(ref)
+
+    def _resolve_ids(self, refs: Sequence[str]) -> list[str]:
+        return [self.resolve_id(r) for r in refs]
 
     def _search(self, query: str, *, limit: int, offset: int = 0, mode: str = DEFAULT_MODE, now: int | None = None, **kw) -> SearchResult:
         if mode not in MODES:
@@ -361,30 +370,40 @@ class Ledger:
         ids raise UnknownMemory before anything changes."""
         if not ids:
             raise InvalidInput("Which memories? Try: ledger forget m_abc123")
+        resolved = []
         for mid in ids:
-            if not self.store.exists(mid):
-                raise UnknownMemory(f"No memory {mid}. Nothing was forgotten; check the ids with `ledger recall`.")
+            try:
+                resolved.append(self.resolve_id(mid))
+            except UnknownMemory as e:
+                raise UnknownMemory(f"{e} Nothing was forgotten; check the ids with `ledger search`.",
+                                    field="memory", value=mid) from None
+        ids = list(dict.fromkeys(resolved))
         now = self.clock()
         with self.store.atomic():
             self.store.touch_agent(agent, now)
             return sum(self.store.soft_delete(mid, f"forgotten by {agent}", agent, now) for mid in ids)
 
-    def link(self, a: str, b: str, *, agent: str) -> None:
+    def link(self, a: str, b: str, *, agent: str) -> tuple[str, str]:
+        """Link two memories (ids or short ids); returns the two full ids."""
+        a, b = self.resolve_id(a), self.resolve_id(b)
         now = self.clock()
         with self.store.atomic():
             self.store.touch_agent(agent, now)
             self.store.link(a, b, agent, now)
+        return a, b
 
     def links(self, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
         """Linked pairs ``(a, b)`` with ``a < b``; only those touching ``ids`` when given."""
         return self.store.links(ids)
 
     def related(self, memory_id: str, limit: int = 5) -> list[Memory]:
+        memory_id = self.resolve_id(memory_id)
         self.store.row(memory_id)
         return self.store.related(memory_id, self.clock(), limit)
 
     def update(self, memory_id: str, *, text: str | None = None, cluster: str | None = None, by: str = HUMAN) -> Memory:
         """Edit a claim's text (re-indexed, proposer re-run) and/or move it to a cluster."""
+        memory_id = self.resolve_id(memory_id)
         now = self.clock()
         row = self.store.row(memory_id)
         if text is not None:
@@ -406,7 +425,7 @@ class Ledger:
         if op not in BULK_OPS:
             raise InvalidInput(f'Unknown bulk operation "{op}". Use one of: {", ".join(BULK_OPS)}.', field="op", value=op,
                                choices=BULK_OPS)
-        ids = list(dict.fromkeys(ids))
+        ids = list(dict.fromkeys(self._resolve_ids(ids)))
         if not ids:
             raise InvalidInput("no memories selected")
         for mid in ids:
@@ -683,6 +702,7 @@ class Ledger:
         if action not in REVIEW_ACTIONS:
             raise InvalidInput(f'Unknown review action "{action}". Use one of: {", ".join(REVIEW_ACTIONS)}.', field="action",
                                value=action, choices=REVIEW_ACTIONS)
+        memory_id = self.resolve_id(memory_id)
         row = self.store.require_claim(memory_id)
         if row.deleted_at is not None:
             raise UnknownMemory(f"{memory_id} was dropped (perhaps by another process); nothing to {action}.")

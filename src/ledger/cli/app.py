@@ -87,7 +87,7 @@ def link(a, b, agent, db, as_json):
     ledger link m_abc123 m_def456
     """
     with _open(db) as led:
-        led.link(a, b, agent=default_agent(agent))
+        a, b = led.link(a, b, agent=default_agent(agent))
     _json({"linked": [a, b]}) if as_json else _out(f"linked {a} {b}")
 
 

@@ -307,19 +307,26 @@ class Store:
         return found[0]
 
     def resolve_id(self, ref: str) -> str:
-        """A full memory id from an id or a unique tail of one (the 6-character ids that
-        ``search`` and ``review`` print). Raises UnknownMemory when none or several match."""
+        """A full memory id from an id, a unique tail of one (the 6-character ids that
+        ``search`` and ``review`` print) or a unique head of one (``m_mf3x``). Raises
+        UnknownMemory when none match, or when several do (the message lists up to five)."""
         ref = (ref or "").strip()
         if not ref:
             raise UnknownMemory("Which memory? Give its id, e.g. ledger show m_abc123 (or the short id `search` prints).")
         if self.exists(ref):
             return ref
-        if len(ref) >= 4 and ref.isalnum():
-            rows = self._conn.execute("SELECT id FROM memories WHERE id LIKE ? LIMIT 2", ("%" + ref,)).fetchall()
-            if len(rows) == 1:
-                return rows[0][0]
-            if len(rows) > 1:
-                raise UnknownMemory(f'"{ref}" matches several memories; give more of the id.')
+        if len(ref) >= 4 and ref.replace("_", "").isalnum():
+            # Tail first (what search prints), then head; '_' is a LIKE wildcard, so escape it.
+            esc = ref.replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%")
+            for pattern in ("%" + esc, esc + "%"):
+                rows = self._conn.execute("SELECT id FROM memories WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6",
+                                          (pattern,)).fetchall()
+                if len(rows) == 1:
+                    return rows[0][0]
+                if len(rows) > 1:
+                    shown = ", ".join(r[0] for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+                    raise UnknownMemory(f'"{ref}" matches several memories ({shown}); give more of the id.',
+                                        field="memory", value=ref)
         raise UnknownMemory(f"No memory {ref}. It may have been mistyped.", field="memory", value=ref)
 
     def exists(self, memory_id: str) -> bool:

@@ -66,7 +66,7 @@ def stats(led: Ledger, server_started_at: int, now: int, *, clusters: bool = Tru
 
 def memory_detail(led: Ledger, memory_id: str) -> dict:
     m = led.get(memory_id)
-    return {"memory": m.to_dict(), "related": [r.to_dict() for r in led.related(memory_id, 5)]}
+    return {"memory": m.to_dict(), "related": [r.to_dict() for r in led.related(m.id, 5)]}
 
 
 def review_bundle(led: Ledger, limit: int = 50) -> dict:

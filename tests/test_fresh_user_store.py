@@ -1,0 +1,75 @@
+"""Defects a fresh-user pass found, each through the real surface (CLI subprocess or
+the web API on a real SQLite file): short ids work everywhere an id is taken, ..."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from starlette.testclient import TestClient
+
+from ledger.service import Ledger
+from ledger.web.server import create_app
+
+from test_cli import fail, memory, ok, remember
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient` is deprecated")
+BASE = "http://127.0.0.1:7444"
+
+
+def short_ids(cli, query: str) -> list[str]:
+    """The short ids `ledger search` prints, in its order."""
+    out = ok(*cli("search", query))
+    return re.findall(r"^\s*([0-9a-z]{6})\s", out, re.M)
+
+
+# ---------------------------------------------------------------- 1. short ids everywhere
+def test_short_ids_from_search_work_for_forget_link_and_remember(cli):
+    a = remember(cli, "Deploys go out on Tuesdays", "proc")
+    b = remember(cli, "Release notes live in CHANGELOG.md", "proc")
+    c = remember(cli, "The staging box is called kestrel", "home")
+    shown = short_ids(cli, "")
+    assert a[-6:] in shown and b[-6:] in shown, shown
+    out = ok(*cli("link", a[-6:], b[-6:]))
+    assert out == f"linked {a} {b}\n"
+    with Ledger.open(cli.db) as led:
+        assert (min(a, b), max(a, b)) in led.links([a])
+    # a head of the id works too, and --json reports the full ids
+    assert json.loads(ok(*cli("link", a[:-3], c, "--json"))) == {"linked": [a, c]}
+    ok(*cli("forget", c[-6:]))
+    assert memory(cli, c)["deletedAt"] is not None
+    r = ok(*cli("remember", "Deploys go out on Wednesdays", "--cluster", "proc", "--supersedes", a[-6:], "--json"))
+    assert json.loads(r)["conflictId"]
+
+
+def test_unknown_and_ambiguous_short_ids_are_clear_and_change_nothing(cli):
+    a = remember(cli, "Deploys go out on Tuesdays", "proc")
+    msg = fail(*cli("forget", a[-6:], "zzzzzz"))
+    assert "No memory zzzzzz" in msg and "Nothing was forgotten" in msg
+    assert memory(cli, a)["deletedAt"] is None
+    with Ledger.open(cli.db) as led:
+        ids = [led.remember(f"Fact number {i} about ports", cluster="code", agent="t").memory.id for i in range(3)]
+    head = ids[0][:4]  # "m_" + the first two timestamp digits: shared by all
+    msg = fail(*cli("link", head, a))
+    assert "matches several memories" in msg and ids[0] in msg and ids[1] in msg
+    msg = fail(*cli("forget", head, "--json"))
+    assert "matches several memories" in msg
+
+
+def test_web_api_takes_short_ids(tmp_path):
+    db = tmp_path / "w.db"
+    with Ledger.open(db) as led:
+        a = led.remember("Deploys go out on Tuesdays", cluster="proc", agent="t").memory.id
+        b = led.remember("Prefers tabs in Makefiles", cluster="prefs", agent="t").memory.id
+    with TestClient(create_app(str(db)), base_url=BASE, headers={"origin": BASE}) as client:
+        r = client.get(f"/api/memories/{a[-6:]}")
+        assert r.status_code == 200 and r.json()["memory"]["id"] == a
+        r = client.post(f"/api/review/{a[-6:]}/keep", json={})
+        assert r.status_code == 200 and r.json()["memory"]["reviewedAt"] is not None
+        r = client.patch(f"/api/memories/{b[-6:]}", json={"cluster": "proc"})
+        assert r.status_code == 200 and r.json()["memory"]["clusterId"] == "proc"
+        r = client.post("/api/memories/bulk", json={"op": "pin", "ids": [b[-6:]]})
+        assert r.status_code == 200 and r.json() == {"affected": 1}
+        r = client.get("/api/memories/qqqqqq")
+        assert r.status_code == 404 and "No memory qqqqqq" in r.json()["error"]
