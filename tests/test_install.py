@@ -79,6 +79,9 @@ def test_install_into_a_fresh_project(cli, project):
     for event, cmds in mine.items():
         assert len(cmds) == 1
         argv = shlex.split(cmds[0])
+        # The test's $LEDGER_HOME is set at install time, so the command carries it.
+        assert argv[0].startswith("LEDGER_HOME=/")
+        argv = argv[1:]
         assert Path(argv[0]).is_absolute() and Path(argv[0]).name == "ledger" and Path(argv[0]).exists()
         assert argv[1:] == ["hook", "claude-code", event]
     groups = {e: g for e, gs in data["hooks"].items() for g in gs}
@@ -88,7 +91,8 @@ def test_install_into_a_fresh_project(cli, project):
 
 
 def test_the_installed_command_runs_as_claude_code_would_run_it(cli, project, tmp_path):
-    cli("install", "claude-code", "--dir", project, db=None)
+    # Installed with no store variable set: the command carries none, Claude Code's own wins.
+    cli("install", "claude-code", "--dir", project, db=None, env={"LEDGER_HOME": None, "HOME": str(tmp_path)})
     cmd = ours(json.loads(settings(project).read_text()))["PreToolUse"][0]
     p = subprocess.run(["bash", "-c", cmd], input=json.dumps(pre_read(project / "x.py", cwd=project)).encode(),
                        capture_output=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
@@ -135,7 +139,9 @@ def test_uninstall_removes_exactly_ours(cli, project):
     assert out.strip() == f"removed 8 ledger hooks from {settings(project)}"
     assert json.loads(settings(project).read_text()) == clean
     rc, out, _ = cli("uninstall", "claude-code", "--dir", project, "--json", db=None)
-    assert json.loads(out) == {"path": str(settings(project)), "removed": 0, "deleted": []}
+    r = json.loads(out)
+    assert {k: r[k] for k in ("path", "removed", "deleted")} == {"path": str(settings(project)), "removed": 0, "deleted": []}
+    assert r["distill"]["removed"] is False
 
 
 def test_uninstall_of_a_file_with_only_our_hooks_leaves_no_hooks_key(cli, project):
@@ -148,7 +154,8 @@ def test_uninstall_of_a_file_with_only_our_hooks_leaves_no_hooks_key(cli, projec
 
 def test_uninstall_without_a_settings_file_creates_nothing(cli, project):
     rc, out, _ = cli("uninstall", "claude-code", "--dir", project, db=None)
-    assert rc == 0 and "removed 0 ledger hooks" in out
+    # A no-op names no file (the settings file does not exist).
+    assert rc == 0 and out.strip() == "no ledger hooks installed for claude-code here (nothing removed)"
     assert not (project / ".claude").exists()
 
 
@@ -255,6 +262,33 @@ def test_install_says_which_store_the_hooks_use(cli, project, tmp_path):
     assert json.loads(out)["store"].endswith("ledger.db")
 
 
+@pytest.mark.parametrize("var,flag", [("LEDGER_DB", False), ("LEDGER_HOME", False), (None, True)])
+def test_the_store_chosen_at_install_is_written_into_the_hook_command(cli, project, tmp_path, var, flag):
+    """Claude Code started without the user's shell variables still writes to the store
+    ``install`` named (LEDGER_DB, LEDGER_HOME or --db), not ~/.ledger/ledger.db."""
+    home = tmp_path / "my home"  # a space: the command is shell-quoted
+    store = home / "team.db" if var != "LEDGER_HOME" else home / "ledger.db"
+    env = {"LEDGER_HOME": None, "HOME": str(tmp_path / "h")}
+    args = ["install", "claude-code", "--dir", project]
+    if var == "LEDGER_DB":
+        env["LEDGER_DB"] = str(store)
+    elif var == "LEDGER_HOME":
+        env["LEDGER_HOME"] = str(home)
+    else:
+        args += ["--db", str(store)]
+    rc, out, err = cli(*args, db=None, env=env)
+    assert rc == 0, err
+    assert f"  Store: {store} (written into the hook command" in out
+    cmd = ours(json.loads(settings(project).read_text()))["PreToolUse"][0]
+    p = subprocess.run(["bash", "-c", cmd], input=json.dumps(pre_read(project / "x.py", cwd=project)).encode(),
+                       capture_output=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "cc")})
+    assert p.returncode == 0 and p.stdout == b"", p.stderr
+    assert store.exists() and not (tmp_path / "cc" / ".ledger" / "ledger.db").exists()
+    rc, out, err = cli("doctor", "--dir", project, "--json", db=None, env=env)
+    hooks = next(c for c in json.loads(out)["checks"] if c["name"] == "claude-code hooks")
+    assert hooks["status"] == "ok", hooks
+
+
 @pytest.mark.parametrize("text", [
     '{\n\t"model": "opus",\n\t"env": {"A": "1"}\n}\n',
     '{"model": "opus", "env": {"A": "1"}}',
@@ -282,7 +316,7 @@ def test_uninstall_never_rewrites_a_file_with_nothing_of_ours(cli, project):
     shared(project).write_text(text)
     settings(project).write_text(text)
     rc, out, err = cli("uninstall", "claude-code", "--dir", project, db=None)
-    assert rc == 0 and "removed 0" in out
+    assert rc == 0 and "no ledger hooks installed for claude-code here" in out
     assert shared(project).read_text() == text and settings(project).read_text() == text
 
 

@@ -110,11 +110,72 @@ def test_a_backend_the_user_chose_is_kept(cli, tmp_path, fake_claude, _isolated_
     assert conf.read_text() == text
 
 
-def test_opencode_install_distills_through_opencode_itself(cli, tmp_path, _isolated_home):
+@pytest.fixture
+def fake_opencode(tmp_path) -> Path:
+    bin_dir = tmp_path / "ocbin"
+    bin_dir.mkdir()
+    exe = bin_dir / "opencode"
+    exe.write_text("#!/bin/sh\necho 1.0.0\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return bin_dir
+
+
+def test_opencode_install_distills_through_opencode_itself(cli, tmp_path, _isolated_home, fake_opencode):
     proj = tmp_path / "proj"
     proj.mkdir()
-    rc, out, err = cli("install", "opencode", "--dir", proj, db=None, env={"PATH": _path_with(None)})
+    rc, out, err = cli("install", "opencode", "--dir", proj, db=None, env={"PATH": _path_with(fake_opencode)})
     assert rc == 0, err
     assert ("  Distillation on: through OpenCode's own session API, daily budget 200,000 tokens; "
             "`ledger install opencode --no-distill` turns it off.") in out.splitlines()
     assert config_mod.load(str(Path(_isolated_home) / "config.toml"))["llm"]["backend"] == "opencode"
+
+
+def test_opencode_install_without_opencode_on_path_leaves_distillation_off(cli, tmp_path, _isolated_home):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    rc, out, err = cli("install", "opencode", "--dir", proj, db=None, env={"PATH": _path_with(None)})
+    assert rc == 0, err
+    assert ("  Distillation off: `opencode` is not on PATH; set [llm] in config.toml to distill. "
+            "Injection and checkpoints work without it.") in out.splitlines()
+    assert not (Path(_isolated_home) / "config.toml").exists()
+
+
+def test_installing_opencode_keeps_the_backend_claude_codes_install_set(cli, tmp_path, fake_claude, fake_opencode,
+                                                                        _isolated_home):
+    """The [llm] section is for every harness: a second harness's install does not move it."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    env = {"PATH": f"{fake_claude}:{fake_opencode}:/usr/bin:/bin"}
+    conf = Path(_isolated_home) / "config.toml"
+    cli("install", "claude-code", "--dir", proj, db=None, env=env)
+    before = conf.read_text()
+    rc, out, err = cli("install", "opencode", "--dir", proj, db=None, env=env)
+    assert rc == 0, err
+    assert conf.read_text() == before
+    assert 'Distillation on: backend "command" set by `ledger install claude-code`' in out
+    # Uninstalling OpenCode leaves Claude Code's backend; uninstalling Claude Code takes it back.
+    rc, out, _ = cli("uninstall", "opencode", "--dir", proj, db=None, env=env)
+    assert conf.read_text() == before and "Distillation off" not in out
+    rc, out, _ = cli("uninstall", "claude-code", "--dir", proj, db=None, env=env)
+    assert 'Distillation off: removed the [llm] backend "command"' in out
+    assert config_mod.load(str(conf))["llm"]["backend"] == "none"
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "opencode"])
+def test_uninstall_takes_back_only_the_backend_its_install_set_and_still_ours(cli, tmp_path, fake_claude,
+                                                                             fake_opencode, _isolated_home, harness):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    env = {"PATH": f"{fake_claude}:{fake_opencode}:/usr/bin:/bin"}
+    conf = Path(_isolated_home) / "config.toml"
+    cli("install", harness, "--dir", proj, db=None, env=env)
+    assert config_mod.load(str(conf))["llm"]["backend"] != "none"
+    rc, out, _ = cli("uninstall", harness, "--dir", proj, db=None, env=env)
+    assert "Distillation off: removed" in out and config_mod.load(str(conf))["llm"]["backend"] == "none"
+    # The user edited ledger's line: it is theirs now, and uninstall keeps it.
+    cli("install", harness, "--dir", proj, db=None, env=env)
+    edited = conf.read_text().replace('backend = "', 'backend = "openai" # was "', 1)
+    edited = edited.replace('# was "command"', "").replace('# was "opencode"', "")
+    conf.write_text(edited)
+    rc, out, _ = cli("uninstall", harness, "--dir", proj, db=None, env=env)
+    assert conf.read_text() == edited and "Distillation off" not in out

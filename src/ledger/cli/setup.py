@@ -44,8 +44,14 @@ def install(harness, scope, project_dir, link, no_distill, db, as_json):
     from ..paths import db_path
 
     adapter = get(harness)
-    r = adapter.install(scope, project_dir, link=link)
-    r["store"] = str(db_path(db))
+    store_env = _store_env(db)
+    import inspect
+
+    # ``env`` is optional in the adapter contract (a harness may have nowhere to put it).
+    takes_env = "env" in inspect.signature(adapter.install).parameters
+    r = adapter.install(scope, project_dir, link=link, **({"env": store_env} if takes_env else {}))
+    r["store"] = str(db_path(db).resolve())
+    r["store_env"] = store_env
     d = distill_setup.disable() if no_distill else distill_setup.enable(harness)
     if as_json:
         _json({**r, "distill": d})
@@ -53,6 +59,21 @@ def install(harness, scope, project_dir, link, no_distill, db, as_json):
     for line in adapter.install_lines(r, scope):
         _out(line)
     _out("  " + (_opted_out(d) if no_distill else distill_setup.summary(d, harness)))
+
+
+def _store_env(db: str | None) -> dict:
+    """The store variables to write into a hook command: the ones set for this install
+    (``--db``, ``$LEDGER_DB``, ``$LEDGER_HOME``) as absolute paths, so the harness,
+    started from anywhere without them, uses the store the user installed with."""
+    import os
+
+    env = {}
+    if os.environ.get("LEDGER_HOME"):
+        env["LEDGER_HOME"] = os.path.abspath(os.path.expanduser(os.environ["LEDGER_HOME"]))
+    explicit = db or os.environ.get("LEDGER_DB")
+    if explicit:
+        env["LEDGER_DB"] = os.path.abspath(os.path.expanduser(explicit))
+    return env
 
 
 def _opted_out(d: dict) -> str:
@@ -67,18 +88,29 @@ def _opted_out(d: dict) -> str:
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="A folder of the project (default: current directory).")
 @common()
 def uninstall(harness, scope, project_dir, db, as_json):
-    """Remove exactly ledger's hooks (or plugin) from a harness."""
+    """Remove exactly ledger's hooks (or plugin) from a harness, and the [llm] lines its
+    install wrote to turn distillation on (when they are still as written)."""
+    from ..harness import distill_setup
     from ..harness.adapters import get
 
     r = get(harness).uninstall(scope, project_dir)
+    d = distill_setup.disable(harness)
     if as_json:
-        _json(r)
+        _json({**r, "distill": d})
         return
     from .render import plural
 
-    _out(f"removed {plural(r['removed'], 'ledger hook')} from {r['path']}")
+    if not r["removed"]:
+        where = "for this user" if scope == "user" else "here"
+        _out(f"no ledger hooks installed for {harness} {where} (nothing removed)")
+    else:
+        what = "ledger hook" if harness == "claude-code" else "ledger plugin file"
+        _out(f"removed {plural(r['removed'], what)} from {r['path']}")
     for p in r.get("deleted") or ():
         _out(f"  deleted {p}: it held nothing but ledger's hooks")
+    if d["removed"]:
+        _out(f"  Distillation off: removed the [llm] backend \"{d['backend']}\" that `ledger install {harness}` "
+             f"set in {d['path']}")
 
 
 @cli.command()

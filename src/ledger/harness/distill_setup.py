@@ -10,13 +10,16 @@ harness's own client, when it can, by writing the ``[llm]`` section of
   (``--settings '{"disableAllHooks": true}'``, so the distiller never observes itself;
   ledger also sets ``LEDGER_HOOKS_DISABLED=1`` for it), no tools and no saved session
   (docs/harness-contracts.md §A9).
-- OpenCode: backend ``opencode``, which distills through OpenCode's own session API from
-  the plugin (no second process, OpenCode's configured model unless ``[llm] model`` names
-  a ``provider/model``).
+- OpenCode: when ``opencode`` is on ``PATH``, backend ``opencode``, which distills
+  through OpenCode's own session API from the plugin (no second process, OpenCode's
+  configured model unless ``[llm] model`` names a ``provider/model``).
 
-A backend the user already chose is never replaced. The lines ledger writes carry the
-:data:`MARK` comment, so ``--no-distill`` (and a later install) can take exactly those
-back. The daily token budget (``[llm] daily_token_budget``, default 200,000) bounds the
+A backend the user already chose is never replaced, and neither is the one another
+harness's install set (the ``[llm]`` section applies to every harness: installing
+OpenCode must not move Claude Code's distillation to OpenCode). The lines ledger writes
+carry the :data:`MARK` comment, so ``--no-distill`` can take them back, and
+``ledger uninstall <harness>`` removes them when that harness's install wrote them and
+they are still as written (:func:`disable` with ``harness``). The daily token budget (``[llm] daily_token_budget``, default 200,000) bounds the
 cost and is reported.
 """
 
@@ -44,6 +47,46 @@ def _current() -> dict:
 
 
 _OUR_KEYS = r"^\s*(?:backend|command|model)\s*="
+
+
+def _harness_keys(harness: str) -> dict:
+    """The ``[llm]`` lines ``ledger install <harness>`` writes. Raises ``ValueError``."""
+    if harness == "claude-code":
+        return {"backend": "command", "command": CLAUDE_COMMAND, "model": "haiku"}
+    if harness == "opencode":
+        return {"backend": "opencode"}
+    raise ValueError(f"unknown harness {harness!r}")
+
+
+def _our_block(text: str) -> dict | None:
+    """The ``key -> value`` lines under :data:`MARK` as they are now (None without a
+    MARK); a value the user edited shows here, so it no longer matches ours."""
+    import tomllib
+
+    lines, inside = [], False
+    for line in text.splitlines():
+        if line.strip() == MARK:
+            inside, lines = True, []
+            continue
+        if inside:
+            if re.match(_OUR_KEYS, line):
+                lines.append(line)
+            else:
+                break
+    if not inside:
+        return None
+    try:
+        return tomllib.loads("\n".join(lines))
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _owner(block: dict | None) -> str | None:
+    """The harness whose install wrote ``block`` unchanged, else None."""
+    for h in ("claude-code", "opencode"):
+        if block == _harness_keys(h):
+            return h
+    return None
 
 
 def _strip_ours(text: str) -> str:
@@ -77,19 +120,21 @@ def enable(harness: str, *, path: Path | None = None) -> dict:
     ours = MARK in text
     result = {"enabled": False, "backend": backend, "command": cfg["llm"].get("command") or None,
               "model": cfg["llm"].get("model") or None, "budget": budget, "reason": None, "path": str(p)}
+    keys = _harness_keys(harness)
     if backend not in ("", "none") and not ours:
         result.update(enabled=True, reason="already configured")
         return result
-    if harness == "claude-code":
-        if not shutil.which("claude"):
-            result.update(enabled=False, backend="none",
-                          reason="`claude` is not on PATH; set [llm] in config.toml to distill")
-            return result
-        keys = {"backend": "command", "command": CLAUDE_COMMAND, "model": "haiku"}
-    elif harness == "opencode":
-        keys = {"backend": "opencode"}
-    else:
-        raise ValueError(f"unknown harness {harness!r}")
+    owner = _owner(_our_block(text)) if ours else None
+    if ours and owner != harness:
+        # Another harness's install (or the user, editing our lines) chose the backend:
+        # it distills for every harness already, so it stays.
+        result.update(enabled=True, reason=f"set by `ledger install {owner}`" if owner else "already configured")
+        return result
+    client = "claude" if harness == "claude-code" else "opencode"
+    if not shutil.which(client):
+        result.update(enabled=False, backend=backend if ours else "none",
+                      reason=f"`{client}` is not on PATH; set [llm] in config.toml to distill")
+        return result
     body = _strip_ours(text)
     block = MARK + "\n" + "".join(f"{k} = {_toml_str(v)}\n" for k, v in keys.items())
     if re.search(r"(?m)^\s*\[llm\]\s*$", body):
@@ -107,19 +152,24 @@ def enable(harness: str, *, path: Path | None = None) -> dict:
     return result
 
 
-def disable(*, path: Path | None = None) -> dict:
-    """Take back what :func:`enable` wrote (a user's own ``[llm]`` lines stay). Returns
-    ``{"removed": bool, "path"}``."""
+def disable(harness: str | None = None, *, path: Path | None = None) -> dict:
+    """Take back what :func:`enable` wrote (a user's own ``[llm]`` lines stay). With
+    ``harness`` (``ledger uninstall``), only when that harness's install wrote the lines
+    and they are unchanged since. Returns ``{"removed": bool, "backend", "path"}``
+    (``backend``: the one removed, or None)."""
     p = path or config_path()
     if not p.exists():
-        return {"removed": False, "path": str(p)}
+        return {"removed": False, "backend": None, "path": str(p)}
     text = p.read_text(encoding="utf-8")
     if MARK not in text:
-        return {"removed": False, "path": str(p)}
+        return {"removed": False, "backend": None, "path": str(p)}
+    block = _our_block(text) or {}
+    if harness is not None and _owner(block) != harness:
+        return {"removed": False, "backend": None, "path": str(p)}
     body = _strip_ours(text)
     body = re.sub(r"(?m)^\[llm\]\s*\n(?=\s*(?:\[|\Z))", "", body).strip("\n")
     p.write_text(body + "\n" if body else "", encoding="utf-8")
-    return {"removed": True, "path": str(p)}
+    return {"removed": True, "backend": block.get("backend"), "path": str(p)}
 
 
 def summary(r: dict, harness: str) -> str:
@@ -127,6 +177,8 @@ def summary(r: dict, harness: str) -> str:
     if not r["enabled"]:
         return f"Distillation off: {r['reason']}. Injection and checkpoints work without it."
     budget = f"daily budget {r['budget']:,} tokens" if r["budget"] else "no daily token budget"
+    if r["reason"] and r["reason"].startswith("set by"):
+        return f"Distillation on: backend \"{r['backend']}\" {r['reason']} ({budget}), for every harness."
     if r["reason"] == "already configured":
         return f"Distillation on: your [llm] backend \"{r['backend']}\" ({budget})."
     via = "`claude -p --model haiku` (hooks disabled for that call)" if r["backend"] == "command" \

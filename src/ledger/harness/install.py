@@ -207,14 +207,18 @@ def _keep_out_of_git(root: Path, path: Path) -> str | None:
     return str(exclude)
 
 
-def install_claude_code(scope: str = "project", project: str | None = None, command: str | None = None) -> dict:
+def install_claude_code(scope: str = "project", project: str | None = None, command: str | None = None,
+                        env: dict | None = None) -> dict:
     """Merge our hooks into the settings file for ``scope`` (see the module docstring).
 
     Returns ``{"path", "events", "replaced", "root", "moved_from", "git_exclude"}``:
     the file written, the hooked events, how many old ledger handlers were replaced in
     it, the project root (None for ``user``), the shared ``settings.json`` our handlers
     were moved out of (or None), and the git exclude file we added the local settings
-    file to (or None). Raises :class:`ledger.errors.InvalidInput` for a settings file
+    file to (or None). ``env`` (name -> value, e.g. ``{"LEDGER_DB": "/abs/x.db"}``) is
+    put in front of each hook command (``LEDGER_DB=/abs/x.db ledger hook ...``; Claude
+    Code runs the command through a shell) so the hooks use that store wherever Claude
+    Code starts. Raises :class:`ledger.errors.InvalidInput` for a settings file
     that is not a JSON object (nothing is changed then).
     """
     path = settings_path(scope, project)
@@ -234,8 +238,10 @@ def install_claude_code(scope: str = "project", project: str | None = None, comm
             raise InvalidInput(f'{path}: hooks.{event} is not a list of matcher groups; fix it, then run install again. Nothing was changed.')
     replaced = _strip_ours(hooks)
     cmd = command or ledger_command()
+    prefix = "".join(f"{k}={_quote(v)} " for k, v in sorted((env or {}).items()))
     for event in CLAUDE_EVENTS:
-        group: dict = {"hooks": [{"type": "command", "command": f"{_quote(cmd)} hook claude-code {event}", "timeout": 10}]}
+        group: dict = {"hooks": [{"type": "command", "command": f"{prefix}{_quote(cmd)} hook claude-code {event}",
+                                  "timeout": 10}]}
         if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
             group["matcher"] = FILE_TOOLS_MATCHER if event == "PreToolUse" else "*"
         hooks.setdefault(event, []).append(group)

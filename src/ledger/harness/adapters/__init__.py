@@ -9,7 +9,8 @@ so the hook path stays stdlib-only and small.
 An adapter module defines:
 
 - ``HARNESS``: its name (``"claude-code"``) and ``TITLE`` (``"Claude Code"``).
-- ``install(scope, project_dir, *, link=False) -> dict`` and
+- ``install(scope, project_dir, *, link=False, env=None) -> dict`` (``env``: store
+  variables to write into the hook command, where the harness allows) and
   ``uninstall(scope, project_dir) -> dict``: write or remove ledger's hooks in the
   harness's configuration (``scope`` is ``"project"`` or ``"user"``); the dicts have at
   least ``path``, and ``removed`` for uninstall. ``install_lines(result, scope)`` gives

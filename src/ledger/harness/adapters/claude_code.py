@@ -13,11 +13,12 @@ HARNESS = "claude-code"
 TITLE = "Claude Code"
 
 
-def install(scope: str, project_dir: str | None, *, link: bool = False) -> dict:
-    """Add ledger's hooks to Claude Code's settings (``link`` does not apply)."""
+def install(scope: str, project_dir: str | None, *, link: bool = False, env: dict | None = None) -> dict:
+    """Add ledger's hooks to Claude Code's settings (``link`` does not apply); ``env``
+    (``LEDGER_DB``/``LEDGER_HOME`` -> absolute path) goes in front of each hook command."""
     from ..install import install_claude_code
 
-    return install_claude_code(scope, project_dir)
+    return install_claude_code(scope, project_dir, env=env)
 
 
 def uninstall(scope: str, project_dir: str | None) -> dict:
@@ -35,5 +36,7 @@ def install_lines(r: dict, scope: str) -> list[str]:
     if r.get("moved_from"):
         lines.append(f"  Moved ledger's hooks out of the shared {r['moved_from']}.")
     if r.get("store"):
-        lines.append(f"  Store: {r['store']} (Claude Code's $LEDGER_DB or $LEDGER_HOME, if set there, wins)")
+        how = (f"written into the hook command as {' and '.join(sorted(r['store_env']))}" if r.get("store_env")
+               else "the default; Claude Code's $LEDGER_DB or $LEDGER_HOME, if set there, wins")
+        lines.append(f"  Store: {r['store']} ({how})")
     return lines

@@ -20,8 +20,9 @@ def serve_session(args: list[str]) -> int:
     return main([HARNESS, *args])
 
 
-def install(scope: str, project_dir: str | None, *, link: bool = False) -> dict:
-    """Place the plugin file (``link``: a symlink to the packaged one)."""
+def install(scope: str, project_dir: str | None, *, link: bool = False, env: dict | None = None) -> dict:
+    """Place the plugin file (``link``: a symlink to the packaged one). ``env`` is not
+    written: the plugin's child inherits OpenCode's environment."""
     from ..opencode_install import install_opencode
 
     return install_opencode(scope, project_dir, link=link)
