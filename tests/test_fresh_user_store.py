@@ -73,3 +73,36 @@ def test_web_api_takes_short_ids(tmp_path):
         assert r.status_code == 200 and r.json() == {"affected": 1}
         r = client.get("/api/memories/qqqqqq")
         assert r.status_code == 404 and "No memory qqqqqq" in r.json()["error"]
+
+
+# ---------------------------------------------------------------- 2-3. ingest: any text file, clear empty --text
+@pytest.mark.parametrize("name", ["t.py", "guide.rst", "NOTES", "deploy.sh"])
+def test_ingest_reads_any_utf8_text_file_under_its_name(cli, tmp_path, name):
+    path = tmp_path / name
+    path.write_text("Deploys go out on Tuesdays after the smoke test.\n\nRoll back by re-tagging — café.\n")
+    r = json.loads(ok(*cli("ingest", str(path), "--cluster", "proc", "--json")))
+    assert r["chunks"] >= 1
+    src = json.loads(ok(*cli("sources", "--json")))
+    assert [s["filename"] for s in src] == [name] or src[0]["filename"].endswith(name)
+    assert "Tuesdays" in ok(*cli("search", "tuesdays"))
+
+
+@pytest.mark.parametrize("name,data,hint", [
+    ("paper.pdf", b"%PDF-1.4\n1 0 obj\n", "pdftotext"),            # a parser format, even when it decodes
+    ("spec.docx", b"PK\x03\x04\x14\x00\x06\x00", "pandoc"),
+    ("a.out", b"\x7fELF\x02\x01\x01\x00\x00\x00", "pandoc"),       # binary under an unlisted name
+    ("BLOB", b"ab\x00cd" * 10, "pandoc"),
+])
+def test_ingest_still_refuses_binary_and_parser_formats(cli, tmp_path, name, data, hint):
+    path = tmp_path / name
+    path.write_bytes(data)
+    msg = fail(*cli("ingest", str(path), "--cluster", "proc"))
+    assert "needs a parser ledger does not bundle" in msg and hint in msg
+    assert json.loads(ok(*cli("sources", "--json"))) == []
+
+
+@pytest.mark.parametrize("value", ["", "   ", "\n\t"])
+def test_ingest_empty_text_names_the_text_option(cli, value):
+    msg = fail(*cli("ingest", "--text", value, "--cluster", "proc"))
+    assert "--text value is" in msg and "stdin" not in msg.split(":")[0]
+    assert "nothing arrived on stdin" not in msg

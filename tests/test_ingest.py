@@ -270,13 +270,21 @@ def test_unsupported_docx_suggests_pandoc(tmp_path) -> None:
     assert _error(path).endswith(f"pipe it in: pandoc -t plain {path} | ledger ingest - --cluster <id>")
 
 
-def test_no_extension_is_unknown(tmp_path) -> None:
+def test_no_extension_binary_is_unknown(tmp_path) -> None:
     path = tmp_path / "has space" / "README"
     path.parent.mkdir()
-    path.write_text("plain text")
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00binary")
     msg = _error(path)
     assert msg.startswith(f"Cannot read {path}: .unknown needs a parser ledger does not bundle.")
-    assert f"cat '{path}' | ledger ingest - --cluster <id>" in msg  # path quoted for the shell
+    assert f"pandoc -t plain '{path}' | ledger ingest - --cluster <id>" in msg  # path quoted for the shell
+
+
+@pytest.mark.parametrize("name", ["NOTES", "tool.py", "guide.rst", "app.config.ts", ".bashrc"])
+def test_unlisted_name_with_text_bytes_reads_as_plain_text(tmp_path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text("def main():\n    return 'héllo'\n")
+    src = read_source_file(path)
+    assert src.filename == str(path) and src.text.startswith("def main()")
 
 
 def test_missing_file(tmp_path) -> None:

@@ -32,6 +32,15 @@ from .errors import InvalidInput, UnreadableSource
 READABLE_EXTENSIONS: tuple[str, ...] = (
     "md", "markdown", "txt", "text", "csv", "tsv", "json", "jsonl", "log", "yaml", "yml",
 )
+#: Formats whose bytes are not their text: refused up front, with the tool to extract
+#: it, even when the bytes happen to decode (an RTF or an SVG-less XML office file).
+#: Any other file is read when its bytes are UTF-8 text without NUL (a ``.py``, a
+#: ``.rst``, an extensionless ``NOTES``): it is ingested as plain text under its name.
+NEEDS_PARSER: frozenset[str] = frozenset({
+    "pdf", "doc", "docx", "odt", "ods", "odp", "rtf", "xls", "xlsx", "ppt", "pptx", "epub", "pages", "key",
+    "numbers", "zip", "gz", "tgz", "bz2", "xz", "7z", "rar", "tar", "png", "jpg", "jpeg", "gif", "webp", "bmp",
+    "tiff", "ico", "mp3", "mp4", "wav", "mov", "sqlite", "db",
+})
 TARGET_CHARS = 900
 MAX_CHARS = 1600
 
@@ -225,11 +234,14 @@ class SourceText:
 
 
 def read_source_file(path: str | os.PathLike[str]) -> SourceText:
-    """Read a text file in one of :data:`READABLE_EXTENSIONS`.
+    """Read a text file: one in :data:`READABLE_EXTENSIONS`, or any other whose bytes
+    are UTF-8 text without NUL (read as plain text; its name stays the source's).
 
     Raises :class:`UnreadableSource` with a message that says what to do instead: for a
-    missing file, a directory, an unsupported extension, no permission, an empty file,
-    binary content or bytes that are not UTF-8. A UTF-8 BOM is stripped.
+    missing file, a directory, a format in :data:`NEEDS_PARSER` or an unlisted one whose
+    bytes are not text (both: "needs a parser", with the tool to extract the text), no
+    permission, an empty file, binary content or bytes that are not UTF-8. A UTF-8 BOM
+    is stripped.
     """
     shown = os.fspath(path)
     if not os.path.lexists(shown):
@@ -243,11 +255,8 @@ def read_source_file(path: str | os.PathLike[str]) -> SourceText:
             f"for f in {shlex.quote(shown.rstrip('/') or '/')}/*.md; do ledger ingest \"$f\" --cluster <id>; done"
         )
     ext = extension(shown)
-    if ext not in READABLE_EXTENSIONS:
-        raise UnreadableSource(
-            f"Cannot read {shown}: .{ext or 'unknown'} needs a parser ledger does not bundle. "
-            f"Extract the text yourself and pipe it in: {_extract_command(ext, shown)} | {_PIPE_HINT}"
-        )
+    if ext in NEEDS_PARSER:
+        raise _needs_parser(shown, ext)
     try:
         with open(shown, "rb") as fh:
             data = fh.read()
@@ -268,6 +277,9 @@ def read_source_file(path: str | os.PathLike[str]) -> SourceText:
 
     if not data:
         raise UnreadableSource(f"Cannot read {shown}: file is empty. There is nothing to ingest.")
+    if ext not in READABLE_EXTENSIONS and b"\x00" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # An unlisted name is text if its bytes say so; with NUL bytes it is a format to extract.
+        raise _needs_parser(shown, ext, _sniff_binary(data, shlex.quote(shown))[1])
     text = _decode(data, shown, shlex.quote(shown))
     if not text.strip():
         raise UnreadableSource(f"Cannot read {shown}: file is empty (it holds only whitespace). There is nothing to ingest.")
@@ -293,14 +305,15 @@ def read_source_stream(stream: BinaryIO, filename: str = "stdin") -> SourceText:
     return SourceText(filename=filename, ext=extension(filename), text=text, bytes=len(data))
 
 
-def source_from_text(text: str, filename: str = "stdin") -> SourceText:
+def source_from_text(text: str, filename: str = "stdin", *, empty: str | None = None) -> SourceText:
     """Wrap inline text (``--text``). A leading BOM is dropped; ``bytes`` is the UTF-8
-    size. Raises :class:`InvalidInput` for blank text or text that cannot be encoded
-    (lone surrogates, e.g. from undecodable command-line bytes)."""
+    size. Raises :class:`InvalidInput` for blank text (with ``empty`` as the message
+    when given, so the caller can name where the text came from) or text that cannot
+    be encoded (lone surrogates, e.g. from undecodable command-line bytes)."""
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text.strip():
-        raise InvalidInput(_empty_message(filename))
+        raise InvalidInput(empty or _empty_message(filename))
     nul = text.find("\x00")
     if nul >= 0:
         raise InvalidInput(
@@ -370,6 +383,15 @@ _CAT = {  # plain text under a name ledger does not list: cat is enough
     "", "py", "js", "ts", "tsx", "jsx", "go", "rs", "java", "c", "h", "cpp", "hpp", "rb", "sh",
     "toml", "ini", "cfg", "conf", "env", "xml", "sql", "css", "scss", "diff", "patch",
 }
+
+
+def _needs_parser(shown: str, ext: str, tool: str | None = None) -> UnreadableSource:
+    """The refusal for a format ledger does not read; ``tool`` overrides the extraction
+    command guessed from the extension (binary bytes under a text-like name)."""
+    return UnreadableSource(
+        f"Cannot read {shown}: .{ext or 'unknown'} needs a parser ledger does not bundle. "
+        f"Extract the text yourself and pipe it in: {tool or _extract_command(ext, shown)} | {_PIPE_HINT}"
+    )
 
 
 def _extract_command(ext: str, path: str) -> str:

@@ -174,7 +174,7 @@ def judge(candidate, verdict, kind, detector, note, agent, db, as_json):
 @click.option("--as-new", is_flag=True, help="Add a second source even when this file was ingested before (default: update it).")
 @common(agent=True)
 def ingest(path, cluster, trust, text, as_new, agent, db, as_json):
-    """Ingest a document as chunks (md txt csv tsv json jsonl log yaml yml; `-` for stdin).
+    """Ingest a document as chunks (any UTF-8 text file: md, txt, code...; `-` for stdin).
 
     Ingesting a file that was ingested before updates that source: unchanged chunks keep
     their reads, changed and removed ones are retired (asof: still finds them), new ones
@@ -189,7 +189,9 @@ def ingest(path, cluster, trust, text, as_new, agent, db, as_json):
     if not cluster:
         raise InvalidInput("--cluster is required. Run `ledger clusters` to see the taxonomy.")
     if text is not None:
-        src = ing.source_from_text(text, path or "stdin")
+        src = ing.source_from_text(text, path or "stdin", empty=(
+            f"The --text value is {'empty' if not text else 'only whitespace'}: nothing to ingest. "
+            'Give the text itself (ledger ingest --text "..." --cluster <id>), or a file or `-` for stdin.'))
     elif path == "-":
         src = ing.read_source_stream(sys.stdin.buffer, "stdin")
     elif path:
