@@ -153,8 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         results["ping"] = timed(lambda: c.call({"type": "ping"}), args.n, args.warmup)
         results["tool.execute.after (read)"] = timed(lambda: c.call(read), args.n, args.warmup)
         k = iter(range(10**9))
-        step = lambda: c.call({"event": {"hook": "event", "directory": str(project), "event": {"type": "message.part.updated", "properties": {
-            "sessionID": "ses_py", "part": {"id": f"p{next(k)}", "type": "step-finish", "sessionID": "ses_py"}}}}})
+        def step():
+            return c.call({"event": {"hook": "event", "directory": str(project), "event": {"type": "message.part.updated", "properties": {
+                    "sessionID": "ses_py", "part": {"id": f"p{next(k)}", "type": "step-finish", "sessionID": "ses_py"}}}}})
         results["step-finish event"] = timed(step, args.n, args.warmup)
         stats = c.call({"type": "stats"})["stats"]
         c.close()

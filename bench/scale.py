@@ -49,7 +49,6 @@ import argparse
 import bisect
 import hashlib
 import json
-import math
 import multiprocessing as mp
 import os
 import random
@@ -596,8 +595,8 @@ def verify_exact(led: Ledger, queries: list[str], k: int = 10) -> dict:
                 fuzzy += [quote(v) for v in sorted(near) if v not in qt.words and quote(v) not in fuzzy]
         side = [quote(T.encode_compound(c)) for c in qt.compounds] + [quote(" ".join(T.bigrams(r))) for r in qt.cjk]
         p: dict[int, float] = {}
-        for table, w, parts in (("memories_fts", f", 1.0, {store_mod.CONTEXT_WEIGHT}", exact), ("memories_side", "", side)):
-            for seq, v in bm25(table, w, parts).items():
+        for fts_table, w, parts in (("memories_fts", f", 1.0, {store_mod.CONTEXT_WEIGHT}", exact), ("memories_side", "", side)):
+            for seq, v in bm25(fts_table, w, parts).items():
                 p[seq] = p.get(seq, 0.0) + v
         rel = {seq: v / (v + 1.0) for seq, v in p.items()}
         for seq, v in bm25("memories_fts", f", 1.0, {store_mod.CONTEXT_WEIGHT}", fuzzy).items():

@@ -8,6 +8,7 @@ import json
 import time
 
 from conftest import iso
+
 from ledger.clock import FixedClock
 from ledger.service import Ledger
 

@@ -19,7 +19,6 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -217,7 +216,6 @@ def test_facts_reach_the_model_and_escalate_and_distillation_closes_the_loop(cla
 
 def test_escalation_can_deny_the_tool_call(claude_bin, world):
     """With deny_on_escalation the escalated call is refused and the model is told why."""
-    proj = world["proj"]
     steps = [("Bash", {"command": "cat data.bin", "description": "Show"}),
              ("Bash", {"command": "cat data.bin", "description": "Show again"})]
     scenario = Scenario(steps, final="Stopped.")

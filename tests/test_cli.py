@@ -9,11 +9,10 @@ import re
 import subprocess
 
 import pytest
+from conftest import LEDGER_BIN
 
 from ledger.ingest import source_from_text
 from ledger.service import Ledger
-
-from conftest import LEDGER_BIN
 
 SEED_EXPORT_FIELDS = {
     "id", "text", "kind", "origin", "clusterId", "clusterLabel", "clusterColor", "writer", "readers", "sourceId",

@@ -7,13 +7,12 @@ import json
 import re
 
 import pytest
+from conftest import iso
 
 from ledger.clock import DAY_MS
 from ledger.errors import InvalidInput, NotAClaim, UnknownCandidate, UnknownConflict
 from ledger.ingest import source_from_text
 from ledger.models import FileKey
-
-from conftest import iso
 
 
 def ids(res) -> list[str]:
@@ -407,7 +406,7 @@ def test_chunks_are_never_paired(ledger):
 
 def test_every_action_is_in_the_events_log_with_who(ledger):
     a = ledger.remember("Renews every 12 months", cluster="money", agent="writer1").memory
-    b = ledger.remember("Renews every 24 months", cluster="money", agent="writer2").memory
+    ledger.remember("Renews every 24 months", cluster="money", agent="writer2")
     (c,) = ledger.candidates()
     cf = ledger.judge(c.id, "conflict", agent="judge1")
     ledger.resolve(cf, "a", by="human1")

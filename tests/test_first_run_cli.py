@@ -10,7 +10,6 @@ import subprocess
 import urllib.request
 
 import pytest
-
 from conftest import LEDGER_BIN
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.harness import claude_code as cc
 from ledger.events import KINDS, HookEvent, HookResponse, ToolCall
+from ledger.harness import claude_code as cc
 from ledger.watcher.paths import files_touched, is_file_tool
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from fakes.hooks import LEDGER_BIN, context_of, post_bash, pre_read, run_hook
 
-from ledger.harness.runner import HOOK_BUSY_TIMEOUT_MS
 from ledger.filekeys import file_key
+from ledger.harness.runner import HOOK_BUSY_TIMEOUT_MS
 from ledger.service import Ledger
 
 

@@ -10,9 +10,9 @@ import pty
 import subprocess
 import time
 
-from ledger.service import Ledger
-
 from conftest import LEDGER_BIN, iso
+
+from ledger.service import Ledger
 
 DOC = "# Staging\n\nStaging deploys need the VPN up.\n\n# Rollbacks\n\nRollbacks use the previous tag.\n"
 

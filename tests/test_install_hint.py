@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import ledger
 from ledger.install_hint import INSTALL_COMMANDS, INSTALL_SENTENCE
-
-from conftest import LEDGER_BIN
 
 SRC = Path(ledger.__file__).resolve().parent
 ROOT = SRC.parent.parent

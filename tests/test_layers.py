@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import subprocess
 import sys
 from dataclasses import dataclass, field

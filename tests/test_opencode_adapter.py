@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from ledger.errors import InvalidInput
+from ledger.events import HookResponse
 from ledger.harness import opencode as oc
 from ledger.harness import opencode_install as inst
-from ledger.events import HookResponse
 from ledger.watcher.paths import files_touched, is_file_tool
 
 SID = "ses_dd3b891a9ffe9lOeeFljftGxAR"

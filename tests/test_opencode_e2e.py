@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -29,15 +28,15 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import LEDGER_BIN
 from fakes.npm import npm_install
 from fakes.openai_sse import OpenAIServer, ToolCall, Turn, messages_text, tool_results
-from ledger.harness.opencode_install import install_opencode, uninstall_opencode
+from test_opencode_server import console_command_serves
+
 from ledger.filekeys import file_key
+from ledger.harness.opencode_install import install_opencode, uninstall_opencode
 from ledger.service import Ledger
 from ledger.watcher.llm import SYSTEM as DISTILL_SYSTEM
-from test_opencode_server import console_command_serves
 
 OPENCODE_VERSION = "1.18.33"
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import LEDGER_BIN
 from test_opencode_server import console_command_serves
 

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import LEDGER_BIN
+
 from ledger.filekeys import file_key
 from ledger.service import Ledger
 from ledger.store import watch as W
@@ -123,7 +123,7 @@ def server(db_file):
 def read(project: Path, name: str = "notes.txt", sid: str = "ses_a", call: str = "c1") -> dict:
     return {"hook": "tool.execute.after", "directory": str(project), "worktree": str(project),
             "input": {"tool": "read", "sessionID": sid, "callID": call, "args": {"filePath": str(project / name)}},
-            "output": {"title": name, "output": f"<content>\n1: the answer is 42\n</content>", "metadata": {"truncated": False}}}
+            "output": {"title": name, "output": "<content>\n1: the answer is 42\n</content>", "metadata": {"truncated": False}}}
 
 
 def bus(project: Path, type_: str, **props) -> dict:

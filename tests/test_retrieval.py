@@ -10,16 +10,15 @@ import random
 import sqlite3
 
 import pytest
+from conftest import T0, iso
 
 from ledger import strength as S
+from ledger import terms as T
 from ledger.clock import DAY_MS, FixedClock
 from ledger.ingest import chunk_text, source_from_text
 from ledger.query import parse
 from ledger.service import Ledger
-from ledger import terms as T
 from ledger.text import QUERY_STOPWORDS
-
-from conftest import T0, iso
 
 
 def ids(res) -> list[str]:

@@ -19,7 +19,6 @@ from ledger.service import Ledger
 from ledger.watcher import config as C
 from ledger.watcher.llm import BACKENDS
 
-
 # ---------------------------------------------------------------------------- the table
 
 

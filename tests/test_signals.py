@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 import ledger.conflicts as conflicts_pkg
 from ledger.conflicts.signals import (
     COVER_FLOOR,
-    SHARE_FLOOR,
-    alignment,
     HEAD_TOKENS,
     OVERLAP_FLOOR,
+    SHARE_FLOOR,
     SIGNAL_NAMES,
     STOPWORDS,
     Suspicion,
+    alignment,
     content_tokens,
     overlap,
     pair_key,

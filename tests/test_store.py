@@ -6,14 +6,13 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from conftest import T0, iso
 
 from ledger.clock import DAY_MS, FixedClock
 from ledger.errors import InvalidInput, InvalidQuery, UnknownCluster, UnknownMemory, UnknownSource
 from ledger.ingest import source_from_text
 from ledger.service import Ledger, file_key
 from ledger.store.store import SEED_CLUSTERS
-
-from conftest import T0, iso
 
 
 def ids(res) -> list[str]:
@@ -413,8 +412,8 @@ def test_source_drop_removes_chunks_and_requeues_claims(ledger):
 
 
 def test_stats_arithmetic(ledger, clock):
-    a = ledger.remember("Renews every 12 months", cluster="money", agent="a").memory
-    b = ledger.remember("Renews every 24 months", cluster="money", agent="b").memory
+    ledger.remember("Renews every 12 months", cluster="money", agent="a")
+    ledger.remember("Renews every 24 months", cluster="money", agent="b")
     c = ledger.remember("Prefers tea", cluster="prefs", agent="a").memory
     d = ledger.remember("Prefers window seats", cluster="travel", agent="c").memory
     ledger.ingest(source_from_text(DOC, "runbook.md"), cluster="proc", agent="a")

@@ -16,8 +16,17 @@ import time
 
 import pytest
 from conftest import T0
-from fakes.hooks import (cfg_with, context_of, handle, payload, post_bash, post_edit, post_read, pre_bash, pre_read,
-                         run_hook)
+from fakes.hooks import (
+    cfg_with,
+    context_of,
+    handle,
+    payload,
+    post_bash,
+    post_read,
+    pre_bash,
+    pre_read,
+    run_hook,
+)
 
 from ledger.filekeys import file_key
 from ledger.store import watch as W

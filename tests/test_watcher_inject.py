@@ -8,7 +8,7 @@ import re
 import pytest
 from conftest import T0
 
-from ledger.watcher.engine import ESCALATED, GENTLE, STALE_MARK, GONE_MARK, render_facts
+from ledger.watcher.engine import ESCALATED, GENTLE, GONE_MARK, STALE_MARK, render_facts
 
 
 def _fact(i: int, text: str, path: str, **kw) -> dict:

@@ -11,7 +11,6 @@ import signal
 import sqlite3
 import subprocess
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 

@@ -14,8 +14,8 @@ import os
 import re
 import subprocess
 import sys
-import time
 import tempfile
+import time
 from pathlib import Path
 
 import httpx

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+from .vocab import DAY_MS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep `typing` off the hook path
     from typing import Callable
@@ -12,8 +14,6 @@ if TYPE_CHECKING:  # keep `typing` off the hook path
     Clock = Callable[[], int]
 else:
     Clock = object
-
-from .vocab import DAY_MS
 
 
 def system_clock() -> int:

@@ -20,11 +20,15 @@ from dataclasses import dataclass
 
 from . import wire
 from .clock import Clock, local_midnight_ms, system_clock
-from .errors import InvalidInput, NotAClaim, StoreUnavailable, UnknownMemory
+from .errors import InvalidInput, StoreUnavailable, UnknownMemory
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
 from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
 from .paths import db_file
+from .query import parse
+from .store import Store
+from .store import conflicts as cq
+from .text import storable_problem
 from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names from the service
     BULK_OPS,
     CONFLICT_KINDS,
@@ -39,10 +43,6 @@ from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names 
     REVIEW_ACTIONS,
     VERDICTS,
 )
-from .query import parse
-from .text import storable_problem
-from .store import Store
-from .store import conflicts as cq
 
 # Start-up budget (docs/benchmarks.md "Search and start-up"): the agent verbs import this
 # module, so what only some methods need (ingest, the proposer, statistics, pathlib,

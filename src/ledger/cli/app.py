@@ -18,6 +18,7 @@ from ..vocab import DEFAULT_MODE, DEFAULT_SOURCE_TRUST, MODES, SORTS
 from . import verbs
 from .base import _color, _json, _open, _out, _words, cli, common  # noqa: F401 - shared by setup
 
+
 def _warn_unknown_clusters(led, query: str) -> None:
     """:func:`.verbs.warn_unknown_clusters`, JSON when the command line asks for it."""
     verbs.warn_unknown_clusters(led, query, _JSON_ERRORS)

@@ -98,8 +98,8 @@ def run_fast(args: list[str]) -> int | None:
         return None
     if not _valid(verb, a):
         return None
-    from . import verbs
     from ..errors import LedgerError
+    from . import verbs
 
     try:
         if verb == "recall":

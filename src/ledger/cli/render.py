@@ -8,8 +8,8 @@ imported only then: the agent verbs print through here without it (docs/benchmar
 
 from __future__ import annotations
 
-from ..text import collapse
 from ..termfmt import age, ago, bar, truncate
+from ..text import collapse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover

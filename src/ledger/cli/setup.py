@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -165,7 +164,8 @@ def replay(transcripts, distiller, every, escalate_after, db, as_json):
     \b
     ledger replay ~/.claude/projects/*/SESSION.jsonl
     """
-    from ..harness.replay import format_report, replay as run_replay
+    from ..harness.replay import format_report
+    from ..harness.replay import replay as run_replay
 
     reports = [run_replay(t, db=db, distiller=distiller, every=every, escalate_after=escalate_after) for t in transcripts]
     if as_json:
@@ -193,7 +193,8 @@ def checkpoints(ctx, session, project_dir, limit, full, db, as_json):
     import os
 
     from ..paths import db_path
-    from ..store.watch import checkpoints as list_checkpoints, open_store
+    from ..store.watch import checkpoints as list_checkpoints
+    from ..store.watch import open_store
 
     conn = open_store(str(db_path(db)))
     try:

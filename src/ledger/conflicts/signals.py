@@ -48,9 +48,9 @@ from ledger.conflicts.values import (
     STOPWORDS,
     Quantity,
     Values,
+    haystack,
     normalise,
     quantity,
-    haystack,
     read,
     same_quantity,
 )

@@ -575,7 +575,7 @@ def _read_quantities(r: _Reader) -> set[Quantity]:
                     unit, end = w, nxt.end()
                 elif w.lower() in _MONTHS:
                     unit = "day of month"  # "14 June": the month stays a month value
-                elif w.lower() not in _NOT_A_UNIT and not w.lower() in _WEEKDAYS:
+                elif w.lower() not in _NOT_A_UNIT and w.lower() not in _WEEKDAYS:
                     unit, end = w, nxt.end()
             elif word:
                 continue  # a bare number word ("one of", "on two") is too vague

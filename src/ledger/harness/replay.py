@@ -286,8 +286,8 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
             os.makedirs(u["cwd"], exist_ok=True)
         base = {"session_id": u["session"], "transcript_path": transcript, "cwd": u["cwd"], "tool_name": u["name"],
                 "tool_input": u["input"], "tool_use_id": u["id"]}
-        from ..watcher.paths import files_touched
         from ..events import ToolCall
+        from ..watcher.paths import files_touched
 
         touched = files_touched(ToolCall(u["name"], u["input"] if isinstance(u["input"], dict) else {}), u["cwd"])
         for p in touched:

@@ -76,9 +76,9 @@ import sys
 import threading
 import time
 
+from ..log import log_line
 from . import opencode
 from .jsonlines import MAX_LINE, Channel  # noqa: F401 - MAX_LINE: part of the protocol this module documents
-from ..log import log_line
 
 PROTOCOL = 1
 SEEN_PARTS_CAP = 4096  # step-finish part ids remembered per session, for de-duplication
@@ -218,9 +218,9 @@ class SessionServer:
             note_todos(self.connection(), key, p.todos, self.clock())
             return reply(rid)
 
+        from ..session.state import handle_session_event
         from ..watcher.engine import Engine
         from ..watcher.spool import spool_dir
-        from ..session.state import handle_session_event
 
         # A tool call that finds the store locked past the wait is spooled, not lost.
         engine = Engine(self.connection(), self.cfg, self.clock(), spawn_distill=self.spawn_distill,

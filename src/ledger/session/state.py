@@ -254,7 +254,6 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
     """The project's strongest live facts (keyed to files in the project), bounded;
     says how many were left out."""
     from ..facts import fact_line, fact_strength
-
     from ..watcher.worktrees import aliases
 
     # The project as checked out in the repository's other linked worktrees shares facts

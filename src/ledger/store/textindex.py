@@ -17,7 +17,6 @@ Tables (migration ``m007_terms``):
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
 
 from .. import terms as T
 from ..text import QUERY_STOPWORDS

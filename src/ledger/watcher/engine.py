@@ -25,8 +25,8 @@ import sys
 from ..errors import StoreUnavailable
 from ..events import HookEvent, HookResponse
 from ..facts import fact_prefix, fact_strength, rank_key  # noqa: F401 - fact_strength re-exported
-from ..log import log_line
 from ..filekeys import is_changed
+from ..log import log_line
 from ..store import watch as W
 from .paths import files_touched, is_file_tool
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from .. import __version__
+from .. import __version__, wire
 from .. import strength as S
-from .. import wire
 from ..models import Memory
 from ..query import KEY_HINTS, KEYS
 from ..service import BULK_OPS, CONFLICT_KINDS, MODES, RESOLUTIONS, REVIEW_ACTIONS, Ledger
-
 from ..vocab import SORTS  # noqa: E402,F401 - re-exported for the API's validation
+
 NODE_TEXT = wire.NODE_TEXT  # re-exported; the node shape is decided in ledger.wire
 graph_node = wire.graph_node  # re-exported for callers of the old name
 
