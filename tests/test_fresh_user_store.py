@@ -8,11 +8,10 @@ import re
 
 import pytest
 from starlette.testclient import TestClient
+from test_cli import fail, memory, ok, remember
 
 from ledger.service import Ledger
 from ledger.web.server import create_app
-
-from test_cli import fail, memory, ok, remember
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient` is deprecated")
 BASE = "http://127.0.0.1:7444"
