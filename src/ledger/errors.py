@@ -133,8 +133,10 @@ class StoreUnavailable(LedgerError):
 
 #: Why the store failed: ``disk-full``, ``read-only`` (permissions, a read-only file or
 #: folder), ``locked`` (another process held the write lock past the busy timeout),
-#: ``corrupt`` (not a SQLite file, a damaged page), ``error`` (anything else: a bug).
-STORE_REASONS = ("disk-full", "read-only", "locked", "corrupt", "error")
+#: ``corrupt`` (not a SQLite file, a damaged page), ``bad-path`` (the path cannot hold a
+#: store: a file where a folder must be, a folder where the file must be),
+#: ``error`` (anything else: a bug).
+STORE_REASONS = ("disk-full", "read-only", "locked", "corrupt", "bad-path", "error")
 
 
 class UnknownCheckpoint(LedgerError):

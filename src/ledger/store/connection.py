@@ -52,11 +52,14 @@ def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms:
             return _connect_once(p, readonly, wait_ms)
         except sqlite3.OperationalError as exc:
             if _code(exc) not in (SQLITE_BUSY, SQLITE_LOCKED) or time.monotonic() + delay > deadline:
-                raise StoreUnavailable(open_error_message(p, exc, wait_ms)) from exc
+                raise StoreUnavailable(open_error_message(p, exc, wait_ms), reason=_open_reason(exc), detail=str(exc),
+                                       path=p) from exc
         except sqlite3.DatabaseError as exc:
-            raise StoreUnavailable(open_error_message(p, exc, wait_ms)) from exc
+            raise StoreUnavailable(open_error_message(p, exc, wait_ms), reason=_open_reason(exc), detail=str(exc),
+                                   path=p) from exc
         except OSError as exc:
-            raise StoreUnavailable(f"Cannot create the store folder for {p}: {exc.strerror or exc}.") from exc
+            raise StoreUnavailable(_folder_error_message(p, exc), reason=_os_reason(exc), detail=str(exc),
+                                   path=p) from exc
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
 
@@ -87,6 +90,38 @@ def _connect_once(p: str, readonly: bool, wait_ms: int) -> sqlite3.Connection:
         raise
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _open_reason(exc: BaseException) -> str:
+    """The :data:`ledger.errors.STORE_REASONS` entry for a failure to open: a user's
+    mistake (not a SQLite file, no permission, locked, disk full) is never ``error``,
+    which the CLI reports as a ledger bug."""
+    code = _code(exc)
+    if is_disk_full(exc):
+        return "disk-full"
+    if code in (SQLITE_BUSY, SQLITE_LOCKED):
+        return "locked"
+    if code in (SQLITE_NOTADB, SQLITE_CORRUPT):
+        return "corrupt"
+    return "bad-path"
+
+
+def _os_reason(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "read-only"
+    return "disk-full" if _enospc_hint(exc) else "bad-path"
+
+
+def _folder_error_message(p: str, exc: OSError) -> str:
+    """Why the store's folder cannot be made, naming the file in the way (a
+    ``$LEDGER_HOME`` or ``--db`` folder that is a regular file) when there is one."""
+    d = os.path.dirname(os.path.abspath(p))
+    while d and not os.path.exists(d) and os.path.dirname(d) != d:
+        d = os.path.dirname(d)
+    if os.path.exists(d) and not os.path.isdir(d):
+        return (f"Cannot create the store at {p}: {d} is a file, not a folder. Point $LEDGER_HOME (or --db, "
+                f"$LEDGER_DB) at a folder or a store file, or move {d} away.")
+    return f"Cannot create the store folder for {p}: {exc.strerror or exc}. Check the path (--db, $LEDGER_DB, $LEDGER_HOME)."
 
 
 def _code(exc: BaseException) -> int | None:
