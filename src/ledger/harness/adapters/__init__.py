@@ -42,11 +42,17 @@ def names() -> list[str]:
 
 
 def get(harness: str):
-    """The adapter module for ``harness``. Raises :class:`UnknownHarness`."""
+    """The adapter module for ``harness``. Raises :class:`UnknownHarness`. Imports the
+    one module directly (no folder listing: this runs on every hook call)."""
     module = f"{__name__}.{harness.replace('-', '_')}"
-    if not harness or harness != harness.strip().lower() or harness not in names():
+    if not harness or not all(c.isascii() and (c.islower() or c.isdigit() or c == "-") for c in harness):
         raise UnknownHarness(f"unknown harness {harness!r}; ledger knows {', '.join(names())}")
-    __import__(module)
+    try:
+        __import__(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise  # the adapter exists but one of its own imports is missing
+        raise UnknownHarness(f"unknown harness {harness!r}; ledger knows {', '.join(names())}") from None
     return sys.modules[module]
 
 
