@@ -105,3 +105,31 @@ def test_ingest_empty_text_names_the_text_option(cli, value):
     msg = fail(*cli("ingest", "--text", value, "--cluster", "proc"))
     assert "--text value is" in msg and "stdin" not in msg.split(":")[0]
     assert "nothing arrived on stdin" not in msg
+
+
+# ---------------------------------------------------------------- 4. a chunk's strength is its source's trust
+@pytest.mark.parametrize("trust,shown", [(0.3, 30), (0.86, 86), (0.05, 15)])  # 0.05 is clamped up to 15
+def test_show_explains_a_chunks_strength_by_its_source_trust(cli, trust, shown):
+    r = json.loads(ok(*cli("ingest", "--text", "Roll back by re-tagging the release.", "--cluster", "proc",
+                           "--trust", str(trust), "--json")))
+    sid = r["sourceId"]
+    with Ledger.open(cli.db) as led:
+        cid = led.source_detail(sid)["chunks"][0].id
+    out = ok(*cli("show", cid))
+    assert f"strength {shown}  (source trust {trust:.2f}, {sid})" in out
+    assert "used " not in out and "corroborated" not in out
+    d = json.loads(ok(*cli("show", cid, "--json")))
+    assert d["sourceTrust"] == trust and d["sourceId"] == sid and round(d["strength"] * 100) == shown
+    mid = remember(cli, "Deploys go out on Tuesdays", "proc")
+    assert "(used 0.00 · fresh" in ok(*cli("show", mid))
+    assert "sourceTrust" not in json.loads(ok(*cli("show", mid, "--json")))
+
+
+def test_web_memory_detail_gives_a_chunks_source_trust(tmp_path):
+    db = tmp_path / "w.db"
+    with Ledger.open(db) as led:
+        src = led.ingest_chunks("runbook.md", ["Check CI first."], cluster="proc", agent="t", trust=0.4)
+        cid = led.source_detail(src.source_id)["chunks"][0].id
+    with TestClient(create_app(str(db)), base_url=BASE, headers={"origin": BASE}) as client:
+        m = client.get(f"/api/memories/{cid}").json()["memory"]
+    assert m["sourceTrust"] == 0.4 and m["strength"] == 0.4

@@ -607,3 +607,20 @@ def test_foreign_host_and_origin_are_refused(pw, browser, demo):
     assert demo.api(f"/api/memories/{target}")["memory"]["reviewedAt"] is None
     r = httpx.post(demo.url + f"api/review/{target}/keep", json={}, headers={"origin": "http://evil.example"})
     assert r.status_code == 403 and r.json()["kind"] == "cross-origin"
+
+
+def test_inspector_explains_a_chunk_by_its_source_trust(page, demo):
+    with Ledger.open(demo.db) as led:
+        src = led.ingest_chunks("quokka.md", ["The quokka runbook says to restart the zebrafish queue."], cluster="proc",
+                                agent="t", trust=0.42)
+        cid = led.source_detail(src.source_id)["chunks"][0].id
+    page.goto(demo.url + "#/browse")
+    page.locator("#q").fill("zebrafish quokka")
+    page.keyboard.press("Enter")
+    page.locator(f'tbody tr[data-id="{cid}"]').click()
+    insp = page.locator("#inspector")
+    expect(insp.locator(".factor-name", has_text="source trust")).to_be_visible()
+    expect(insp.locator(".factor-hint")).to_contain_text(src.source_id)
+    for factor in ("used", "fresh", "corroborated"):
+        expect(insp.locator(".factor-name", has_text=factor)).to_have_count(0)
+    assert not page.errors

@@ -57,6 +57,9 @@ class Memory:
     topic: str | None = None
     files: tuple["FileKey", ...] = ()
     score: float | None = None  # set on search hits: 0.75*relevance + 0.25*strength
+    # A chunk's source trust (0-1): its strength is this, clamped (ledger.strength.chunk_strength); the
+    # factors do not apply to chunks. None for claims.
+    source_trust: float | None = None
 
     def to_dict(self) -> dict:
         """The JSON shape: :func:`ledger.wire.memory`."""

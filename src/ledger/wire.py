@@ -48,6 +48,8 @@ def memory(x: "Memory") -> dict:
     if x.topic is not None or x.files:
         d["topic"] = x.topic
         d["files"] = [file_key(f) for f in x.files]
+    if x.kind == "chunk" and x.source_trust is not None:
+        d["sourceTrust"] = round(x.source_trust, 4)  # what a chunk's strength comes from (not the factors)
     if x.score is not None:
         d["score"] = round(x.score, 4)
     return d

@@ -138,10 +138,13 @@ def stats_text(st: dict, color: bool) -> str:
 
 def memory_text(m: Memory, now: int) -> str:
     f = m.factors
+    # A chunk's strength is its source's trust (clamped); the use factors do not apply.
+    why = (f"source trust {m.source_trust:.2f}, {m.source_id}" if m.kind == "chunk" and m.source_trust is not None
+           else f"used {f.used:.2f} · fresh {f.fresh:.2f} · corroborated {f.corroborated:.2f}")
     lines = [
         f"{m.id}  {m.kind} · {m.origin} · [{m.cluster_id}] {m.cluster_label}",
         f"  {collapse(m.text)}",
-        f"  strength {pct(m.strength)}  (used {f.used:.2f} · fresh {f.fresh:.2f} · corroborated {f.corroborated:.2f})",
+        f"  strength {pct(m.strength)}  ({why})",
         f"  writer {m.writer} · readers {', '.join(m.readers)} · hits {m.hits} · last read {ago(now - m.last_read_at)}",
     ]
     if m.provenance:

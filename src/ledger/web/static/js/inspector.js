@@ -90,7 +90,9 @@ function render(m, related) {
 
   // why this strength
   const why = h('section', { class: 'insp-sec' }, h('h4', { text: 'WHY THIS STRENGTH' }));
-  why.append(
+  // A chunk's strength is its document's trust; the use factors do not apply to it.
+  if (m.kind === 'chunk') why.append(factorRow('source trust', 1, m.sourceTrust ?? m.strength, `trust of ${m.sourceId}, set in Sources`));
+  else why.append(
     factorRow('used', S.wUsed, f.used, `${m.hits} ${m.hits === 1 ? 'read' : 'reads'} by agents (saturates at ${S.useCeiling ?? 300})`),
     factorRow('fresh', S.wFresh, f.fresh, `last read ${ago(m.lastReadAt)} (halves in about ${Math.round((S.tauDays ?? 190) * Math.LN2)} days unread)`),
     factorRow('corroborated', S.wCorroborated, f.corroborated, `${m.sourceCount} ${m.sourceCount === 1 ? 'source' : 'sources'} · ${nReaders} ${nReaders === 1 ? 'agent' : 'agents'}`),
