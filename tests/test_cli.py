@@ -166,8 +166,8 @@ def test_forget_reports_what_it_dropped(cli):
     a = remember(cli, "alpha fact")
     b = remember(cli, "beta fact")
     assert ok(*cli("forget", a)) == "forgot 1 — still answerable by asof: queries\n"
-    assert json.loads(ok(*cli("forget", a, b, "--json"))) == {"forgotten": 1, "ids": [a, b]}
-    assert ok(*cli("forget", a, b)) == "forgot 0 — still answerable by asof: queries\n"
+    assert json.loads(ok(*cli("forget", a, b, "--json"))) == {"forgotten": 1, "ids": [a, b], "already_forgotten": [a]}
+    assert ok(*cli("forget", a, b)) == f"{a}, {b} were already forgotten; nothing to do for them\n"
     c = remember(cli, "gamma fact")
     assert "m_nope" in fail(*cli("forget", c, "m_nope"))
     assert memory(cli, c)["deletedAt"] is None

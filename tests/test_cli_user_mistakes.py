@@ -38,3 +38,74 @@ def test_a_folder_where_the_store_file_must_be(cli, tmp_path):
     (tmp_path / "adir").mkdir()
     rc, out, err = cli("stats", db=None, env={"LEDGER_DB": str(tmp_path / "adir")})
     assert rc == 1 and "Check the path" in err and "ledger bug" not in err
+
+
+def _remember(cli, text: str) -> str:
+    import json
+
+    rc, out, err = cli("remember", text, "--cluster", "proc", "--json")
+    assert rc == 0, err
+    return json.loads(out)["id"]
+
+
+def test_forgetting_an_already_forgotten_memory_says_so(cli):
+    a, b = _remember(cli, "Staging deploys need VPN access"), _remember(cli, "The API rate limit is 100 per minute")
+    rc, out, err = cli("forget", a)
+    assert rc == 0 and out.strip() == "forgot 1 — still answerable by asof: queries"
+    rc, out, err = cli("forget", a)
+    assert rc == 0 and out.strip() == f"{a} was already forgotten; nothing to do for it"
+    assert "forgot 0" not in out
+    # A mix: one dropped now, one already gone; the same id twice counts once.
+    rc, out, err = cli("forget", a, b, b)
+    assert rc == 0 and out.splitlines() == ["forgot 1 — still answerable by asof: queries",
+                                            f"{a} was already forgotten; nothing to do for it"]
+    rc, out, err = cli("forget", a, b, "--json")
+    import json
+
+    assert json.loads(out) == {"forgotten": 0, "ids": [a, b], "already_forgotten": [a, b]}
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "opencode"])
+@pytest.mark.parametrize("scope", ["--project", "--user"])
+def test_uninstall_with_nothing_installed_names_no_file(cli, tmp_path, harness, scope):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    rc, out, err = cli("uninstall", harness, scope, "--dir", proj, db=None, env=env)
+    where = "here" if scope == "--project" else "for this user"
+    assert rc == 0 and out.strip() == f"no ledger hooks installed for {harness} {where} (nothing removed)", err
+    assert not (proj / ".claude").exists() and not (proj / ".opencode").exists()
+
+
+@pytest.mark.parametrize("group,subs,typo,near", [
+    ("config", "get, list, set", "bogus", None),
+    ("config", "get, list, set", "lst", "list"),
+    ("sources", "drop, trust", "bogus", None),
+    ("checkpoints", "show", "bogus", None),
+    ("clusters", "add", "ad", "add"),
+])
+def test_a_subcommand_typo_names_the_groups_subcommands(cli, group, subs, typo, near):
+    rc, out, err = cli(group, typo)
+    assert rc == 1
+    assert f'Unknown command "{typo}" for `ledger {group}`: it has {subs}.' in err
+    assert f"Run `ledger {group} --help`." in err
+    assert (f"Did you mean `ledger {group} {near}`?" in err) if near else "Did you mean" not in err
+    rc, out, err = cli("bogus")
+    assert err.strip() == '✕ Unknown command "bogus". Run `ledger --help`.'
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["watcher.every", "-3"], "watcher.every = -3: must be at least 1. Nothing was changed."),
+    (["watcher.every", "--json", "-3"], "watcher.every = -3: must be at least 1."),
+    (["watcher.every", "-0"], "watcher.every = -0: must be at least 1."),
+    (["every", "abc"], 'Unknown setting "every". Did you mean "watcher.every"?'),
+    (["escalate_after", "2"], 'Did you mean "watcher.escalate_after"?'),
+    (["llm.bakend", "none"], 'Did you mean "llm.backend"?'),
+])
+def test_config_set_takes_negative_looking_values_and_suggests_the_key(cli, _isolated_home, args, needle):
+    from pathlib import Path
+
+    rc, out, err = cli("config", "set", *args, db=None)
+    assert rc == 1 and needle in err, err
+    assert "No such option" not in err
+    assert not (Path(_isolated_home) / "config.toml").exists()  # nothing written

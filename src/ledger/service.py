@@ -368,6 +368,12 @@ class Ledger:
     def forget(self, ids: Sequence[str], *, agent: str) -> int:
         """Soft-delete memories; returns how many were live and are now dropped. Unknown
         ids raise UnknownMemory before anything changes."""
+        return len(self.forget_each(ids, agent=agent)["forgotten"])
+
+    def forget_each(self, ids: Sequence[str], *, agent: str) -> dict:
+        """:meth:`forget`, saying which ids it dropped and which were already forgotten:
+        ``{"forgotten": [full ids], "already": [full ids]}`` (input order, duplicates
+        once). Raises InvalidInput for no ids, UnknownMemory before anything changes."""
         if not ids:
             raise InvalidInput("Which memories? Try: ledger forget m_abc123")
         resolved = []
@@ -379,9 +385,13 @@ class Ledger:
                                     field="memory", value=mid) from None
         ids = list(dict.fromkeys(resolved))
         now = self.clock()
+        out: dict = {"forgotten": [], "already": []}
         with self.store.atomic():
             self.store.touch_agent(agent, now)
-            return sum(self.store.soft_delete(mid, f"forgotten by {agent}", agent, now) for mid in ids)
+            for mid in ids:
+                dropped = self.store.soft_delete(mid, f"forgotten by {agent}", agent, now)
+                out["forgotten" if dropped else "already"].append(mid)
+        return out
 
     def link(self, a: str, b: str, *, agent: str) -> tuple[str, str]:
         """Link two memories (ids or short ids); returns the two full ids."""

@@ -70,11 +70,18 @@ def forget(ids, agent, db, as_json):
     ledger forget m_abc123 m_def456
     """
     with _open(db) as led:
-        n = led.forget(list(ids), agent=default_agent(agent))
+        r = led.forget_each(list(ids), agent=default_agent(agent))
     if as_json:
-        _json({"forgotten": n, "ids": list(ids)})
-    else:
-        _out(f"forgot {n} — still answerable by asof: queries")
+        _json({"forgotten": len(r["forgotten"]), "ids": list(ids), "already_forgotten": r["already"]})
+        return
+    lines = []
+    if r["forgotten"]:
+        lines.append(f"forgot {len(r['forgotten'])} — still answerable by asof: queries")
+    if r["already"]:
+        which = ", ".join(r["already"])
+        lines.append(f"{which} {'was' if len(r['already']) == 1 else 'were'} already forgotten; nothing to do for "
+                     f"{'it' if len(r['already']) == 1 else 'them'}")
+    _out("\n".join(lines))
 
 
 @cli.command()
@@ -508,6 +515,21 @@ def _asks_json(args: list[str]) -> bool:
     return "--json" in head
 
 
+def _unknown_command(name: str, ctx: click.Context | None) -> str:
+    """The message for a command name no group has: inside a group (``ledger config
+    bogus``) it lists that group's subcommands and points at its own ``--help``."""
+    group = ctx.command if ctx is not None and isinstance(ctx.command, click.Group) else None
+    if group is None or ctx.parent is None:
+        return f'Unknown command "{name}". Run `ledger --help`.'
+    subs = [n for n in group.list_commands(ctx) if not getattr(group.get_command(ctx, n), "hidden", False)]
+    path = ctx.command_path
+    import difflib
+
+    close = difflib.get_close_matches(name, subs, n=1)
+    hint = f" Did you mean `{path} {close[0]}`?" if close else ""
+    return f'Unknown command "{name}" for `{path}`: it has {", ".join(subs)}.{hint} Run `{path} --help`.'
+
+
 def run(args: list[str]) -> int:
     """Run the click app; map errors to ``✕ <message>`` (or, with ``--json``, a JSON
     object on stderr, see :func:`_err`) and exit 1. Exit statuses do not depend on
@@ -531,7 +553,7 @@ def run(args: list[str]) -> int:
         msg = exc.format_message()
         if "No such command" in msg:
             name = msg.split("'")[1] if "'" in msg else msg
-            msg = f'Unknown command "{name}". Run `ledger --help`.'
+            msg = _unknown_command(name, exc.ctx)
         _err(msg, "usage")
         return 1
     except click.exceptions.Exit as exc:

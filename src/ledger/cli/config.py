@@ -27,7 +27,15 @@ def _unknown(key: str) -> InvalidInput:
     import difflib
 
     C = _settings()
-    close = difflib.get_close_matches(key, list(C.BY_KEY), n=1)
+    keys = list(C.BY_KEY)
+    # A section left out ("every" for "watcher.every") is the commonest slip: match the
+    # part after the dot first, then the nearest whole key by edit distance.
+    tail = key.rsplit(".", 1)[-1].lower()
+    close = [k for k in keys if k.rsplit(".", 1)[-1] == tail]
+    if not close:
+        by_tail = difflib.get_close_matches(tail, [k.rsplit(".", 1)[-1] for k in keys], n=1)
+        close = [k for k in keys if by_tail and k.rsplit(".", 1)[-1] == by_tail[0]]
+    close = close or difflib.get_close_matches(key, keys, n=1)
     hint = f' Did you mean "{close[0]}"?' if close else ""
     return InvalidInput(f'Unknown setting "{key}".{hint} Run `ledger config list` to see them all.')
 
@@ -116,7 +124,7 @@ def config_get(ctx, key, as_json):
         raise click.exceptions.Exit(1)
 
 
-@config.command("set")
+@config.command("set", context_settings={"ignore_unknown_options": True})
 @click.argument("key")
 @click.argument("value")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
