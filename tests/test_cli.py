@@ -416,7 +416,7 @@ def test_stats(cli, db_file):
     lines = ok(*cli("stats")).splitlines()
     assert lines[0] == f"▍ LEDGER  {db_file}"
     assert lines[1] == "     3  memories   2 claims · 1 chunk"
-    assert lines[2] == "     2  pending review"
+    assert lines[2] == "     2  waiting in review   2 claims · 0 conflicts"
     assert lines[3] == "     0  open conflicts   1 candidate awaiting an agent"
     assert lines[4] == "     1  source"
     assert lines[5] == "     3  agents     4 calls today"

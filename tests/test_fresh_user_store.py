@@ -133,3 +133,36 @@ def test_web_memory_detail_gives_a_chunks_source_trust(tmp_path):
     with TestClient(create_app(str(db)), base_url=BASE, headers={"origin": BASE}) as client:
         m = client.get(f"/api/memories/{cid}").json()["memory"]
     assert m["sourceTrust"] == 0.4 and m["strength"] == 0.4
+
+
+# ---------------------------------------------------------------- 5. one review-queue count everywhere
+def _queue_store(db, extra_kept: int) -> int:
+    """Claims, one open conflict (two conflicted claims), a waiting candidate and
+    ``extra_kept`` reviewed claims; returns the expected 'waiting' count."""
+    with Ledger.open(db) as led:
+        a = led.remember("CI runs on Python 3.11", cluster="code", agent="a").memory.id
+        led.remember("CI runs on Python 3.12", cluster="code", agent="b")
+        led.judge(led.candidates(1)[0].id, "conflict", agent="a", kind="value drift", detector=0.9)
+        led.remember("The invoice renews every 12 months", cluster="money", agent="a")
+        led.remember("The invoice renews every 24 months", cluster="money", agent="b")  # a candidate, unjudged
+        for i in range(extra_kept):
+            led.review(led.remember(f"Kept fact {i} about the zebra queue", cluster="proc", agent="a").memory.id, "keep")
+        led.remember("Deploys go out on Tuesdays", cluster="proc", agent="a")
+        assert led.candidates(5) and led.get(a).conflict_with
+    return 3 + 1  # three unconflicted pending claims + one conflict
+
+
+@pytest.mark.parametrize("extra_kept", [0, 2])
+def test_stats_review_and_web_count_the_review_queue_alike(cli, extra_kept):
+    waiting = _queue_store(cli.db, extra_kept)
+    st = json.loads(ok(*cli("stats", "--json")))
+    assert st["reviewQueue"] == waiting and st["pending"] == waiting + 1  # pending: every unreviewed claim
+    assert f"{waiting:>6}  waiting in review   3 claims · 1 conflict" in ok(*cli("stats")).splitlines()
+    q = json.loads(ok(*cli("review", "--json")))
+    assert q["claimCount"] + q["conflictCount"] == q["waiting"] == waiting
+    assert ok(*cli("review", "--plain")).startswith("Review queue  3 claims · 1 conflict\n")
+    with TestClient(create_app(str(cli.db)), base_url=BASE, headers={"origin": BASE}) as client:
+        assert client.get("/api/stats").json()["reviewQueue"] == waiting
+        r = client.get("/api/review").json()
+        assert r["claimCount"] + r["conflictCount"] == r["waiting"] == waiting
+        assert r["candidateCount"] == q["candidateCount"] == st["candidates"] >= 1

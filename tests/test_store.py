@@ -433,7 +433,7 @@ def test_stats_arithmetic(ledger, clock):
     cand = ledger.candidates()[0]
     ledger.judge(cand.id, "conflict", agent="j")
     st2 = ledger.stats()
-    assert (st2["candidates"], st2["conflicts"], st2["reviewQueue"]) == (0, 1, 0)
+    assert (st2["candidates"], st2["conflicts"], st2["reviewQueue"], st2["reviewClaims"]) == (0, 1, 1, 0)
 
 
 def test_facets_agree_with_search(ledger):

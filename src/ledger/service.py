@@ -687,6 +687,18 @@ class Ledger:
         self.store.log(now, by, "conflicts.resolve", a, f"{outcome} on {conflict_id}")
 
     # ------------------------------------------------------------------ review (people)
+    def review_counts(self) -> dict:
+        """The one definition of the review queue's size, used by ``stats``, ``review``
+        and the web UI: ``{"claims": n, "conflicts": m, "candidates": k, "waiting": n + m}``.
+        ``claims`` are live unreviewed claims not in an open conflict (a conflicted claim
+        is reviewed through its conflict, so it counts once, as the conflict);
+        ``candidates`` wait for an agent's verdict, not for a person, so they are not
+        ``waiting``."""
+        claims = cq.pending_review_count(self.store)
+        conflicts = cq.open_conflict_count(self.store)
+        return {"claims": claims, "conflicts": conflicts, "candidates": cq.pending_candidate_count(self.store),
+                "waiting": claims + conflicts}
+
     def review_queue(self, limit: int = 200) -> dict:
         """``{"claims": [Memory], "conflicts": [Conflict], "candidates": [Candidate],
         "claimCount": n, "conflictCount": m, "candidateCount": k}``: pending claims not
@@ -696,13 +708,15 @@ class Ledger:
         claims = self.store.get_many(cq.pending_review_ids(self.store, limit), now)
         conflicts = cq.list_conflicts(self.store, now, status="open", limit=limit)
         candidates = cq.pending_candidates(self.store, now, limit)
+        n = self.review_counts()
         return {
             "claims": claims,
             "conflicts": conflicts,
             "candidates": candidates,
-            "claimCount": cq.pending_review_count(self.store),
-            "conflictCount": cq.open_conflict_count(self.store),
-            "candidateCount": cq.pending_candidate_count(self.store),
+            "claimCount": n["claims"],
+            "conflictCount": n["conflicts"],
+            "candidateCount": n["candidates"],
+            "waiting": n["waiting"],
         }
 
     def review(self, memory_id: str, action: str, *, text: str | None = None, by: str = HUMAN) -> Memory:
@@ -749,7 +763,10 @@ class Ledger:
             "diskBytes": self.store.disk_bytes(),
             "startedAt": self.started_at,
             "p50SearchMs": round(statistics.median(ms), 2) if ms else None,
-            "reviewQueue": cq.pending_review_count(self.store),
+            # The review queue as review and the web UI count it (see review_counts);
+            # "pending" above stays every unreviewed claim, conflicted ones included.
+            "reviewQueue": (n := self.review_counts())["waiting"],
+            "reviewClaims": n["claims"],
             "db": str(self.path),
             "watcher": self.store.watch.watcher_counts(),
             "llmToday": self.store.watch.llm_usage(midnight),

@@ -124,7 +124,8 @@ def stats_text(st: dict, color: bool) -> str:
     return "\n".join([
         _style(head, bold=True) if color else head,
         f"{_count(st['memories'], 'memory', 'memories')}   {plural(st['claims'], 'claim')} · {plural(st['chunks'], 'chunk')}",
-        f"{st['pending']:>6}  pending review",
+        f"{st['reviewQueue']:>6}  waiting in review   {plural(st['reviewClaims'], 'claim')} · "
+        f"{plural(st['conflicts'], 'conflict')}",
         f"{_count(st['conflicts'], 'open conflict')}   {plural(st['candidates'], 'candidate')} awaiting an agent",
         _count(st["sources"], "source"),
         f"{_count(st['agents'], 'agent')}     {plural(st['requestsToday'], 'call')} today",

@@ -98,9 +98,12 @@ def pending_candidates(store: Store, now: int, limit: int = 5) -> list[Candidate
 
 
 def pending_candidate_count(store: Store) -> int:
-    """Unjudged candidates (both sides are live: dropping a memory settles its
-    candidates). What ``remember`` reports; an index-only count."""
-    return store._conn.execute("SELECT count(*) FROM conflict_candidates WHERE judged_at IS NULL").fetchone()[0]
+    """Unjudged candidates whose two memories are both live (dropping a memory settles
+    its candidates, so the join only guards a pair left over): the same rows
+    :func:`pending_candidates` lists and ``stats`` counts."""
+    return store._conn.execute(
+        """SELECT count(*) FROM conflict_candidates cc JOIN memories a ON a.id = cc.a JOIN memories b ON b.id = cc.b
+           WHERE cc.judged_at IS NULL AND a.deleted_at IS NULL AND b.deleted_at IS NULL""").fetchone()[0]
 
 
 def open_conflict_count(store: Store) -> int:

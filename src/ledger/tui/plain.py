@@ -63,4 +63,5 @@ def queue_json(queue: dict) -> dict:
         "claimCount": n_claims,
         "conflictCount": n_conflicts,
         "candidateCount": int(queue.get("candidateCount", len(queue.get("candidates") or []))),
+        "waiting": int(queue.get("waiting", n_claims + n_conflicts)),
     }

@@ -78,7 +78,8 @@ def review_bundle(led: Ledger, limit: int = 50) -> dict:
         "candidates": [c.to_dict() for c in cands],
         "claimCount": q["claimCount"],
         "conflictCount": q["conflictCount"],
-        "candidateCount": st["candidates"],
+        "candidateCount": q["candidateCount"],
+        "waiting": q["waiting"],
         "claimsTotal": st["claims"],
         "pendingTotal": st["pending"],
     }

@@ -55,7 +55,7 @@ function paintStats(st) {
     el.textContent = text;
     el.classList.toggle('alert', alert);
   };
-  const queue = (st.reviewQueue ?? st.pending) + st.conflicts;
+  const queue = st.reviewQueue;  // claims waiting + open conflicts: the service's one definition
   set('n-review', queue ? num(queue) : '', queue > 0);
   set('n-browse', num(st.memories));
   set('n-sources', num(st.sources));
