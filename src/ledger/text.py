@@ -5,6 +5,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 chunk``, ``2 chunks``; ``many`` for an irregular plural (``memories``). For
+    every count shown to a person (CLI lines and the event details the feed shows)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
 _WS = re.compile(r"\s+")
 _NON_SLUG = re.compile(r"[^\w]+|_+", re.UNICODE)
 

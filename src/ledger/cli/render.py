@@ -40,9 +40,7 @@ def _bar(fraction: float, width: int, color: bool) -> str:
     return _style(b[:filled], fg=_tint(fraction)) + _style(b[filled:], dim=True)
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 chunk``, ``2 chunks``; ``many`` for an irregular plural (``memories``)."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"
+from ..text import plural  # noqa: E402,F401 - re-exported: the CLI's modules import it from here
 
 
 def pct(strength: float) -> int:

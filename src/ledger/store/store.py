@@ -23,7 +23,7 @@ from ..errors import InvalidInput, NotAClaim, UnknownCluster, UnknownMemory, Unk
 from ..ids import new_id
 from ..models import Agent, Cluster, Event, FileKey, Memory, MemoryRow, Source
 from ..query import Query
-from ..text import slugify
+from ..text import plural, slugify
 from ..vocab import PALETTE, RELEVANCE_WEIGHT, SORTS, STRENGTH_WEIGHT
 from . import ops, textindex
 from . import watch as _watch
@@ -250,7 +250,7 @@ class Store:
                 self._conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (cid, agent))
                 ctx = " ".join(chunks[max(0, i - neighbours) : i] + list(chunks[i + 1 : i + 1 + neighbours])) if neighbours else ""
                 self._index(cur.lastrowid, chunk, ctx)
-            self.log(now, agent, "sources.ingest", None, f"{filename} · {n} chunks")
+            self.log(now, agent, "sources.ingest", None, f"{filename} · {plural(n, 'chunk')}")
         return sid, ids
 
     # ------------------------------------------------------------------ reading memories

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from ..text import plural
 from . import ops
 from .connection import atomic, connect, translate_module
 from .migrations import migrate
@@ -154,7 +155,7 @@ def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, 
     if not counted:
         ops.touch_agent(conn, agent, now)
     ops.log_event(conn, now, agent, "watcher.inject", memory_ids[0] if memory_ids else None,
-                  f"{level} · {len(memory_ids)} facts · {', '.join(paths)[:200]}")
+                  f"{level} · {plural(len(memory_ids), 'fact')} · {', '.join(paths)[:200]}")
 
 
 def try_lease(conn: sqlite3.Connection, key: str, owner: str, now: int, lease_ms: int = LEASE_MS) -> bool:
