@@ -145,3 +145,31 @@ def test_the_events_feed_counts_in_the_singular_for_one(cli, db_file, tmp_path):
     rc, out, err = cli("ingest", str(doc), "--cluster", "reading")
     assert rc == 0, err
     assert any(d.endswith("· 1 chunk") for d in _details(db_file, "sources.ingest")), _details(db_file, "sources.ingest")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["judge", "", "--verdict", "unrelated"], "Which candidate? Give its id, e.g. ledger judge cc_abc123"),
+    (["judge", "  ", "--verdict", "conflict"], "Which candidate?"),
+    (["resolve", "", "a"], "Which conflict? Give its id, e.g. ledger resolve cf_abc123 a"),
+    (["resolve", ""], "Which conflict?"),
+    (["sources", "trust", "", "0.5"], "Which source? Give its id"),
+    (["sources", "drop", " "], "Which source? Give its id"),
+])
+def test_an_empty_id_is_asked_for(cli, args, needle):
+    rc, out, err = cli(*args)
+    assert rc == 1 and needle in err, err
+    assert " ." not in err  # never "No open conflict ."
+
+
+def test_adding_a_cluster_twice_says_it_already_exists(cli):
+    import json
+
+    rc, out, err = cli("clusters", "add", "Client work")
+    assert rc == 0 and out.strip() == "✓ client-work", err
+    for again in (["Client work"], ["client", "WORK"], ["code"]):
+        rc, out, err = cli("clusters", "add", *again)
+        assert rc == 0 and "already exists; nothing changed" in out and "✓" not in out, (again, out)
+    rc, out, _ = cli("clusters", "add", "Client work", "--json")
+    assert json.loads(out)["created"] is False and json.loads(out)["label"] == "Client work"
+    rc, out, _ = cli("clusters", "add", "Side project", "--json")
+    assert json.loads(out)["created"] is True

@@ -127,9 +127,18 @@ def clusters_add(ctx, label, db, as_json):
     """Create a cluster; its id is the slug of the label."""
     db = db or (ctx.obj or {}).get("db")
     as_json = as_json or (ctx.obj or {}).get("json")
+    from ..text import slugify
+
+    text = " ".join(label)
     with _open(db) as led:
-        c = led.add_cluster(" ".join(label))
-    _json(c.to_dict()) if as_json else _out(f"✓ {c.id}")
+        existed = {c.id: c for c in led.clusters()}.get(slugify(text.strip()))
+        c = led.add_cluster(text)
+    if as_json:
+        _json({**c.to_dict(), "created": existed is None})
+    elif existed is not None:
+        _out(f'cluster {c.id} ("{c.label}") already exists; nothing changed')
+    else:
+        _out(f"✓ {c.id}")
 
 
 @cli.command()
@@ -148,6 +157,13 @@ def conflicts(limit, db, as_json):
     _json([c.to_dict() for c in cands]) if as_json else _out(candidates_text(cands))
 
 
+def _need_source_id(source_id: str) -> None:
+    """An empty id is a missing one: ask for it instead of "No source ."."""
+    if not source_id.strip():
+        raise InvalidInput("Which source? Give its id, e.g. s_abc123 (`ledger sources` lists them).",
+                           field="source", value=source_id)
+
+
 @cli.command()
 @click.argument("candidate")
 @click.option("--verdict", required=True, help="conflict | unrelated")
@@ -162,6 +178,9 @@ def judge(candidate, verdict, kind, detector, note, agent, db, as_json):
     ledger judge cc_abc --verdict conflict --kind "value drift" --detector 0.9
     ledger judge cc_abc --verdict unrelated
     """
+    if not candidate.strip():
+        raise InvalidInput("Which candidate? Give its id, e.g. ledger judge cc_abc123 --verdict unrelated "
+                           "(`ledger conflicts` lists the ones waiting).", field="candidate", value=candidate)
     with _open(db) as led:
         cf = led.judge(candidate, verdict, agent=default_agent(agent), kind=kind, detector=detector, note=note)
         c = led.conflict(cf) if cf else None
@@ -268,6 +287,10 @@ def resolve(conflict, outcome, db, as_json):
     ledger resolve cf_abc123 b
     ledger resolve cc_abc123 dismiss
     """
+    if not conflict.strip():
+        raise InvalidInput("Which conflict? Give its id, e.g. ledger resolve cf_abc123 a (`ledger review` lists open "
+                           "conflicts (cf_...) and candidates waiting for a verdict (cc_...)).", field="conflict",
+                           value=conflict)
     if not outcome:
         raise InvalidInput(f"Which outcome? Try: ledger resolve {conflict} a|b|both|merge|dismiss  (a/b keep one side, both keeps both and links them, merge puts B's text on A, dismiss: not a conflict)")
     how = {"a": "kept A, retired B", "b": "kept B, retired A", "both": "kept both, linked", "merge": "merged B's text into A",
@@ -318,6 +341,7 @@ def sources(ctx, db, as_json):
 def sources_trust(ctx, source_id, value, db, as_json):
     """Set a document's trust (0-1); every chunk's strength moves with it."""
     db = db or (ctx.obj or {}).get("db")
+    _need_source_id(source_id)
     with _open(db) as led:
         t = led.set_trust(source_id, value)
     _json({"sourceId": source_id, "trust": t}) if as_json or (ctx.obj or {}).get("json") else _out(f"trust {source_id} → {round(t * 100)}")
@@ -330,6 +354,7 @@ def sources_trust(ctx, source_id, value, db, as_json):
 def sources_drop(ctx, source_id, db, as_json):
     """Drop a document: its chunks go, claims distilled from it return to review."""
     db = db or (ctx.obj or {}).get("db")
+    _need_source_id(source_id)
     with _open(db) as led:
         r = led.drop_source(source_id)
     if as_json or (ctx.obj or {}).get("json"):
