@@ -176,3 +176,24 @@ def test_remote_bind_without_the_flag_still_refused(db):
     out = subprocess.run([LEDGER, "serve", "--db", str(db), "--port", "0", "--host", "0.0.0.0"],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode != 0 and "--allow-remote" in out.stderr
+
+
+@pytest.mark.parametrize("args,has_token", [([], False), (["--host", "127.0.0.2"], False),
+                                             (["--host", "0.0.0.0", "--allow-remote"], True)])
+def test_serve_json_prints_one_json_line_once_listening(db, args, has_token):
+    import json
+
+    proc = subprocess.Popen([LEDGER, "serve", "--db", str(db), "--port", "0", "--json", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        line = json.loads(first)  # no banner before it
+        assert set(line) == {"url", "store", "memories", "pending"} | ({"token"} if has_token else set())
+        assert line["store"] == str(db) and line["memories"] == 1
+        url = line["url"].replace("0.0.0.0", "127.0.0.1")
+        r = httpx.get(url + "health", timeout=5)  # listening when the line is out
+        assert r.status_code == 200
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    assert "LEDGER running" not in first + out

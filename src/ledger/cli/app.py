@@ -505,11 +505,12 @@ def serve(host, port, open_browser, allow_remote, allow_hosts, db, as_json):
     \b
     ledger serve
     ledger serve --host 0.0.0.0 --allow-remote --allow-host box.lan   # prints a token
+    ledger serve --port 0 --json     # one line {"url", "store", ..., "token" if any} once listening
     """
     from ..web.server import serve as run_server
 
     rc = run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote, on_error=_err,
-                    allow_hosts=tuple(allow_hosts))
+                    allow_hosts=tuple(allow_hosts), as_json=as_json)
     sys.exit(1 if rc else 0)
 
 

@@ -135,7 +135,7 @@ def _say_error(message: str, kind: str) -> None:
 
 
 def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser: bool = False, allow_remote: bool = False,
-          on_error=None, allow_hosts: tuple[str, ...] = (), token: str | None = None) -> int:
+          on_error=None, allow_hosts: tuple[str, ...] = (), token: str | None = None, as_json: bool = False) -> int:
     """Run the web UI for the store at ``db_path`` until interrupted. Returns an exit
     code: 0 after a clean stop, 1 if the port cannot be bound or the store cannot be
     opened, 2 for a non-loopback host without ``allow_remote`` or a bad ``allow_hosts``
@@ -143,6 +143,8 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
 
     The banner with the URL is printed only once uvicorn has started and the socket
     accepts connections, so a script may request the URL as soon as it reads the line.
+    With ``as_json`` that line is one JSON object instead of the banner:
+    ``{"url", "store", "memories", "pending"}`` plus ``"token"`` when one is required.
     ``on_error(message, kind)`` reports a failure (default: ``✕ <message>`` on stderr;
     the CLI passes its own so ``--json`` gets a JSON object).
 
@@ -190,6 +192,16 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
     app = create_app(str(path), port=bound_port, extra_hosts=extra, ip_literals=remote, token=secret)
 
     def banner() -> None:
+        if as_json:
+            import json
+
+            line = {"url": url, "store": str(path), "memories": st["memories"], "pending": st["pending"]}
+            if secret:
+                line["token"] = secret
+            print(json.dumps(line), flush=True)
+            if open_browser:
+                threading.Timer(0.1, webbrowser.open, args=(url,)).start()
+            return
         print(f"● LEDGER running   {url}")
         print(f"  {st['memories']} {'memory' if st['memories'] == 1 else 'memories'} · {st['pending']} pending review · {path}")
         if remote:
