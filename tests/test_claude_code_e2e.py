@@ -173,7 +173,8 @@ def test_facts_reach_the_model_and_escalate_and_distillation_closes_the_loop(cla
         # 6: the 4th injection opportunity for data.bin escalates
         assert "LEDGER ESCALATION" not in text[5]
         assert "LEDGER ESCALATION" in text[6] and contexts[6] == 4
-        assert "You have been shown these facts 4 times" in text[6]
+        # shown at 3 (the ladder restarted there) and now; 4 and 5 were quiet
+        assert "You have been shown these facts 2 times" in text[6]
         assert contexts[7] == 4 and contexts[8] == 4  # files with no facts: nothing
         # let the detached distillers still running (steps 3-4, 5-6) finish while their model is up
         assert wait_for(lambda: query(db, "SELECT count(*) FROM watch_sessions WHERE lease_owner IS NULL")[0][0] == 1, 20)

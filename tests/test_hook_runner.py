@@ -290,3 +290,22 @@ def test_other_commands_do_import_click(tmp_path):
     """The control for the test above: the same measurement sees click when it is used."""
     mods = imported_modules(["--help"], b"", {})
     assert "click" in {m.split(".")[0] for m in mods}
+
+
+def _escalation_header(ctx: str) -> str:
+    return next(line for line in ctx.splitlines() if "LEDGER ESCALATION" in line)
+
+
+@pytest.mark.parametrize("after,calls,times,steps", [
+    ("4", 4, 2, 3),  # gentle at step 1, quiet at 2 and 3, escalated at 4: shown twice, not 4 times
+    ("2", 2, 2, 1),  # gentle, then escalated at once
+    ("2", 3, 3, 2),  # every escalation is a real showing too
+    ("3", 5, 4, 4),  # gentle, quiet, escalated, escalated, escalated
+])
+def test_escalation_counts_only_real_showings(store_with_fact, proj, home, after, calls, times, steps):
+    env = {"LEDGER_DB": store_with_fact, "LEDGER_ESCALATE_AFTER": after}
+    for n in range(calls):
+        p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env=env)
+        run_hook("PostToolUse", post_bash("ls", stdout="x", cwd=proj), env=env)
+    head = _escalation_header(context_of(p.stdout.decode()))
+    assert f"shown these facts {times} times across {steps} steps" in head, head

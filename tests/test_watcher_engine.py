@@ -179,8 +179,9 @@ def test_escalated_message_counts_times_and_steps(ledger, db_file, proj):
     for _ in range(5):
         ctxs.append(hook.ctx(pre_bash("xxd x/model.ckpt", cwd=proj)))
         hook(post_bash("xxd x/model.ckpt", stdout="00000000: 89", cwd=proj))
-    assert "shown these facts 4 times across 3 steps" in ctxs[3]
-    assert "shown these facts 5 times across 4 steps" in ctxs[4]
+    # Times shown, not times asked: step 0 showed them (gentle), 1 and 2 were quiet.
+    assert "shown these facts 2 times across 3 steps" in ctxs[3]
+    assert "shown these facts 3 times across 4 steps" in ctxs[4]
     assert "ESTABLISHED FACTS" in ctxs[4] and "fp16" in ctxs[4]
 
 

@@ -136,6 +136,17 @@ def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: i
     return injections, first
 
 
+def times_shown(conn: sqlite3.Connection, key: str, path: str, since_step: int) -> int:
+    """How many injections in session ``key`` showed facts for ``path`` from
+    ``since_step`` on: real showings, not the quiet calls :func:`escalation_step` also
+    counts (what the escalation message reports)."""
+    return conn.execute(
+        """SELECT count(*) FROM injections i WHERE i.session = ? AND i.step >= ?
+           AND EXISTS (SELECT 1 FROM json_each(i.paths) WHERE json_each.value = ?)""",
+        (key, since_step, path),
+    ).fetchone()[0]
+
+
 def reset_escalation(conn: sqlite3.Connection, key: str) -> int:
     """New findings in a session: the agent is learning, not stuck. Returns rows reset."""
     return conn.execute("DELETE FROM watch_escalation WHERE session = ?", (key,)).rowcount
@@ -254,7 +265,7 @@ def _like_prefix(path: str) -> str:
 
 
 # No sqlite3 error leaves the store: each operation raises StoreUnavailable instead.
-translate_module(globals(), ('open_store', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'reset_escalation', 'record_injection', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts'), path_of=lambda args: None)
+translate_module(globals(), ('open_store', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts'), path_of=lambda args: None)
 
 
 class Bound:

@@ -280,7 +280,7 @@ class Engine:
         # the facts yet (escalate_after below 2 acts as 2). Counts are per step, so
         # parallel calls of one model step are one showing (store.watch.escalation_step).
         threshold = max(2, int(self.w["escalate_after"]))
-        level, shown, times, first_step = QUIET, [], 0, None
+        level, shown, shown_paths, times, first_step = QUIET, [], [], 0, None
         with W.atomic(self.conn):
             for path, fs in by_path.items():
                 injections, first = W.escalation_step(self.conn, key, path, max(f["seq"] for f in fs), step)
@@ -290,16 +290,21 @@ class Engine:
                     continue
                 if _LEVEL_RANK[lvl] > _LEVEL_RANK[level]:
                     level = lvl
-                if injections > times:
-                    times, first_step = injections, first
+                # Times *shown*: earlier injections of this path plus this one, not the
+                # quiet calls between them that the escalation counter also counts.
+                shown_times = 1 if lvl == GENTLE else W.times_shown(self.conn, key, path, first if first is not None else step) + 1
+                if shown_times > times:
+                    times, first_step = shown_times, first
                 shown.extend(fs)
+                shown_paths.append(path)
             if level == QUIET:
                 return None
             text, ids = render_facts(shown, level=level, times=times, steps=step - (first_step or step),
                                      now=self.now, max_facts=int(self.w["max_facts"]), max_chars=int(self.w["max_chars"]))
             # A fact shown marked "may be stale" is not strengthened by being shown.
             stale = {f["id"] for f in shown if f["id"] in ids and is_stale(f)}
-            W.record_injection(self.conn, key, step, level, ids, list(by_path), len(text), reader_agent(event), self.now,
+            # Only the paths whose facts were shown: times_shown counts these rows.
+            W.record_injection(self.conn, key, step, level, ids, shown_paths, len(text), reader_agent(event), self.now,
                                counted_ids=[i for i in ids if i not in stale])
         deny = text if level == ESCALATED and self.w.get("deny_on_escalation") else None
         return HookResponse(additional_context=text, deny_reason=deny)
