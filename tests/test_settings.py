@@ -148,11 +148,22 @@ def test_a_bad_value_costs_the_hook_one_log_line_not_every_call(store_with_fact,
         p = run_hook("PostToolUse", post_bash(f"ls {i}", stdout="x", cwd=proj), env={"LEDGER_DB": db})
         assert p.returncode == 0 and p.stdout == b"" and p.stderr == b""
     lines = (home / "hook.log").read_text().splitlines()
-    assert len(lines) == 3 and all('config ignored' in x and 'watcher.every = "abc"' in x for x in lines), lines
+    # Logged once for this version of the file, not once per hook call.
+    assert len(lines) == 1 and 'config ignored' in lines[0] and 'watcher.every = "abc"' in lines[0], lines
+    # An edit that is still bad is logged again (once); a new bad value from the
+    # environment too.
+    (home / "config.toml").write_text('[watcher]\nevery = "xyz"\nescalate_after = 2\ndeny_on_escalation = "false"\n'
+                                      '[llm]\nbackend = "command"\ncommand = "true"\n')
+    for i in range(2):
+        run_hook("PostToolUse", post_bash(f"ls again {i}", stdout="x", cwd=proj), env={"LEDGER_DB": db})
+    run_hook("PostToolUse", post_bash("ls env", stdout="x", cwd=proj), env={"LEDGER_DB": db, "LEDGER_ESCALATE_AFTER": "q"})
+    lines = (home / "hook.log").read_text().splitlines()
+    assert len(lines) == 4 and 'watcher.every = "xyz"' in lines[1], lines
+    assert any("LEDGER_ESCALATE_AFTER" in x for x in lines[2:]), lines
     # the steps were observed: the bad setting did not stop the engine
     import sqlite3
 
-    assert sqlite3.connect(db).execute("SELECT steps FROM watch_sessions").fetchone()[0] == 3
+    assert sqlite3.connect(db).execute("SELECT steps FROM watch_sessions").fetchone()[0] == 6
     # escalate_after = 2 applies (the second injecting step escalates); deny_on_escalation = "false" does not deny
     run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env={"LEDGER_DB": db})
     run_hook("PostToolUse", post_bash("ls", stdout="x", cwd=proj), env={"LEDGER_DB": db})

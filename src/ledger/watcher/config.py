@@ -8,7 +8,8 @@ set wins). Each value is checked against its row: a wrong type (``every = "abc"`
 string that is not a boolean (``deny_on_escalation = "maybe"``), a number below the
 minimum, a backend that does not exist. A bad value never fails the caller: that one
 setting keeps its default and a :class:`Problem` says what was wrong, where, and which
-value is used instead. The hook logs each problem as one line of ``hook.log`` and carries
+value is used instead. The hook logs each problem as one line of ``hook.log`` (once per
+version of the file, :func:`load_logged`) and carries
 on; ``ledger config`` shows them to a person.
 
 Booleans accept TOML ``true``/``false`` and, in the file or a variable, the words
@@ -279,15 +280,43 @@ def load(path: str | None = None, errors: list[str] | None = None) -> dict:
     return loaded.values
 
 
+#: Beside ``hook.log``: the signature of the config problems last logged, so a bad
+#: value is logged once per edit of ``config.toml``, not once per hook call.
+LOGGED_MARK = ".config-problems-logged"
+
+
 def load_logged(path: str | None = None) -> dict:
     """:func:`load` for processes nobody watches (hooks, the distiller, the OpenCode
-    session server): each problem becomes one ``config ignored: ...`` line in
-    ``hook.log`` and the bad value falls back to its default."""
+    session server): the bad value falls back to its default and each problem becomes
+    one ``config ignored: ...`` line in ``hook.log``, once for the same problems in the
+    same version of the file (its mtime and size; a changed environment variable
+    changes the problem text, so it is logged again)."""
     problems: list[str] = []
+    p = path or config_path()
     cfg = load(path, errors=problems)
     if problems:
+        import hashlib
+
         from ..log import log_line
 
+        try:
+            st = os.stat(p)
+            stamp = f"{st.st_mtime_ns}:{st.st_size}"
+        except OSError:
+            stamp = "-"
+        sig = hashlib.sha256("\n".join([p, stamp, *problems]).encode("utf-8", "replace")).hexdigest()
+        mark = os.path.join(home_dir(), LOGGED_MARK)
+        try:
+            with open(mark, encoding="utf-8") as fh:
+                if fh.read().strip() == sig:
+                    return cfg
+        except OSError:
+            pass
         for msg in problems:
             log_line(f"config ignored: {msg}")
+        try:
+            with open(mark, "w", encoding="utf-8") as fh:
+                fh.write(sig)
+        except OSError:
+            pass
     return cfg
