@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 chunk``, ``2 chunks``; ``many`` for an irregular plural (``memories``). For
     every count shown to a person (CLI lines and the event details the feed shows)."""
