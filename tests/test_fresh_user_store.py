@@ -166,3 +166,36 @@ def test_stats_review_and_web_count_the_review_queue_alike(cli, extra_kept):
         r = client.get("/api/review").json()
         assert r["claimCount"] + r["conflictCount"] == r["waiting"] == waiting
         assert r["candidateCount"] == q["candidateCount"] == st["candidates"] >= 1
+
+
+# ---------------------------------------------------------------- 7. web API: bad paths and parameters are 400s
+@pytest.fixture()
+def web(tmp_path):
+    db = tmp_path / "w.db"
+    with Ledger.open(db) as led:
+        led.remember("Deploys go out on Tuesdays", cluster="proc", agent="t")
+    with TestClient(create_app(str(db)), base_url=BASE, headers={"origin": BASE}) as client:
+        yield client
+
+
+@pytest.mark.parametrize("path", ["/api/memories/%FF", "/api/memories/m_%C3%28", "/api/sources/%FE%FF",
+                                  "/api/review/%FF/keep"])
+def test_a_path_that_is_not_utf8_is_a_400(web, path):
+    r = web.post(path, json={}) if path.endswith("/keep") else web.get(path)
+    assert r.status_code == 400, r.text
+    assert r.json()["kind"] == "invalid-input" and "not UTF-8" in r.json()["error"]
+
+
+@pytest.mark.parametrize("path,name", [("/api/events?since=abc", "since"), ("/api/events?limit=5&afterr=3", "afterr"),
+                                       ("/api/timeline?bucket=10", "bucket"), ("/api/review?limt=5", "limt"),
+                                       ("/api/memories/zzzzzz?full=1", "full")])
+def test_an_unknown_parameter_is_a_400_naming_it(web, path, name):
+    r = web.get(path)
+    assert r.status_code == 400, r.text
+    assert r.json()["kind"] == "invalid-input" and repr(name) in r.json()["error"]
+
+
+def test_known_parameters_still_work(web):
+    assert web.get("/api/events?limit=5&after=0").status_code == 200
+    assert web.get("/api/timeline?buckets=10").status_code == 200
+    assert web.get("/api/memories/%E2%9C%93").status_code == 404  # valid UTF-8, just no such memory

@@ -16,7 +16,7 @@ import threading
 import time
 import traceback
 from typing import Any, Callable
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -123,6 +123,15 @@ def _check_request_text(request: Request) -> None:
     except UnicodeDecodeError as exc:
         raise BadRequest(f"The query string is not UTF-8 (byte 0x{exc.object[exc.start]:02X} after percent-decoding); "
                          "encode parameters as UTF-8.") from None
+    raw_path = request.scope.get("raw_path")
+    if raw_path:
+        # The server decodes the path leniently (%FF becomes U+FFFD, a mojibake id that
+        # then 404s); undecodable escapes are the client's mistake, as in the query string.
+        try:
+            unquote_to_bytes(raw_path.split(b"?", 1)[0]).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadRequest(f"The path is not UTF-8 (byte 0x{exc.object[exc.start]:02X} after percent-decoding); "
+                             "encode ids as UTF-8.") from None
     for name, value in list(request.query_params.multi_items()) + list(request.path_params.items()):
         for what, text in (("name", name), ("value", value)):
             problem = storable_problem(text) if isinstance(text, str) else None
@@ -153,6 +162,15 @@ def _shown(name: str) -> str:
 
 def _pool(request: Request) -> LedgerPool:
     return request.app.state.pool
+
+
+def _only(request: Request, *allowed: str) -> None:
+    """Refuse query parameters the endpoint does not take (400), so a misspelt or
+    guessed one (``/api/events?since=...``) is not silently ignored."""
+    for name in request.query_params:
+        if name not in allowed:
+            takes = f"it takes: {', '.join(allowed)}" if allowed else "it takes none"
+            raise BadRequest(f"Unknown parameter {_shown(name)!r} for {request.url.path}; {takes}.")
 
 
 def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
@@ -251,6 +269,7 @@ async def agents(request: Request) -> Response:
 
 @endpoint
 async def events(request: Request) -> Response:
+    _only(request, "limit", "after")
     limit = _int(request, "limit", 20, 1, 500)
     after = _int(request, "after", 0, 0, 2**62)
     evs = await _pool(request).call(lambda led: led.events(limit))
@@ -264,6 +283,7 @@ async def facets(request: Request) -> Response:
 
 @endpoint
 async def timeline(request: Request) -> Response:
+    _only(request, "buckets")
     buckets = _int(request, "buckets", 60, 1, 1000)
     return JSONResponse(await _pool(request).call(lambda led: led.timeline(buckets)))
 
@@ -296,6 +316,7 @@ async def graph(request: Request) -> Response:
 
 @endpoint
 async def memory(request: Request) -> Response:
+    _only(request)
     mid = request.path_params["id"]
     return JSONResponse(await _pool(request).call(lambda led: views.memory_detail(led, mid)))
 
@@ -317,12 +338,14 @@ def _ndjson(text: str) -> Response:
 
 @endpoint
 async def review(request: Request) -> Response:
+    _only(request, "limit")
     limit = _int(request, "limit", 50, 1, 500)
     return JSONResponse(await _pool(request).call(lambda led: views.review_bundle(led, limit)))
 
 
 @endpoint
 async def sources(request: Request) -> Response:
+    _only(request, "preview")
     preview = _int(request, "preview", 4, 0, 200)
     return JSONResponse(await _pool(request).call(lambda led: views.sources(led, preview)))
 
@@ -330,6 +353,7 @@ async def sources(request: Request) -> Response:
 @endpoint
 async def source(request: Request) -> Response:
     sid = request.path_params["id"]
+    _only(request, "preview")
     preview = _int(request, "preview", 50, 0, 10_000)
     return JSONResponse(await _pool(request).call(lambda led: views.source_detail(led, sid, preview)))
 
