@@ -199,3 +199,20 @@ def test_known_parameters_still_work(web):
     assert web.get("/api/events?limit=5&after=0").status_code == 200
     assert web.get("/api/timeline?buckets=10").status_code == 200
     assert web.get("/api/memories/%E2%9C%93").status_code == 404  # valid UTF-8, just no such memory
+
+
+# ---------------------------------------------------------------- 8. a filter key with no value is an error
+@pytest.mark.parametrize("query", ["agent:", "deploys cluster:", "kind:", "strength:", "after: tuesdays"])
+def test_search_and_recall_refuse_a_filter_key_without_a_value(cli, query):
+    remember(cli, "Deploys go out on Tuesdays", "proc")
+    key = next(t for t in query.split() if t.endswith(":"))
+    for verb in ("search", "recall"):
+        msg = fail(*cli(verb, query))
+        assert f'Cannot parse "{key}": {key} needs a value' in msg, msg
+    obj = json.loads(fail_json := cli("search", query, "--json")[2])
+    assert obj["kind"] == "invalid-query" and fail_json.count("\n") == 1
+
+
+def test_web_search_refuses_a_filter_key_without_a_value(web):
+    r = web.get("/api/search", params={"q": "agent:"})
+    assert r.status_code == 400 and r.json()["kind"] == "invalid-query" and "agent: needs a value" in r.json()["error"]

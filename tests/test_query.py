@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger.errors import InvalidQuery
+from ledger.query.parser import empty_value_reason
 from ledger.query import (
     KEY_HINTS,
     KEYS,
@@ -106,10 +107,12 @@ def test_values_are_not_validated():
     assert q.kinds == ("bar",)
 
 
-def test_bare_key_is_ignored():
-    q = parse("agent: strength: asof: after: before: cluster: type: kind: hello", NOW)
-    assert q == Query(terms=("hello",))
-    assert not q.has_filters
+@pytest.mark.parametrize("key", ["agent", "strength", "asof", "after", "before", "cluster", "type", "kind", "Agent"])
+def test_bare_key_is_an_error_naming_it(key):
+    # A bare key used to be dropped, so `agent:` silently matched everything.
+    with pytest.raises(InvalidQuery) as info:
+        parse(f"hello {key}:", NOW)
+    assert info.value.token == f"{key}:" and f"{key.lower()}: needs a value" in info.value.reason
 
 
 def test_keys_and_hints():
@@ -307,7 +310,8 @@ def test_parse_only_ever_raises_invalid_query(text, now):
             assert "NUL" in exc.reason
             return
         assert exc.token in text.split()
-        assert exc.reason in (STRENGTH_REASON, WHEN_REASON) or exc.reason.startswith("unknown filter ")
+        assert (exc.reason in (STRENGTH_REASON, WHEN_REASON) or exc.reason.startswith("unknown filter ")
+                or exc.reason == empty_value_reason(exc.token[:-1].lower()))
     else:
         assert isinstance(q, Query)
         assert parse(format_query(q), now) == q

@@ -563,9 +563,12 @@ def test_claim_text_is_validated_on_write_and_edit(ledger, bad):
 
 def test_recall_needs_something_to_look_for(ledger):
     ledger.remember("A fine claim", cluster="code", agent="a")
-    for empty in ("", "   ", "cluster:", "agent:"):
+    for empty in ("", "   "):
         with pytest.raises(InvalidInput, match="What should I recall"):
             ledger.recall(empty, agent="a")
+    for bare in ("cluster:", "agent:"):  # a bare key is named (InvalidQuery), not dropped
+        with pytest.raises(InvalidQuery, match=f"{bare} needs a value"):
+            ledger.recall(bare, agent="a")
     assert ledger.recall("cluster:code", agent="a").total == 1
 
 

@@ -64,6 +64,15 @@ KEY_HINTS: dict[str, str] = {
 
 STRENGTH_REASON = "expected strength:<N or strength:>N, N between 0 and 100"
 WHEN_REASON = "expected a date like 2026-01-01 or a span like 30m, 2h, 30d, 2w, 6mo, 1y"
+# A filter key with nothing after the colon used to be dropped, so `agent:` matched
+# everything; it is an error naming the key, with an example value.
+_EMPTY_EXAMPLES = {"agent": "agent:claude", "cluster": "cluster:code", "type": "type:claim", "kind": "kind:chunk",
+                   "strength": "strength:>50", "asof": "asof:2026-01-01", "after": "after:30d", "before": "before:2026-01-01"}
+
+
+def empty_value_reason(key: str) -> str:
+    """Why ``<key>:`` alone does not parse: what :class:`InvalidQuery` says for it."""
+    return f"{key}: needs a value, e.g. {_EMPTY_EXAMPLES.get(key, key + ':<value>')}; remove it to match every {key}"
 
 _DAY_MS = 86_400_000
 # Span units in whole milliseconds (30.4 days = 2_626_560_000 ms exactly), so span
@@ -247,7 +256,8 @@ def parse(text: str, now_ms: int) -> Query:
 
     ``now_ms`` (epoch milliseconds, UTC) anchors spans such as ``30d``. Raises
     :class:`~ledger.errors.InvalidQuery` naming the first bad token for a malformed
-    ``strength:``, ``asof:``, ``after:`` or ``before:`` value, for a near-miss key
+    ``strength:``, ``asof:``, ``after:`` or ``before:`` value, for a filter key with
+    no value (``agent:``), for a near-miss key
     (:func:`near_key`), and for text no store can hold: a NUL character or an unpaired
     surrogate (what Python makes of undecodable bytes on a command line, or of
     ``"\\ud800"`` in JSON). Nothing else is an error.
@@ -268,7 +278,7 @@ def parse(text: str, now_ms: int) -> Query:
             continue
         key, value = split
         if not value:
-            continue
+            raise InvalidQuery(token, empty_value_reason(key))
         if key in _MULTI_FIELDS:
             values = multi[_MULTI_FIELDS[key]]
             value = value.lower()
