@@ -31,6 +31,7 @@ LEDGER_BUDGET = frozenset("""
     ledger ledger.cli ledger.cli.fast ledger.cli.render ledger.cli.verbs ledger.clock ledger.errors ledger.filekeys ledger.ids
     ledger.models ledger.paths ledger.query ledger.query.parser ledger.service ledger.store
     ledger.store.conflicts ledger.store.connection ledger.store.migrations ledger.store.ops ledger.store.sqlbits ledger.store.watch ledger.vocab
+    ledger.store.rows ledger.store.search ledger.store.sources ledger.store.stats
     ledger.store.store ledger.store.textindex ledger.strength ledger.termfmt ledger.terms ledger.text ledger.wire
 """.split())
 # Only remember runs the contradiction proposer.

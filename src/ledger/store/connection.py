@@ -292,9 +292,15 @@ def translate_module(namespace: dict, names, path_of=None) -> None:
 
 def translate_class(cls):
     """Class decorator: every public method (and ``__init__``) raises :func:`store_error`
-    instead of a ``sqlite3`` error."""
-    for name, attr in list(vars(cls).items()):
-        if callable(attr) and not isinstance(attr, (staticmethod, classmethod, type)) and (
-                not name.startswith("_") or name == "__init__"):
-            setattr(cls, name, translating(attr))
+    instead of a ``sqlite3`` error, including those the class inherits from its mixins
+    (the class's own definition wins over a mixin's of the same name)."""
+    seen: set[str] = set()
+    for klass in cls.__mro__[:-1]:  # the class and its mixins, not object
+        for name, attr in list(vars(klass).items()):
+            if name in seen:
+                continue
+            seen.add(name)
+            if callable(attr) and not isinstance(attr, (staticmethod, classmethod, type)) and (
+                    not name.startswith("_") or name == "__init__"):
+                setattr(cls, name, translating(attr))
     return cls
