@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger.errors import InvalidQuery
-from ledger.query.parser import empty_value_reason
 from ledger.query import (
     KEY_HINTS,
     KEYS,
@@ -23,6 +22,7 @@ from ledger.query import (
     parse,
     parse_when,
 )
+from ledger.query.parser import empty_value_reason
 
 DAY = 86_400_000
 # 2026-03-15T12:34:56.789Z
