@@ -190,11 +190,28 @@ def _killed_midway(argv: list[str], delay: float) -> subprocess.CompletedProcess
         return None
 
 
+class _KillTimer:
+    """Kill delays drawn around each operation's last observed run time (10-120% of it),
+    so most kills land mid-operation however fast the machine and the CLI are (and some
+    runs still finish); an operation's first delay is drawn below 1.2 x ``upper`` seconds."""
+
+    def __init__(self, rng: random.Random):
+        self.rng, self.took = rng, {}
+
+    def run(self, op: str, argv: list[str], upper: float) -> subprocess.CompletedProcess | None:
+        t = time.monotonic()
+        res = _killed_midway(argv, self.rng.uniform(0.1, 1.2) * self.took.get(op, upper))
+        if res is not None:
+            self.took[op] = time.monotonic() - t
+        return res
+
+
 def test_kill_9_during_ingest_merge_edit_and_drop(tmp_path):
     """``kill -9`` the real CLI at random points of ingest, merge (resolve), edit
     (review edit) and drop (sources drop): every source stays whole or absent, every
     acknowledged write survives, the file stays intact."""
     rng = random.Random(21)
+    timer = _KillTimer(rng)
     db = new_store(tmp_path / "kill.db")
     doc = tmp_path / "doc.md"
     n_chunks_text = "\n\n".join(f"Paragraph {i}: the boiler at site {i} was serviced in week {i % 52}." for i in range(4000))
@@ -204,14 +221,13 @@ def test_kill_9_during_ingest_merge_edit_and_drop(tmp_path):
     edits: dict[str, tuple[str, str]] = {}  # killed edits: the memory holds one of these texts
     t0 = time.monotonic()
     rounds = 6 * SCALE
-    # Whether a kill lands mid-operation depends on how fast the machine is, so keep
-    # going (bounded) until enough kills have landed instead of a fixed number of rounds.
+    # At least `rounds` rounds; whether a kill lands mid-operation still depends on the
+    # machine, so go on (bounded at 4x) until that many kills have landed.
     r = -1
-    while kills < rounds and r < 4 * rounds:
+    while (r + 1 < rounds or kills < rounds) and r + 1 < 4 * rounds:
         r += 1
         # ingest
-        res = _killed_midway([LEDGER_BIN, "ingest", str(doc), "--cluster", "reading", "--db", str(db), "--json"],
-                             rng.uniform(0.3, 2.5))
+        res = timer.run("ingest", [LEDGER_BIN, "ingest", str(doc), "--cluster", "reading", "--db", str(db), "--json"], 2.5)
         if res is None:
             kills += 1
         else:
@@ -227,7 +243,7 @@ def test_kill_9_during_ingest_merge_edit_and_drop(tmp_path):
                             "--supersedes", a, "--json").stdout)
         acked[a] = acked[b["id"]] = ""
         # merge, killed at a random point
-        res = _killed_midway([LEDGER_BIN, "resolve", b["conflictId"], "merge", "--db", str(db), "--json"], rng.uniform(0.05, 0.6))
+        res = timer.run("merge", [LEDGER_BIN, "resolve", b["conflictId"], "merge", "--db", str(db), "--json"], 0.6)
         if res is None:
             kills += 1
         else:
@@ -240,7 +256,7 @@ def test_kill_9_during_ingest_merge_edit_and_drop(tmp_path):
         new_text = f"Round {r} staging host is osprey"
         edit = ("import sys; from ledger.service import Ledger; led = Ledger.open(sys.argv[1]);"
                 "led.update(sys.argv[2], text=sys.argv[3], by='human'); print('ack', flush=True)")
-        res = _killed_midway([sys.executable, "-c", edit, str(db), c, new_text], rng.uniform(0.05, 0.6))
+        res = timer.run("edit", [sys.executable, "-c", edit, str(db), c, new_text], 0.6)
         if res is None:
             kills += 1
             edits[c] = (f"Round {r} staging host is kestrel", new_text)  # either, never a mix
@@ -252,7 +268,7 @@ def test_kill_9_during_ingest_merge_edit_and_drop(tmp_path):
         srcs = [s for s, kind in acked.items() if kind == "source"]
         if srcs:
             sid = rng.choice(srcs)
-            res = _killed_midway([LEDGER_BIN, "sources", "drop", sid, "--db", str(db), "--json"], rng.uniform(0.05, 1.0))
+            res = timer.run("drop", [LEDGER_BIN, "sources", "drop", sid, "--db", str(db), "--json"], 1.0)
             if res is None:
                 kills += 1
             else:
