@@ -38,9 +38,15 @@ export function mount(root) {
     h('div', { class: 'tabbar' }, tabs, keys),
     laneEl));
 
+  let reloadAfterEdit = false;
+
   async function load() {
     try {
-      data = await api.review(100);
+      const fresh = await api.review(100);
+      // A refresh that lands while a card is being edited would repaint the lane and
+      // throw the edit box away: keep the lane as it is and refresh once the edit ends.
+      if (editing) { reloadAfterEdit = true; return; }
+      data = fresh;
       if (!loadedOnce && !data.claims.length && items('conflicts').length) lane = 'conflicts';
       loadedOnce = true;
       paint();
@@ -228,6 +234,7 @@ export function mount(root) {
       const v = ta.value.trim();
       if (save && v && v !== m.text) claimAction(m, 'edit', v);
       else ta.replaceWith(p);
+      if (reloadAfterEdit) { reloadAfterEdit = false; load(); }
     };
     ta.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); done(true); }
