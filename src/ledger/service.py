@@ -533,12 +533,7 @@ class Ledger:
         chunks = [c.strip() for c in chunks if c and c.strip()]
         if not chunks:
             raise InvalidInput("source text is empty: nothing to ingest.")
-        try:
-            t = float(trust)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"trust must be a number from 0 to 1, got {trust!r}.", field="trust", value=str(trust)) from None
-        if not 0 <= t <= 1:
-            raise InvalidInput(f"trust must be from 0 to 1, got {t}.", field="trust", value=t)
+        t = self._trust(trust)
         self.store.require_cluster(cluster)
         now = self.clock()
         sid, ids = self.store.insert_source(

@@ -115,6 +115,17 @@ def _side(label: str, m: Memory, now: int) -> tuple[Text, Text]:
     return Text(label, style=f"bold {AMBER}"), head
 
 
+def _sides(a: Memory, b: Memory, now: int) -> Table:
+    """Sides A and B in a two-column grid, so a long text wraps under itself, not under "A"."""
+    sides = Table.grid(padding=(0, 2, 0, 0), expand=True)
+    sides.add_column(width=1, no_wrap=True)
+    sides.add_column(ratio=1)
+    sides.add_row(*_side("A", a, now))
+    sides.add_row("", "")
+    sides.add_row(*_side("B", b, now))
+    return sides
+
+
 def candidate_card(c: Candidate, now: int) -> Table:
     """``? candidate``, the signals and score 0–100, sides A and B, then what a key does
     here: no agent has judged the pair yet, so a key judges and resolves it at once."""
@@ -125,12 +136,7 @@ def candidate_card(c: Candidate, now: int) -> Table:
     top.append("  ·  ", style=DIM)
     top.append("score ", style=DIM)
     top.append(str(pct(c.score)), style=f"bold {FG}")
-    sides = Table.grid(padding=(0, 2, 0, 0), expand=True)
-    sides.add_column(width=1, no_wrap=True)
-    sides.add_column(ratio=1)
-    sides.add_row(*_side("A", c.a, now))
-    sides.add_row("", "")
-    sides.add_row(*_side("B", c.b, now))
+    sides = _sides(c.a, c.b, now)
     note = Text()
     note.append("waiting for an agent's verdict — your key judges and resolves it now", style=f"italic {DIM}")
     card = Table.grid(expand=True)
@@ -151,13 +157,7 @@ def conflict_card(c: Conflict, now: int) -> Table:
     top.append("  ·  ", style=DIM)
     top.append("detector ", style=DIM)
     top.append(str(pct(c.detector)), style=f"bold {FG}")
-    # Sides in a two-column grid so a long text wraps under itself, not under "A".
-    sides = Table.grid(padding=(0, 2, 0, 0), expand=True)
-    sides.add_column(width=1, no_wrap=True)
-    sides.add_column(ratio=1)
-    sides.add_row(*_side("A", c.a, now))
-    sides.add_row("", "")
-    sides.add_row(*_side("B", c.b, now))
+    sides = _sides(c.a, c.b, now)
     note = Text()
     note.append("note  ", style=DIM)
     note.append(c.note or "none", style=f"italic {DIM}")
