@@ -61,7 +61,8 @@ def test_every_observation_arrives_exactly_once_under_random_locks_and_kills(tmp
     proj.mkdir()
     assert _send(pre_read(proj / "a.txt", cwd=proj), env, None)  # creates the store
     payloads = [post_bash(f"step {i}", stdout=f"out {i}", cwd=proj, tool_use_id=f"toolu_{seed}_{i:03d}")
-                for i in range(24)]
+                for i in range(27)]
+    random_phase, certain_phase = payloads[:24], payloads[24:]
     stop = threading.Event()
     locker = threading.Thread(target=_locker, args=(db, stop, rng), daemon=True)
     locker.start()
@@ -78,12 +79,25 @@ def test_every_observation_arrives_exactly_once_under_random_locks_and_kills(tmp
 
     try:
         with ThreadPoolExecutor(3) as pool:
-            list(pool.map(deliver, payloads))
+            list(pool.map(deliver, random_phase))
     finally:
         stop.set()
         locker.join()
+    # Random kills may all miss on a fast machine (the run ends first). These cannot: the
+    # test holds the write lock, so each hook is still inside its 2 s wait when killed.
+    holder = sqlite3.connect(db, isolation_level=None, timeout=30)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        for p in certain_phase:
+            assert not _send(p, env, 0.8), "the hook ended while the store was locked for longer than its wait"
+            kills += 1
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    for p in certain_phase:
+        assert _send(p, env, None)
     spool = S.spool_dir(str(db))
-    assert kills > 0
+    assert kills >= len(certain_phase)
     # The next hook drains what is left.
     assert _send(pre_read(proj / "a.txt", cwd=proj, session="later"), env, None)
     assert not S.has_work(spool), os.listdir(spool)
