@@ -140,15 +140,17 @@ export function mount(root) {
       h('p', { class: 'card-prov dim small', text: m.provenance || `written ${date(m.createdAt)}` }));
   }
 
-  function conflictCard(c, i) {
-    return h('article', { class: 'card card-conflict', role: 'listitem', dataset: { id: c.id }, onclick: (e) => { if (e.target.closest('button')) return; index.conflicts = i; focusCard(false); } },
+  // Conflicts and candidates share a frame (the two sides, the five resolutions); what
+  // differs is the kind line, the detail chips and the note.
+  function pairCard(c, i, { extraClass, kindText, chips, note }) {
+    return h('article', { class: `card card-conflict${extraClass}`, role: 'listitem', dataset: { id: c.id }, onclick: (e) => { if (e.target.closest('button')) return; index.conflicts = i; focusCard(false); } },
       h('div', { class: 'card-meta' },
-        h('span', { class: 'conflict-kind mono', text: `▲ ${c.kind.toUpperCase()}` }),
+        h('span', { class: 'conflict-kind mono', text: kindText }),
         h('span', { class: 'chip' }, h('span', { class: 'dot', style: { background: c.a.clusterColor } }), c.a.clusterLabel),
-        h('span', { class: 'mono small dim', text: `detector ${pct(c.detector)}` }),
+        ...chips.map((text) => h('span', { class: 'mono small dim', text })),
         h('span', { class: 'mono small dim', text: `${ago(c.createdAt)}` })),
       h('div', { class: 'sides' }, side('A', c.a), side('B', c.b)),
-      c.note ? h('p', { class: 'card-note', text: c.note }) : null,
+      note ? h('p', { class: 'card-note', text: note }) : null,
       h('div', { class: 'card-actions' },
         btn('KEEP A', '1', () => resolve(c, 'a')),
         btn('KEEP B', '2', () => resolve(c, 'b')),
@@ -157,24 +159,17 @@ export function mount(root) {
         btn('NOT A CONFLICT', 'N', () => resolve(c, 'dismiss'), 'btn-quiet')));
   }
 
+  function conflictCard(c, i) {
+    return pairCard(c, i, { extraClass: '', kindText: `▲ ${c.kind.toUpperCase()}`, chips: [`detector ${pct(c.detector)}`], note: c.note });
+  }
+
   // A candidate has no kind, detector or note yet: its signals and score, and a line
   // saying that a key here judges and resolves it at once.
   function candidateCard(c, i) {
-    return h('article', { class: 'card card-conflict card-candidate', role: 'listitem', dataset: { id: c.id }, onclick: (e) => { if (e.target.closest('button')) return; index.conflicts = i; focusCard(false); } },
-      h('div', { class: 'card-meta' },
-        h('span', { class: 'conflict-kind mono', text: '? CANDIDATE' }),
-        h('span', { class: 'chip' }, h('span', { class: 'dot', style: { background: c.a.clusterColor } }), c.a.clusterLabel),
-        h('span', { class: 'mono small dim', text: c.signals.join(', ') }),
-        h('span', { class: 'mono small dim', text: `score ${pct(c.score)}` }),
-        h('span', { class: 'mono small dim', text: `${ago(c.createdAt)}` })),
-      h('div', { class: 'sides' }, side('A', c.a), side('B', c.b)),
-      h('p', { class: 'card-note', text: "Waiting for an agent's verdict — your choice judges and resolves it now." }),
-      h('div', { class: 'card-actions' },
-        btn('KEEP A', '1', () => resolve(c, 'a')),
-        btn('KEEP B', '2', () => resolve(c, 'b')),
-        btn('KEEP BOTH', 'B', () => resolve(c, 'both')),
-        btn('MERGE', 'M', () => resolve(c, 'merge')),
-        btn('NOT A CONFLICT', 'N', () => resolve(c, 'dismiss'), 'btn-quiet')));
+    return pairCard(c, i, {
+      extraClass: ' card-candidate', kindText: '? CANDIDATE', chips: [c.signals.join(', '), `score ${pct(c.score)}`],
+      note: "Waiting for an agent's verdict — your choice judges and resolves it now.",
+    });
   }
 
   function btn(label, key, fn, cls = '') {
