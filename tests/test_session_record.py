@@ -11,13 +11,12 @@ shapes follow docs/harness-contracts.md (TodoWrite, ExitPlanMode) and OpenCode 1
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import T0
+from fakes.gitrepo import GIT_ENV, git, make_repo
 from fakes.hooks import handle, payload, post_bash, post_edit, post_write, run_hook
 
 from ledger.session import record as RC
@@ -26,8 +25,6 @@ from ledger.store import watch as W
 
 MIN = 60_000
 DATA = Path(__file__).parent / "data" / "claude_code_2.1.332_task_tools.jsonl"
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 @pytest.fixture(autouse=True)
@@ -37,18 +34,9 @@ def _env(monkeypatch, tmp_path):
     monkeypatch.setenv("LEDGER_LOOP_STATE", str(tmp_path / "no-loop-state.json"))
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
-
-
 @pytest.fixture
 def repo(tmp_path) -> Path:
-    r = tmp_path / "repo"
-    (r / "src").mkdir(parents=True)
-    (r / "src" / "a.py").write_text("A = 1\n")
-    git(r, "init", "-q", "-b", "main")
-    git(r, "add", ".")
-    git(r, "commit", "-q", "-m", "init")
+    r = make_repo(tmp_path / "repo", {"src/a.py": "A = 1\n"})
     return r
 
 
