@@ -17,27 +17,49 @@ def _harnesses() -> list[str]:
     return names()
 
 
+#: ``ledger install mcp --client X``: the MCP server for any MCP client (docs/mcp.md).
+MCP = "mcp"
+
+
+def _mcp_clients() -> list[str]:
+    from ..harness.mcp_clients import CLIENTS
+
+    return list(CLIENTS)
+
+
 @cli.command()
-@click.argument("harness", type=click.Choice(_harnesses()))
+@click.argument("harness", type=click.Choice(_harnesses() + [MCP]))
+@click.option("--client", type=click.Choice(_mcp_clients()),
+              help="With `mcp`: the MCP client whose configuration to write.")
+@click.option("--print", "print_only", is_flag=True,
+              help="With `mcp`: print the client's configuration snippet instead of writing it.")
 @click.option("--user", "scope", flag_value="user",
-              help="Every project: ~/.claude/settings.json, or $XDG_CONFIG_HOME/opencode/plugins/ for OpenCode.")
-@click.option("--project", "scope", flag_value="project", default=True,
+              help="Every project: ~/.claude/settings.json, or $XDG_CONFIG_HOME/opencode/plugins/ for OpenCode; "
+                   "with `mcp`, the client's user configuration.")
+@click.option("--project", "scope", flag_value="project",
               help="This project (default): <repository root>/.claude/settings.local.json, which stays out of "
-                   "version control; or ./.opencode/plugins/.")
+                   "version control; or ./.opencode/plugins/; with `mcp`, the client's project file.")
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False),
               help="A folder of the project (default: current directory; Claude Code hooks go to its repository root).")
 @click.option("--link", is_flag=True, help="OpenCode: symlink the plugin instead of copying it.")
 @click.option("--no-distill", is_flag=True,
               help="Do not turn distillation on (by default it runs through `claude -p` or OpenCode itself).")
 @common()
-def install(harness, scope, project_dir, link, no_distill, db, as_json):
-    """Wire ledger's hooks into a harness (idempotent; your own hooks are kept).
+def install(harness, client, print_only, scope, project_dir, link, no_distill, db, as_json):
+    """Wire ledger's hooks into a harness (idempotent; your own hooks are kept), or
+    register `ledger mcp` with an MCP client.
 
     \b
     ledger install claude-code            # this project (its .claude/settings.local.json)
     ledger install claude-code --user     # every project (~/.claude/settings.json)
     ledger install opencode               # ./.opencode/plugins/ledger.js
+    ledger install mcp --client cursor    # ./.cursor/mcp.json (mcpServers.ledger)
+    ledger install mcp --client zed --print
     """
+    if harness == MCP:
+        return _install_mcp(client, scope, project_dir, print_only, db, as_json)
+    _mcp_only(harness, client, print_only)
+    scope = scope or "project"
     from ..harness import distill_setup
     from ..harness.adapters import get
     from ..paths import db_path
@@ -58,6 +80,84 @@ def install(harness, scope, project_dir, link, no_distill, db, as_json):
     for line in adapter.install_lines(r, scope):
         _out(line)
     _out("  " + (_opted_out(d) if no_distill else distill_setup.summary(d, harness)))
+
+
+def _mcp_only(harness: str, client, print_only: bool) -> None:
+    """--client and --print belong to `mcp`: refuse them elsewhere rather than ignore them."""
+    if client or print_only:
+        flag = "--client" if client else "--print"
+        raise InvalidInput(f"{flag} goes with `ledger install mcp`, not with {harness}. "
+                           f"Try: ledger install mcp --client {client or 'cursor'}", field="client", value=client)
+
+
+def _need_client(client, verb: str) -> None:
+    if not client:
+        from ..harness.mcp_clients import CLIENTS
+
+        raise InvalidInput(f"Which MCP client? Try: ledger {verb} mcp --client cursor (one of: {', '.join(CLIENTS)}).",
+                           field="client", choices=CLIENTS)
+
+
+def _install_mcp(client, scope, project_dir, print_only, db, as_json) -> None:
+    """`ledger install mcp --client X`: write (or with --print show) the client's entry
+    for `ledger mcp`, with the store variables of this install in its env."""
+    from ..harness import mcp_clients
+
+    _need_client(client, "install")
+    store_env = _store_env(db)
+    if print_only:
+        snippet = mcp_clients.config_snippet(client, store_env or None)
+        if as_json:
+            _json({"client": client, "path": str(mcp_clients.config_path(client, scope, project_dir)),
+                   "format": "toml" if client == "codex" else "json", "snippet": snippet})
+        else:
+            click.echo(snippet, nl=False)
+        return
+    from ..paths import db_path
+
+    r = mcp_clients.install(client, scope, project_dir, env=store_env or None)
+    r["store"] = str(db_path(db).resolve())
+    if as_json:
+        _json(r)
+        return
+    what = "already registered" if not r["changed"] else ("registered" if not r["created"] else "registered (new file)")
+    _out(f"✓ ledger MCP server {what} for {client}: {r['path']}")
+    _out(f"  runs: {r['entry']['command']} {' '.join(r['entry']['args'])}   store: {r['store']}")
+    if r["backup"]:
+        _out(f"  the file had comments, which JSON rewriting drops: your original is kept at {r['backup']}")
+    _out(f"  {_MCP_NEXT.get(client, 'Restart the client to load it.')}")
+
+
+#: What to do after writing a client's configuration (docs/mcp.md).
+_MCP_NEXT = {
+    "claude-desktop": "Restart Claude Desktop to load it.",
+    "cursor": "Cursor picks it up in Settings → MCP (enable it there if asked).",
+    "vscode": "VS Code shows it under MCP: List Servers; start it there or from Copilot's agent mode.",
+    "zed": "Zed reloads settings on save; the server shows in the Agent Panel's settings.",
+    "claude-code": "Start Claude Code: a project .mcp.json asks once for approval; tools appear as mcp__ledger__*.",
+    "codex": "Start Codex (codex mcp list shows it); a project .codex/config.toml needs a trusted project.",
+    "gemini": "Start Gemini CLI; /mcp lists the server and its tools.",
+}
+
+
+def _uninstall_mcp(client, scope, project_dir, as_json) -> None:
+    from ..harness import mcp_clients
+
+    _need_client(client, "uninstall")
+    r = mcp_clients.uninstall(client, scope, project_dir)
+    if as_json:
+        _json(r)
+        return
+    if r["removed"]:
+        _out(f"removed the ledger MCP server from {r['path']}")
+    else:
+        _out(f"no ledger MCP server registered for {client} in {r['path']} (nothing removed)")
+    if r.get("kept"):
+        _out(f"  left alone: {r['kept']}")
+    for p in r["deleted"]:
+        _out(f"  deleted {p}: it held nothing but ledger's entry")
+    if r.get("backup"):
+        _out(f"  the file had comments, which JSON rewriting drops: your original is kept at {r['backup']}")
 
 
 def _store_env(db: str | None) -> dict:
@@ -81,14 +181,20 @@ def _opted_out(d: dict) -> str:
 
 
 @cli.command()
-@click.argument("harness", type=click.Choice(_harnesses()))
+@click.argument("harness", type=click.Choice(_harnesses() + [MCP]))
+@click.option("--client", type=click.Choice(_mcp_clients()), help="With `mcp`: the MCP client to remove ledger from.")
 @click.option("--user", "scope", flag_value="user", help="Every project: ~/.claude/settings.json, or OpenCode's user plugins.")
-@click.option("--project", "scope", flag_value="project", default=True, help="This project (default).")
+@click.option("--project", "scope", flag_value="project", help="This project (default).")
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="A folder of the project (default: current directory).")
 @common()
-def uninstall(harness, scope, project_dir, db, as_json):
+def uninstall(harness, client, scope, project_dir, db, as_json):
     """Remove exactly ledger's hooks (or plugin) from a harness, and the [llm] lines its
-    install wrote to turn distillation on (when they are still as written)."""
+    install wrote to turn distillation on (when they are still as written); with `mcp`,
+    exactly ledger's server entry from an MCP client's configuration."""
+    if harness == MCP:
+        return _uninstall_mcp(client, scope, project_dir, as_json)
+    _mcp_only(harness, client, False)
+    scope = scope or "project"
     from ..harness import distill_setup
     from ..harness.adapters import get
 
