@@ -604,6 +604,12 @@ class Ledger:
             self.store.log(now, agent, "conflicts.judge", cand.a.id, f"conflicts with {cand.b.id}")
             return cf
 
+    def checkpoints(self, *, project: str | None = None, session: str | None = None, limit: int = 10) -> list[dict]:
+        """Checkpoints (written when a hooked agent stops), newest first: dicts with
+        ``id``, ``session``, ``project`` (absolute folder), ``at`` (epoch ms), ``event``,
+        ``branch``, ``content`` (markdown). ``project`` must be an absolute path to match."""
+        return self.store.watch.checkpoints(session=session, project=project, limit=limit)
+
     def conflicts(self, *, status: str = "open", limit: int = 50) -> list[Conflict]:
         return cq.list_conflicts(self.store, self.clock(), status=status, limit=limit)
 

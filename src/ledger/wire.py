@@ -55,6 +55,17 @@ def memory(x: "Memory") -> dict:
     return d
 
 
+def memory_compact(x: "Memory", stale: str = "") -> dict:
+    """The short form of a :class:`ledger.models.Memory` for lists an agent reads (the
+    MCP tools' default): ``{"id", "strength" (0-1), "text", "cluster" (id)}``, plus
+    ``"stale"`` when given (a sentence saying a file the memory is keyed to changed
+    since: :func:`ledger.filekeys.change_note`). The full form is :func:`memory`."""
+    d = {"id": x.id, "strength": round(x.strength, 4), "text": x.text, "cluster": x.cluster_id}
+    if stale:
+        d["stale"] = stale
+    return d
+
+
 def file_key(x: "FileKey") -> dict:
     """JSON of a :class:`ledger.models.FileKey`."""
     return {"path": x.path, "size": x.size, "mtimeMs": x.mtime_ms, "sha256": x.sha256}

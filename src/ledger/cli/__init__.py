@@ -29,6 +29,12 @@ def main(argv: list[str] | None = None) -> int:
         from .distiller import main as distill
 
         return distill(args[1:])
+    if args and args[0] == "mcp" and not any(a in ("-h", "--help") for a in args[1:]):
+        # The MCP server: a client spawns it and waits for `initialize`, so it starts
+        # without click (docs/benchmarks.md "MCP server"); --help goes to click.
+        from ..mcp.server import main as serve_mcp
+
+        return serve_mcp(args[1:])
     if args == ["--version"]:
         from .. import __version__
 

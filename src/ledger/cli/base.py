@@ -18,7 +18,7 @@ from ..paths import db_path
 
 AGENT_COMMANDS = ("recall", "remember", "forget", "link", "clusters", "conflicts", "judge", "ingest")
 HUMAN_COMMANDS = ("search", "review", "resolve", "sources", "stats", "export", "import", "show", "serve")
-SETUP_COMMANDS = ("install", "uninstall", "doctor", "config", "replay", "checkpoints", "hook")
+SETUP_COMMANDS = ("install", "uninstall", "mcp", "doctor", "config", "replay", "checkpoints", "hook")
 
 FILTERS_HELP = """\
 Filters (in any query):

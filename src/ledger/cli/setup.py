@@ -218,6 +218,25 @@ def uninstall(harness, client, scope, project_dir, db, as_json):
              f"set in {d['path']}")
 
 
+@cli.command("mcp")
+@click.option("--db", type=click.Path(dir_okay=False), help="Store path (default: $LEDGER_DB, $LEDGER_HOME/ledger.db, ~/.ledger/ledger.db).")
+@click.option("--agent", help="Agent id for reads and writes (default: $LEDGER_AGENT, else the MCP client's name).")
+def mcp_command(db, agent):
+    """Serve the store to an MCP client over stdio (Claude Desktop, Cursor, VS Code, Zed...).
+
+    A client starts this itself; `ledger install mcp --client <client>` registers it.
+    Tools: recall, search, show, remember, conflicts, judge, checkpoint (docs/mcp.md).
+
+    \b
+    ledger install mcp --client cursor
+    ledger install mcp --client zed --print
+    """
+    # `ledger mcp` is normally routed before click is imported (cli/__init__.py).
+    from ..mcp.server import main as serve_mcp
+
+    raise SystemExit(serve_mcp([*(["--db", db] if db else []), *(["--agent", agent] if agent else [])]))
+
+
 @cli.command()
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="A folder of the project (default: current directory).")
 @common()

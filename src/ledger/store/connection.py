@@ -155,6 +155,24 @@ def open_error_message(p: str, exc: BaseException, wait_ms: int) -> str:
     return f"Cannot open the store at {p}: {exc}. Check the path (--db, $LEDGER_DB) and its permissions."
 
 
+def _write_reason(exc: BaseException) -> str:
+    """The :data:`ledger.errors.STORE_REASONS` entry for a failed write: a full disk, a
+    lock held past the wait or a read-only file are the machine's state, not a ledger
+    bug (``error``, which surfaces report as one)."""
+    code = _code(exc)
+    if is_disk_full(exc):
+        return "disk-full"
+    if code in (SQLITE_BUSY, SQLITE_LOCKED):
+        return "locked"
+    if code == SQLITE_READONLY:
+        return "read-only"
+    return "error"
+
+
+def _write_failed(exc: BaseException) -> StoreUnavailable:
+    return StoreUnavailable(write_error_message(exc), reason=_write_reason(exc), detail=str(exc))
+
+
 def write_error_message(exc: BaseException) -> str:
     """The message for a write that failed inside SQLite (used by :func:`atomic`)."""
     code = _code(exc)
@@ -214,13 +232,13 @@ def atomic(conn: sqlite3.Connection, *, wait_ms: int | None = None) -> Iterator[
             finally:
                 conn.execute(f"PRAGMA busy_timeout = {int(before)}")
     except sqlite3.OperationalError as exc:
-        raise StoreUnavailable(write_error_message(exc)) from exc
+        raise _write_failed(exc) from exc
     try:
         yield conn
     except sqlite3.OperationalError as exc:
         _rollback(conn)
         if is_disk_full(exc) or _code(exc) in (SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR):
-            raise StoreUnavailable(write_error_message(exc)) from exc
+            raise _write_failed(exc) from exc
         raise
     except BaseException:
         _rollback(conn)
@@ -230,7 +248,7 @@ def atomic(conn: sqlite3.Connection, *, wait_ms: int | None = None) -> Iterator[
             conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
             _rollback(conn)
-            raise StoreUnavailable(write_error_message(exc)) from exc
+            raise _write_failed(exc) from exc
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,288 @@
+"""The MCP server behind ``ledger mcp``: seven tools over the :class:`ledger.service.Ledger`
+facade, served on stdio with the official Python SDK's ``MCPServer`` (docs/mcp.md).
+
+Tools are the agent verbs of ``SKILL.md`` with the field's names: ``recall`` (counted: the
+agent's read), ``search`` (never counted), ``show``, ``remember``, ``conflicts``, ``judge``
+and ``checkpoint``. There is no ``resolve`` and no ``forget``: which memory survives a
+conflict, and what is dropped, stays with people (``ledger review``, ``ledger serve``).
+
+Shapes come from :mod:`ledger.wire`, as the CLI's ``--json``: lists are compact
+(``id``, ``strength`` 0-1, ``text``, ``cluster``) unless ``detail`` is true, which gives
+the full memory as ``ledger recall --json`` prints it. Errors are tool errors
+(``isError`` results) carrying the CLI's wording (:func:`ledger.cli.hints.phrase`); the
+server itself never stops on one.
+
+Each call opens the store, does its work and closes it, in the SDK's worker thread (the
+SDK runs plain functions there): a store locked by another writer makes that call wait
+its busy timeout and fail alone, while the server keeps answering, and nothing is held
+open between calls that could keep another process from the file.
+
+Agent identity: ``$LEDGER_AGENT`` if set (or ``--agent``), else the client's own name
+from the MCP ``initialize`` request (``clientInfo.name``: ``claude-code``, ``cursor``...).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from .. import __version__, wire
+from ..errors import LedgerError
+from ..vocab import DEFAULT_MODE
+
+#: Used when neither $LEDGER_AGENT nor the client's name is known.
+FALLBACK_AGENT = "mcp"
+
+INSTRUCTIONS = """\
+ledger is the local memory shared by every agent on this machine.
+Call `recall` before answering anything about the user, their projects, codebases,
+people or history; call `remember` for durable facts worth knowing next week (one
+self-contained sentence each, with a cluster id; an unknown cluster is an error that
+lists the known ones). Prefer strong memories (strength near 1); treat anything under
+0.4 as a lead to check. When a fact changes, remember the new one with `supersedes`;
+a person decides. In a spare turn, `conflicts` lists pairs to `judge`.
+`search` is for browsing and does not count as a read."""
+
+# Annotations are hints a client may use to decide what needs the user's approval; they
+# must be true. open_world is false everywhere: the tools touch one local file.
+# recall is read-only for the user's environment although each call counts a use
+# (hits, last read, readers: the store's own bookkeeping that makes strength work), so
+# it is not idempotent: calling it again strengthens the same memories again.
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+COUNTED_READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False,
+                               open_world_hint=False)
+# remember adds a claim (or corroborates the same claim); it never overwrites or drops.
+# A repeated call corroborates again, so it is not idempotent.
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+# judge records a verdict once: the same call again finds the pair already judged and
+# changes nothing (an error says so), so it is idempotent; it drops nothing.
+JUDGE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+Detail = Annotated[bool, Field(description="Full records (as `ledger recall --json`) instead of the compact "
+                                            "id, strength, text, cluster.")]
+
+
+def compact(m) -> dict:
+    """:func:`ledger.wire.memory_compact` with ``stale`` filled in when a file the
+    memory is keyed to changed since it was learned."""
+    stale = ""
+    if m.files:
+        from ..filekeys import change_note, file_changes
+
+        stale = change_note(file_changes(m.files))
+    return wire.memory_compact(m, stale)
+
+
+class Server:
+    """The tools bound to one store. ``db``: the store path (None = ``$LEDGER_DB``,
+    ``$LEDGER_HOME/ledger.db``, ``~/.ledger/ledger.db``); ``agent``: a fixed agent id
+    (None = ``$LEDGER_AGENT``, else the client's name)."""
+
+    def __init__(self, db: str | None = None, agent: str | None = None):
+        self.db = db
+        self.agent = agent or os.environ.get("LEDGER_AGENT") or None
+        self.app = MCPServer(name="ledger", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+        for fn, ann in ((self.recall, COUNTED_READ), (self.search, READ), (self.show, READ), (self.remember, WRITE),
+                        (self.conflicts, READ), (self.judge, JUDGE), (self.checkpoint, READ)):
+            self.app.add_tool(fn, name=fn.__name__, annotations=ann)
+
+    # ------------------------------------------------------------------ helpers
+    def _agent(self, ctx: Context | None) -> str:
+        if self.agent:
+            return self.agent
+        try:
+            info = ctx.session.client_params.client_info if ctx is not None else None
+        except (AttributeError, ValueError):
+            info = None
+        name = (getattr(info, "name", None) or "").strip()
+        return "-".join(name.lower().split()) or FALLBACK_AGENT
+
+    def _run(self, work):
+        """Open the store, run ``work(led)``, close; a ledger error becomes a tool error
+        in the CLI's words, a SQLite error past the store's checks one line naming the
+        file, as the CLI prints them."""
+        from ..service import Ledger
+
+        try:
+            with Ledger.open(self.db) as led:
+                return work(led)
+        except LedgerError as exc:
+            from ..cli.hints import phrase
+
+            raise ToolError(phrase(exc)) from exc
+        except Exception as exc:
+            if type(exc).__module__ == "sqlite3":
+                from ..paths import db_file
+
+                raise ToolError(f"The store cannot be used: {exc}. Check the file and its permissions "
+                                f"({db_file(self.db)}, or $LEDGER_DB).") from exc
+            raise
+
+    @staticmethod
+    def _memories(ms, detail: bool) -> list[dict]:
+        if not detail:
+            return [compact(m) for m in ms]
+        from ..filekeys import file_changes
+
+        return [{**wire.memory(m), "fileChanges": file_changes(m.files)} for m in ms]
+
+    # ------------------------------------------------------------------ tools
+    def recall(self, query: Annotated[str, Field(description="Words and filters, e.g. 'deploy steps cluster:proc "
+                                                             "strength:>40'.")],
+               limit: Annotated[int, Field(ge=1, le=1000, description="At most this many memories.")] = 10,
+               detail: Detail = False, ctx: Context | None = None) -> dict[str, Any]:
+        """Recall memories for a question: your read. Every memory returned gets stronger
+        (counted as a retrieval by you); memories nobody reads fade. Returns
+        {hits: [{id, strength 0-1, text, cluster, stale?}], total}; `notCounted` says why
+        when the store was too busy to count the read."""
+        agent = self._agent(ctx)
+
+        def work(led):
+            res = led.recall(query, agent=agent, limit=limit, mode=DEFAULT_MODE)
+            out = {"hits": self._memories(res.hits, detail), "total": res.total}
+            if res.not_counted:
+                out["notCounted"] = res.not_counted
+            return out
+
+        return self._run(work)
+
+    def search(self, query: Annotated[str, Field(description="Words and filters; empty lists the newest.")] = "",
+               limit: Annotated[int, Field(ge=1, le=10000, description="At most this many memories.")] = 25,
+               detail: Detail = False) -> dict[str, Any]:
+        """Browse the store without counting a read (for looking around, not for answering:
+        use recall for that). Returns {hits: [{id, strength, text, cluster}], total}."""
+        return self._run(lambda led: (lambda res: {"hits": self._memories(res.hits, detail), "total": res.total})(
+            led.search(query, limit=limit)))
+
+    def show(self, id: Annotated[str, Field(description="A memory id (m_...) or a unique tail of one.")]) -> dict[str, Any]:
+        """One memory in full, with its strength explained (factors) and whether files it
+        is about changed since. Never counted as a read."""
+        from ..filekeys import file_changes
+
+        def work(led):
+            m = led.get(id)
+            return {**wire.memory(m), "fileChanges": file_changes(m.files)}
+
+        return self._run(work)
+
+    def remember(self, claim: Annotated[str, Field(description="One self-contained sentence, understandable with no "
+                                                               "other context.")],
+                 cluster: Annotated[str, Field(description="Cluster id (e.g. code, proc, prefs); an unknown one is an "
+                                                           "error listing the known ones.")],
+                 note: Annotated[str, Field(description="Where it comes from, for the person reviewing.")] = "",
+                 topic: Annotated[str | None, Field(description="What it is about, e.g. 'file-format:model.ckpt'.")] = None,
+                 files: Annotated[list[str] | None, Field(description="Files the fact is about (paths; relative ones "
+                                                                       "against the server's folder). When one "
+                                                                       "changes, the fact is marked possibly stale.")] = None,
+                 supersedes: Annotated[str | None, Field(description="Id of the memory this one replaces; a person "
+                                                                     "decides which survives.")] = None,
+                 detail: Detail = False, ctx: Context | None = None) -> dict[str, Any]:
+        """Remember a durable fact (a claim). The same fact again counts as corroboration,
+        not a copy. Returns {id, strength, text, cluster, duplicate, proposed (candidate
+        ids the store suspects of contradicting it), conflictId (with supersedes),
+        pendingCandidates}."""
+        agent = self._agent(ctx)
+        from ..errors import InvalidInput
+
+        if any(not f.strip() for f in files or ()):
+            raise ToolError("files needs paths, e.g. [\"model.ckpt\"]")
+        if supersedes is not None and not supersedes.strip():
+            raise ToolError(str(InvalidInput("supersedes needs the id of the memory this one replaces, e.g. m_abc123")))
+
+        def work(led):
+            keys = []
+            if files:
+                from ..filekeys import file_key
+
+                keys = [file_key(f) for f in files]
+            res = led.remember(claim, cluster=cluster, agent=agent, note=note, supersedes=supersedes, files=keys,
+                               topic=topic)
+            head = wire.memory(res.memory) if detail else compact(res.memory)
+            return wire.write_result(head, res.proposed, res.conflict_id, res.pending_candidates, res.duplicate)
+
+        return self._run(work)
+
+    def conflicts(self, limit: Annotated[int, Field(ge=1, le=500, description="At most this many pairs.")] = 5,
+                  detail: Detail = False) -> dict[str, Any]:
+        """Pairs of memories the store suspects of contradicting each other, waiting for
+        your verdict (judge them in a spare turn, not mid-task). Returns {candidates:
+        [{id, score, signals, a, b}]}."""
+
+        def work(led):
+            out = []
+            for c in led.candidates(limit):
+                d = wire.candidate(c)
+                if not detail:
+                    d["a"], d["b"] = compact(c.a), compact(c.b)
+                out.append(d)
+            return {"candidates": out}
+
+        return self._run(work)
+
+    def judge(self, candidate: Annotated[str, Field(description="Candidate id (cc_...) from conflicts.")],
+              verdict: Annotated[str, Field(description="'conflict' (both cannot be true at once) or 'unrelated' "
+                                                        "(both can: settles the pair for good).")],
+              kind: Annotated[str | None, Field(description="direct contradiction | value drift | stale schedule | "
+                                                            "stale terms | date conflict | stale fact")] = None,
+              detector: Annotated[float | None, Field(description="Your honest confidence, 0 to 1 (default 0.8).")] = None,
+              note: Annotated[str, Field(description="Why, for the person who resolves it.")] = "",
+              detail: Detail = False, ctx: Context | None = None) -> dict[str, Any]:
+        """Judge a candidate pair: can both be true at once? A conflict is queued for a
+        person to resolve (you cannot resolve it). Returns {candidate, verdict, conflict}."""
+        agent = self._agent(ctx)
+        if not candidate.strip():
+            raise ToolError("Which candidate? Give its id, e.g. cc_abc123 (conflicts lists the ones waiting).")
+
+        def work(led):
+            cf = led.judge(candidate, verdict, agent=agent, kind=kind, detector=detector, note=note)
+            c = led.conflict(cf) if cf else None
+            if c is None:
+                return {"candidate": candidate, "verdict": verdict, "conflict": None}
+            d = wire.conflict(c)
+            if not detail:
+                d = {"id": d["id"], "kind": d["kind"], "status": d["status"], "detector": d["detector"],
+                     "a": compact(c.a), "b": compact(c.b)}
+            return {"candidate": candidate, "verdict": verdict, "conflict": d}
+
+        return self._run(work)
+
+    def checkpoint(self, project: Annotated[str | None, Field(description="The project folder (absolute, or "
+                                                                          "relative to the server's folder); "
+                                                                          "default: the server's folder.")] = None
+                   ) -> dict[str, Any]:
+        """The last checkpoint of a project: task, branch, git status and files changed,
+        written when a hooked agent last stopped there. Returns {project, checkpoint:
+        {id, session, at (epoch ms), event, branch, content (markdown)} or null}."""
+        folder = os.path.abspath(os.path.expanduser(project or os.getcwd()))
+
+        def work(led):
+            rows = led.checkpoints(project=folder, limit=1)
+            return {"project": folder, "checkpoint": rows[0] if rows else None}
+
+        return self._run(work)
+
+
+def build(db: str | None = None, agent: str | None = None) -> MCPServer:
+    """The configured ``MCPServer`` (for tests and embedding)."""
+    return Server(db, agent).app
+
+
+def main(argv: list[str]) -> int:
+    """``ledger mcp [--db PATH] [--agent ID]``: serve on stdin/stdout until the client
+    closes stdin. Returns the exit status (0 on a clean end, 2 on bad arguments)."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="ledger mcp", description="Serve the store to an MCP client over stdio.")
+    p.add_argument("--db", help="Store path (default: $LEDGER_DB, $LEDGER_HOME/ledger.db, ~/.ledger/ledger.db).")
+    p.add_argument("--agent", help="Agent id for reads and writes (default: $LEDGER_AGENT, else the client's name).")
+    a = p.parse_args(argv)
+    try:
+        build(a.db, a.agent).run("stdio")
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,348 @@
+"""`ledger mcp` driven by the MCP SDK's own client over a real stdio subprocess, with a
+private store: the tools and their annotations, every tool called, bad arguments, a store
+locked by another writer, and a client that goes away mid-call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import threading
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import LEDGER_BIN
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp_types import Implementation
+
+TOOLS = {"recall", "search", "show", "remember", "conflicts", "judge", "checkpoint"}
+COMPACT = {"id", "strength", "text", "cluster"}
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    return tmp_path / "store" / "ledger.db"
+
+
+def server_env(store: Path, **extra) -> dict:
+    env = {"LEDGER_DB": str(store), "LEDGER_HOME": str(store.parent / "home"), "NO_COLOR": "1"}
+    env.update(extra)
+    return env
+
+
+@asynccontextmanager
+async def connect(store: Path, client: str = "pytest-client", errlog=None, **extra):
+    params = StdioServerParameters(command=LEDGER_BIN, args=["mcp"], env=server_env(store, **extra),
+                                   cwd=str(store.parent.parent))
+    with open(os.devnull, "w") if errlog is None else errlog as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write, client_info=Implementation(name=client, version="1.0")) as s:
+                await s.initialize()
+                yield s
+
+
+def run(coro_fn, *args):
+    return anyio.run(coro_fn, *args)
+
+
+def ok(result) -> dict:
+    """The JSON a successful call returned (its text content, which every client reads)."""
+    assert not result.is_error, result.content[0].text
+    data = json.loads(result.content[0].text)
+    assert result.structured_content == data
+    return data
+
+
+def err(result) -> str:
+    assert result.is_error, result.content
+    return result.content[0].text
+
+
+def cli_json(store: Path, *args) -> object:
+    p = subprocess.run([LEDGER_BIN, *args, "--db", str(store), "--json"], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "LEDGER_HOME": str(store.parent / "home")})
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def cli_error(store: Path, *args) -> str:
+    p = subprocess.run([LEDGER_BIN, *args, "--db", str(store)], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "LEDGER_HOME": str(store.parent / "home"), "NO_COLOR": "1"})
+    assert p.returncode == 1, p
+    return p.stderr.strip().removeprefix("✕ ")
+
+
+# ----------------------------------------------------------------------------- the tools
+def test_tools_are_listed_with_true_annotations(store):
+    async def go():
+        async with connect(store) as s:
+            return (await s.list_tools()).tools
+
+    tools = {t.name: t for t in run(go)}
+    assert set(tools) == TOOLS  # no resolve, no forget: those stay with people
+    hints = {n: (t.annotations.read_only_hint, t.annotations.destructive_hint, t.annotations.idempotent_hint,
+                 t.annotations.open_world_hint) for n, t in tools.items()}
+    assert hints == {
+        "recall": (True, False, False, False),  # counts a use: calling again strengthens again
+        "search": (True, False, True, False),
+        "show": (True, False, True, False),
+        "conflicts": (True, False, True, False),
+        "checkpoint": (True, False, True, False),
+        "remember": (False, False, False, False),
+        "judge": (False, False, True, False),
+    }
+    assert tools["remember"].input_schema["required"] == ["claim", "cluster"]
+    assert set(tools["remember"].input_schema["properties"]) >= {"claim", "cluster", "topic", "files", "supersedes",
+                                                                 "note", "detail"}
+    assert tools["judge"].input_schema["required"] == ["candidate", "verdict"]
+    for t in tools.values():
+        assert t.description and "ctx" not in t.input_schema["properties"]
+
+
+def test_remember_recall_show_search_and_who_read_it(store, tmp_path):
+    model = tmp_path / "model.ckpt"
+    model.write_bytes(b"weights")
+
+    async def go():
+        async with connect(store, client="Cursor Agent") as s:
+            w = ok(await s.call_tool("remember", {"claim": "model.ckpt is a safetensors file, not a pickle",
+                                                  "cluster": "code", "files": [str(model)], "topic": "file-format:model.ckpt",
+                                                  "note": "checked the header"}))
+            r = ok(await s.call_tool("recall", {"query": "model.ckpt safetensors"}))
+            full = ok(await s.call_tool("recall", {"query": "safetensors", "detail": True}))
+            found = ok(await s.call_tool("search", {"query": "safetensors"}))
+            shown = ok(await s.call_tool("show", {"id": w["id"]}))
+            return w, r, full, found, shown
+
+    w, r, full, found, shown = run(go)
+    assert set(w) >= COMPACT | {"duplicate", "proposed", "conflictId", "pendingCandidates"} and not w["duplicate"]
+    assert r["total"] == 1 and set(r["hits"][0]) == COMPACT
+    assert r["hits"][0] == {"id": w["id"], "strength": w["strength"], "text": w["text"], "cluster": "code"}
+    # detail is what `ledger recall --json` prints for the same memory (one wire module).
+    cli = cli_json(store, "show", w["id"])
+    assert set(full["hits"][0]) - {"score"} == set(cli) and full["hits"][0]["files"][0]["path"] == str(model.resolve())
+    assert set(found["hits"][0]) == COMPACT
+    # Two recalls counted, by the client's own name; search and show did not count.
+    assert shown["hits"] == 2 and shown["readers"] == ["cursor-agent"] and shown["writer"] == "cursor-agent"
+    assert cli["hits"] == 2 and shown["topic"] == "file-format:model.ckpt"
+    # The file changes: the compact form says the fact may be stale.
+    model.write_bytes(b"other weights")
+
+    async def again():
+        async with connect(store) as s:
+            return ok(await s.call_tool("search", {"query": "safetensors"}))
+
+    assert "model.ckpt changed" in run(again)["hits"][0]["stale"]
+
+
+def test_ledger_agent_overrides_the_clients_name(store):
+    async def go():
+        async with connect(store, client="claude-code", LEDGER_AGENT="reviewer-bot") as s:
+            w = ok(await s.call_tool("remember", {"claim": "Staging deploys need the VPN up", "cluster": "proc"}))
+            ok(await s.call_tool("recall", {"query": "staging vpn"}))
+            return ok(await s.call_tool("show", {"id": w["id"]}))
+
+    m = run(go)
+    assert m["writer"] == "reviewer-bot" and m["readers"] == ["reviewer-bot"]
+
+
+def test_the_same_fact_twice_corroborates_and_supersedes_opens_a_conflict(store):
+    async def go():
+        async with connect(store) as s:
+            a = ok(await s.call_tool("remember", {"claim": "CI runs on Python 3.11", "cluster": "code"}))
+            again = ok(await s.call_tool("remember", {"claim": "CI runs on Python 3.11", "cluster": "code"}))
+            b = ok(await s.call_tool("remember", {"claim": "CI now runs on Python 3.12", "cluster": "code",
+                                                  "supersedes": a["id"]}))
+            return a, again, b
+
+    a, again, b = run(go)
+    assert again["duplicate"] and again["id"] == a["id"]
+    assert b["conflictId"].startswith("cf_")
+
+
+def test_conflicts_and_judge(store):
+    async def go():
+        async with connect(store) as s:
+            ok(await s.call_tool("remember", {"claim": "The Acme invoice is due on the 25th of each month",
+                                              "cluster": "money"}))
+            w = ok(await s.call_tool("remember", {"claim": "The Acme invoice is due on the 28th of each month",
+                                                  "cluster": "money"}))
+            c = ok(await s.call_tool("conflicts", {}))
+            cand = c["candidates"][0]["id"]
+            full = ok(await s.call_tool("conflicts", {"detail": True}))
+            j = ok(await s.call_tool("judge", {"candidate": cand, "verdict": "conflict", "kind": "value drift",
+                                               "detector": 0.9, "note": "the day moved"}))
+            twice = err(await s.call_tool("judge", {"candidate": cand, "verdict": "conflict"}))
+            left = ok(await s.call_tool("conflicts", {}))
+            return w, c, full, j, twice, left, cand
+
+    w, c, full, j, twice, left, cand = run(go)
+    assert w["proposed"] == [cand]
+    assert set(c["candidates"][0]["a"]) == COMPACT and set(c["candidates"][0]["signals"])
+    assert "factors" in full["candidates"][0]["a"]
+    assert j["candidate"] == cand and j["verdict"] == "conflict"
+    assert j["conflict"]["id"].startswith("cf_") and j["conflict"]["kind"] == "value drift"
+    assert j["conflict"]["detector"] == 0.9 and j["conflict"]["status"] == "open"
+    assert cand in twice and left["candidates"] == []
+
+
+def test_judge_unrelated_settles_the_pair(store):
+    async def go():
+        async with connect(store) as s:
+            ok(await s.call_tool("remember", {"claim": "The staging server restarts at 02:00 on Mondays",
+                                              "cluster": "proc"}))
+            w = ok(await s.call_tool("remember", {"claim": "The staging server restarts at 03:00 on Mondays",
+                                                  "cluster": "proc"}))
+            j = ok(await s.call_tool("judge", {"candidate": w["proposed"][0], "verdict": "unrelated"}))
+            return j, ok(await s.call_tool("conflicts", {}))
+
+    j, left = run(go)
+    assert j["conflict"] is None and left["candidates"] == []
+
+
+def test_checkpoint_is_the_last_one_of_the_project(store, tmp_path):
+    from ledger.service import Ledger
+
+    proj, other = tmp_path / "proj", tmp_path / "other"
+    proj.mkdir()
+    other.mkdir()
+    with Ledger.open(store) as led:
+        led.store.watch.add_checkpoint(session="claude-code:s1", project=str(proj), event="Stop", branch="main",
+                                       content="# Task\nfirst", now=1_000)
+        led.store.watch.add_checkpoint(session="claude-code:s2", project=str(proj), event="Stop", branch="fix",
+                                       content="# Task\nsecond", now=2_000)
+        led.store.watch.add_checkpoint(session="opencode:s3", project=str(other), event="idle", branch=None,
+                                       content="elsewhere", now=3_000)
+
+    async def go():
+        async with connect(store) as s:
+            here = ok(await s.call_tool("checkpoint", {"project": str(proj)}))
+            relative = ok(await s.call_tool("checkpoint", {"project": "other"}))  # the server runs in tmp_path
+            none = ok(await s.call_tool("checkpoint", {"project": str(tmp_path / "nowhere")}))
+            return here, relative, none
+
+    here, relative, none = run(go)
+    assert here["checkpoint"]["content"] == "# Task\nsecond" and here["checkpoint"]["branch"] == "fix"
+    assert relative["project"] == str(other) and relative["checkpoint"]["content"] == "elsewhere"
+    assert none == {"project": str(tmp_path / "nowhere"), "checkpoint": None}
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_bad_arguments_are_tool_errors_with_the_clis_words_and_the_server_goes_on(store):
+    async def go():
+        async with connect(store) as s:
+            out = {
+                "cluster": err(await s.call_tool("remember", {"claim": "x is y", "cluster": "nope"})),
+                "cluster_typo": err(await s.call_tool("remember", {"claim": "x is y", "cluster": "prefz"})),
+                "empty": err(await s.call_tool("remember", {"claim": "   ", "cluster": "code"})),
+                "show": err(await s.call_tool("show", {"id": "m_doesnotexist"})),
+                "verdict": err(await s.call_tool("judge", {"candidate": "cc_x", "verdict": "maybe"})),
+                "query": err(await s.call_tool("recall", {"query": "strength:>abc"})),
+                "nothing": err(await s.call_tool("recall", {"query": ""})),
+                "missing": err(await s.call_tool("remember", {"claim": "no cluster given"})),
+                "type": err(await s.call_tool("recall", {"query": "x", "limit": "many"})),
+                "range": err(await s.call_tool("recall", {"query": "x", "limit": 0})),
+                "files": err(await s.call_tool("remember", {"claim": "a b", "cluster": "code", "files": [" "]})),
+                "supersedes": err(await s.call_tool("remember", {"claim": "a b", "cluster": "code",
+                                                                 "supersedes": "m_nothere"})),
+                "tool": err(await s.call_tool("forget", {"id": "m_x"})),
+            }
+            out["after"] = ok(await s.call_tool("search", {}))
+            return out
+
+    e = run(go)
+    # The CLI's message, word for word, after the SDK's "Error executing tool <name>: ".
+    assert e["cluster"].endswith(cli_error(store, "remember", "x is y", "--cluster", "nope"))
+    assert e["cluster_typo"].endswith(cli_error(store, "remember", "x is y", "--cluster", "prefz"))
+    assert e["show"].endswith(cli_error(store, "show", "m_doesnotexist"))
+    assert e["query"].endswith(cli_error(store, "recall", "strength:>abc"))
+    assert e["verdict"].endswith(cli_error(store, "judge", "cc_x", "--verdict", "maybe"))
+    assert "Nothing to remember" in e["empty"] and "What should I recall?" in e["nothing"]
+    assert "cluster" in e["missing"] and "Field required" in e["missing"]
+    assert "limit" in e["type"] and "greater than or equal to 1" in e["range"]
+    assert "files needs paths" in e["files"] and "m_nothere" in e["supersedes"] and "Nothing was remembered" in e["supersedes"]
+    assert "forget" in e["tool"]
+    assert e["after"]["total"] == 0  # nothing was written by any of them
+
+
+def test_a_store_locked_by_another_writer_is_a_clear_tool_error(store):
+    from ledger.service import Ledger
+
+    with Ledger.open(store) as led:
+        led.remember("Staging deploys need the VPN up", cluster="proc", agent="a")
+    holder = sqlite3.connect(store, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+
+    async def go():
+        async with connect(store) as s:
+            t0 = time.monotonic()
+            w = await s.call_tool("remember", {"claim": "The VPN needs a token", "cluster": "proc"})
+            waited = time.monotonic() - t0
+            r = ok(await s.call_tool("recall", {"query": "staging vpn"}))
+            cli = cli_error(store, "remember", "The VPN needs a token", "--cluster", "proc")
+            holder.execute("ROLLBACK")
+            after = ok(await s.call_tool("remember", {"claim": "The VPN needs a token", "cluster": "proc"}))
+            return err(w), waited, r, after, cli
+
+    try:
+        message, waited, r, after, cli = run(go)
+    finally:
+        holder.close()
+    # The CLI's words: the store is busy, try again; a lock is not a ledger bug.
+    assert "locked" in message and message.endswith(cli) and "ledger bug" not in message, message
+    assert waited < 30
+    # Reading still works; the read is returned and says it was not counted.
+    assert r["total"] == 1 and "notCounted" in r
+    assert after["id"].startswith("m_")
+
+
+def test_a_client_that_disconnects_mid_call_leaves_the_server_to_exit_cleanly(store, tmp_path):
+    from ledger.service import Ledger
+
+    with Ledger.open(store) as led:
+        led.remember("Staging deploys need the VPN up", cluster="proc", agent="a")
+    holder = sqlite3.connect(store, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # the remember below waits on this lock: mid-call for sure
+    p = subprocess.Popen([LEDGER_BIN, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env={**os.environ, **server_env(store)})
+    msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "gone", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "remember", "arguments": {"claim": "The VPN needs a hardware token", "cluster": "proc"}}}]
+    p.stdin.write("".join(json.dumps(m) + "\n" for m in msgs).encode())
+    p.stdin.flush()
+    assert json.loads(p.stdout.readline())["id"] == 1  # initialized; the call is now in flight
+    time.sleep(0.5)
+    # The client dies: both pipes close under the server.
+    p.stdin.close()
+    p.stdout.close()
+    threading.Timer(1.0, lambda: holder.execute("ROLLBACK")).start()
+    try:
+        rc = p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    stderr = p.stderr.read().decode()
+    p.stderr.close()
+    holder.close()
+    assert rc == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    check = sqlite3.connect(store)
+    assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    n = check.execute("SELECT count(*) FROM memories WHERE text LIKE '%hardware token%'").fetchone()[0]
+    check.close()
+    assert n in (0, 1)  # all of the write or none of it
+    assert cli_json(store, "search", "staging")["total"] == 1
+
+
+def test_ledger_mcp_help_goes_through_click_and_bad_options_exit_2(store):
+    p = subprocess.run([LEDGER_BIN, "mcp", "--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "MCP client" in p.stdout
+    p = subprocess.run([LEDGER_BIN, "mcp", "--bogus"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 2 and "--bogus" in p.stderr and p.stdout == ""
