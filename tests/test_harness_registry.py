@@ -46,7 +46,7 @@ def install_lines(r, scope):
 
 
 def test_the_registry_lists_and_finds_adapters():
-    assert adapters.names() == ["claude-code", "opencode"]
+    assert adapters.names() == ["claude-code", "codex", "opencode"]
     for name in adapters.names():
         mod = adapters.get(name)
         assert mod.HARNESS == name and callable(mod.install) and callable(mod.uninstall)
@@ -56,7 +56,7 @@ def test_the_registry_lists_and_finds_adapters():
 
 @pytest.mark.parametrize("bad", ["cursor", "Claude-Code", "", "claude_code "])
 def test_an_unknown_harness_names_the_known_ones(bad):
-    with pytest.raises(adapters.UnknownHarness, match="ledger knows claude-code, opencode"):
+    with pytest.raises(adapters.UnknownHarness, match="ledger knows claude-code, codex, opencode"):
         adapters.get(bad)
 
 

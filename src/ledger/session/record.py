@@ -21,10 +21,13 @@ the latest todo list        Claude Code ``TodoWrite`` (``todos: [{content, statu
                             priority, id}]``) and its ``todo.updated`` bus event.
 files created or edited     Edit, Write, MultiEdit, NotebookEdit; OpenCode edit, write,
                             patch (``*** Update File:`` lines) and its patch parts and
-                            ``session.diff`` events.
+                            ``session.diff`` events; Codex ``apply_patch`` (the same
+                            patch format, in ``tool_input.command``).
 last failing / passing      shell tools (Claude Code ``Bash``, OpenCode ``bash``) by
 command                     their ``ok`` flag: PostToolUseFailure (``Exit code N``) or an
-                            OpenCode non-zero ``metadata.exit`` is a failure.
+                            OpenCode non-zero ``metadata.exit`` is a failure. Codex
+                            reports no exit code for shell commands, so they are not
+                            recorded here.
 ==========================  ============================================================
 
 Statuses are normalised to ``pending``, ``in_progress``, ``completed``, ``cancelled``.
@@ -35,7 +38,6 @@ Stdlib only (hook path); SQL lives in :mod:`ledger.store.session_record`.
 from __future__ import annotations
 
 import json
-import os
 
 from ..store import session_record as R
 
@@ -193,22 +195,15 @@ def note_tool(conn, key: str, tool: ToolCall, cwd: str, now: int, subagent: bool
 
 
 def edited_files(tool: ToolCall, cwd: str) -> list[str]:
-    """Absolute paths an edit tool changed: its path argument, or for a patch tool the
-    ``*** Add/Update/Delete File:`` lines of the patch text."""
-    from ..watcher.paths import files_touched
+    """Absolute paths an edit tool changed: its path argument, or for a patch tool
+    (Codex ``apply_patch``, OpenCode ``patch``) the ``*** Add/Update/Delete File:`` and
+    ``*** Move to:`` lines of the patch text (:func:`ledger.watcher.paths.patch_paths`)."""
+    from ..watcher.paths import PATCH_TOOLS, files_touched
 
-    found = files_touched(tool.replace(name="Edit") if hasattr(tool, "replace") else tool, cwd)
-    inp = tool.input if isinstance(tool.input, dict) else {}
-    for k in ("patchText", "patch", "input"):
-        text = inp.get(k)
-        if isinstance(text, str):
-            for line in text.splitlines():
-                for marker in ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"):
-                    if line.startswith(marker):
-                        p = line[len(marker):].strip()
-                        if p:
-                            found.append(os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(p))))
-    return list(dict.fromkeys(found))
+    name = (tool.name or "").lower()
+    if name in PATCH_TOOLS:
+        return files_touched(tool, cwd)
+    return files_touched(tool.replace(name="Edit") if hasattr(tool, "replace") else tool, cwd)
 
 
 def normalise_todos(todos: object) -> list[dict] | None:

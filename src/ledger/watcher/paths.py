@@ -26,6 +26,10 @@ Sources of paths, by tool:
   and the arguments of ``echo``/``printf``. ``cd DIR`` changes the base directory for
   the rest of the command; ``bash -c 'SCRIPT'`` is parsed as a command line of its own.
   ``file.py:12`` and ``tests/x.py::test_y`` give ``file.py`` / ``tests/x.py``.
+- patch tools (Codex ``apply_patch``, OpenCode ``patch``): the files the patch text names
+  in its ``*** Add File:``, ``*** Update File:``, ``*** Delete File:`` and ``*** Move
+  to:`` lines (:func:`patch_paths`), the text taken from ``command`` (Codex),
+  ``patchText``, ``patch`` or ``input``.
 
 The result is de-duplicated and keeps first-seen order. Nothing here raises on odd input:
 an unbalanced quote falls back to a plain split. Cost is one ``shlex`` pass plus a few
@@ -48,10 +52,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from ledger.events import ToolCall
 
 #: Tools whose calls can touch files (Claude Code names; compared case-insensitively so
-#: OpenCode's ``bash``/``read``... match too).
+#: OpenCode's ``bash``/``read``... match too; Codex reports its shell tools as ``Bash``).
 FILE_TOOLS = frozenset(
-    {"bash", "read", "grep", "glob", "edit", "write", "notebookedit", "multiedit"}
+    {"bash", "read", "grep", "glob", "edit", "write", "notebookedit", "multiedit", "apply_patch", "patch"}
 )
+#: Tools whose input is a patch naming its files (Codex ``apply_patch``, OpenCode ``patch``).
+PATCH_TOOLS = frozenset({"apply_patch", "patch"})
+_PATCH_KEYS = ("command", "patchText", "patch", "input")
+_PATCH_MARKERS = ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
 
 #: Extensions that make a bare token (no ``/``) count as a file name.
 FILE_EXTENSIONS = frozenset(
@@ -109,7 +117,7 @@ _VALUE_OPTS = frozenset(
 
 def is_file_tool(name: str) -> bool:
     """True for the tools that touch files: Bash, Read, Grep, Glob, Edit, Write,
-    NotebookEdit, MultiEdit (any case)."""
+    NotebookEdit, MultiEdit, apply_patch, patch (any case)."""
     return isinstance(name, str) and name.lower() in FILE_TOOLS
 
 
@@ -143,7 +151,26 @@ def files_touched(tool: ToolCall, cwd: str) -> list[str]:
         command = inp.get("command")
         if isinstance(command, str) and command.strip():
             found.extend(command_paths(command, base))
+    elif name in PATCH_TOOLS:
+        for key in _PATCH_KEYS:
+            text = inp.get(key)
+            if isinstance(text, str) and "*** " in text:
+                found.extend(patch_paths(text, base))
     return _dedupe(found)
+
+
+def patch_paths(patch: str, cwd: str) -> list[str]:
+    """Resolved paths a patch in the ``*** Begin Patch`` format names, in order: the
+    ``*** Add File:``, ``*** Update File:``, ``*** Delete File:`` and ``*** Move to:``
+    lines, relative to ``cwd``. Lines inside hunks start with `` ``, ``+`` or ``-``, so
+    a marker there is never mistaken for one of these."""
+    out = []
+    for line in patch.splitlines():
+        if line.startswith(_PATCH_MARKERS):
+            p = line.split(":", 1)[1].strip()
+            if p:
+                out.append(_resolve(cwd, p))
+    return out
 
 
 def command_paths(command: str, cwd: str, _depth: int = 0) -> list[str]:

@@ -1,0 +1,46 @@
+"""Codex CLI: one ``ledger hook codex <Event>`` process per hook event.
+
+The payload mapping is :mod:`ledger.harness.codex` and the ``hooks.json`` editing and
+trust reading :mod:`ledger.harness.codex_install`; this module is the registry entry
+(see :mod:`ledger.harness.adapters` for the contract).
+"""
+
+from __future__ import annotations
+
+from ..codex import parse_payload, render_response  # noqa: F401 - the hook capability
+
+HARNESS = "codex"
+TITLE = "Codex"
+
+
+def install(scope: str, project_dir: str | None, *, link: bool = False, env: dict | None = None) -> dict:
+    """Add ledger's hooks to Codex's ``hooks.json`` (``link`` does not apply); ``env``
+    (``LEDGER_DB``/``LEDGER_HOME`` -> absolute path) goes in front of each command."""
+    from ..codex_install import install_codex
+
+    return install_codex(scope, project_dir, env=env)
+
+
+def uninstall(scope: str, project_dir: str | None) -> dict:
+    from ..codex_install import uninstall_codex
+
+    return uninstall_codex(scope, project_dir)
+
+
+def install_lines(r: dict, scope: str) -> list[str]:
+    from ..codex_install import TRUST_HINT
+
+    lines = [f"✓ hooks for {', '.join(r['events'])} in {r['path']}"
+             + (f" (replaced {r['replaced']} old ones)" if r["replaced"] else "")]
+    if scope != "user":
+        lines.append("  That file is this machine's (the hook command is an absolute path), so it stays out of version "
+                     "control" + (f"; added to {r['git_exclude']}" if r.get("git_exclude") else "")
+                     + ". Codex reads a project's .codex/ only when you trust the project.")
+    trust = r.get("trust") or {}
+    if trust.get("total") and trust.get("trusted") != trust.get("total"):
+        lines.append("  " + TRUST_HINT)
+    if r.get("store"):
+        how = (f"written into the hook command as {' and '.join(sorted(r['store_env']))}" if r.get("store_env")
+               else "the default; Codex's $LEDGER_DB or $LEDGER_HOME, if set there, wins")
+        lines.append(f"  Store: {r['store']} ({how})")
+    return lines
