@@ -65,16 +65,16 @@ def test_forgetting_an_already_forgotten_memory_says_so(cli):
     assert json.loads(out) == {"forgotten": 0, "ids": [a, b], "already_forgotten": [a, b]}
 
 
-@pytest.mark.parametrize("harness", ["claude-code", "opencode"])
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "opencode"])
 @pytest.mark.parametrize("scope", ["--project", "--user"])
 def test_uninstall_with_nothing_installed_names_no_file(cli, tmp_path, harness, scope):
     proj = tmp_path / "proj"
     proj.mkdir()
-    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "CODEX_HOME": None}
     rc, out, err = cli("uninstall", harness, scope, "--dir", proj, db=None, env=env)
     where = "here" if scope == "--project" else "for this user"
     assert rc == 0 and out.strip() == f"no ledger hooks installed for {harness} {where} (nothing removed)", err
-    assert not (proj / ".claude").exists() and not (proj / ".opencode").exists()
+    assert not (proj / ".claude").exists() and not (proj / ".opencode").exists() and not (proj / ".codex").exists()
 
 
 @pytest.mark.parametrize("group,subs,typo,near", [

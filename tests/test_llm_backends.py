@@ -151,7 +151,7 @@ def test_an_unknown_backend_is_a_clear_llm_error():
     for backend in ("none", "", "gemini"):
         with pytest.raises(LLMError) as e:
             complete("p", {"backend": backend})
-        assert "command, openai or anthropic" in str(e.value)
+        assert "command, openai, anthropic or codex" in str(e.value)
 
 
 # ---------------------------------------------------------------- command

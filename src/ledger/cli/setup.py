@@ -34,16 +34,17 @@ def _mcp_clients() -> list[str]:
 @click.option("--print", "print_only", is_flag=True,
               help="With `mcp`: print the client's configuration snippet instead of writing it.")
 @click.option("--user", "scope", flag_value="user",
-              help="Every project: ~/.claude/settings.json, or $XDG_CONFIG_HOME/opencode/plugins/ for OpenCode; "
-                   "with `mcp`, the client's user configuration.")
+              help="Every project: ~/.claude/settings.json, $CODEX_HOME/hooks.json (~/.codex/) for Codex, or "
+                   "$XDG_CONFIG_HOME/opencode/plugins/ for OpenCode; with `mcp`, the client's user configuration.")
 @click.option("--project", "scope", flag_value="project",
               help="This project (default): <repository root>/.claude/settings.local.json, which stays out of "
-                   "version control; or ./.opencode/plugins/; with `mcp`, the client's project file.")
+                   "version control; <repository root>/.codex/hooks.json for Codex; or ./.opencode/plugins/; "
+                   "with `mcp`, the client's project file.")
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False),
               help="A folder of the project (default: current directory; Claude Code hooks go to its repository root).")
 @click.option("--link", is_flag=True, help="OpenCode: symlink the plugin instead of copying it.")
 @click.option("--no-distill", is_flag=True,
-              help="Do not turn distillation on (by default it runs through `claude -p` or OpenCode itself).")
+              help="Do not turn distillation on (by default it runs through `claude -p`, `codex exec` or OpenCode itself).")
 @common()
 def install(harness, client, print_only, scope, project_dir, link, no_distill, db, as_json):
     """Wire ledger's hooks into a harness (idempotent; your own hooks are kept), or
@@ -52,6 +53,7 @@ def install(harness, client, print_only, scope, project_dir, link, no_distill, d
     \b
     ledger install claude-code            # this project (its .claude/settings.local.json)
     ledger install claude-code --user     # every project (~/.claude/settings.json)
+    ledger install codex                  # this project (its .codex/hooks.json)
     ledger install opencode               # ./.opencode/plugins/ledger.js
     ledger install mcp --client cursor    # ./.cursor/mcp.json (mcpServers.ledger)
     ledger install mcp --client zed --print
@@ -183,7 +185,8 @@ def _opted_out(d: dict) -> str:
 @cli.command()
 @click.argument("harness", type=click.Choice(_harnesses() + [MCP]))
 @click.option("--client", type=click.Choice(_mcp_clients()), help="With `mcp`: the MCP client to remove ledger from.")
-@click.option("--user", "scope", flag_value="user", help="Every project: ~/.claude/settings.json, or OpenCode's user plugins.")
+@click.option("--user", "scope", flag_value="user",
+              help="Every project: ~/.claude/settings.json, ~/.codex/hooks.json, or OpenCode's user plugins.")
 @click.option("--project", "scope", flag_value="project", help="This project (default).")
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False), help="A folder of the project (default: current directory).")
 @common()
@@ -209,7 +212,7 @@ def uninstall(harness, client, scope, project_dir, db, as_json):
         where = "for this user" if scope == "user" else "here"
         _out(f"no ledger hooks installed for {harness} {where} (nothing removed)")
     else:
-        what = "ledger hook" if harness == "claude-code" else "ledger plugin file"
+        what = "ledger plugin file" if harness == "opencode" else "ledger hook"
         _out(f"removed {plural(r['removed'], what)} from {r['path']}")
     for p in r.get("deleted") or ():
         _out(f"  deleted {p}: it held nothing but ledger's hooks")

@@ -10,6 +10,9 @@ harness's own client, when it can, by writing the ``[llm]`` section of
   (``--settings '{"disableAllHooks": true}'``, so the distiller never observes itself;
   ledger also sets ``LEDGER_HOOKS_DISABLED=1`` for it), no tools and no saved session
   (docs/harness-contracts.md §A9).
+- Codex: when ``codex`` is on ``PATH``, backend ``codex``: ``codex exec`` with every hook
+  off for that call (``--disable hooks``), nothing saved and a read-only sandbox, with
+  Codex's configured model (:func:`ledger.watcher.llm.codex_argv`).
 - OpenCode: when ``opencode`` is on ``PATH``, backend ``opencode``, which distills
   through OpenCode's own session API from the plugin (no second process, OpenCode's
   configured model unless ``[llm] model`` names a ``provider/model``).
@@ -55,6 +58,8 @@ def _harness_keys(harness: str) -> dict:
         return {"backend": "command", "command": CLAUDE_COMMAND, "model": "haiku"}
     if harness == "opencode":
         return {"backend": "opencode"}
+    if harness == "codex":
+        return {"backend": "codex"}
     raise ValueError(f"unknown harness {harness!r}")
 
 
@@ -83,7 +88,7 @@ def _our_block(text: str) -> dict | None:
 
 def _owner(block: dict | None) -> str | None:
     """The harness whose install wrote ``block`` unchanged, else None."""
-    for h in ("claude-code", "opencode"):
+    for h in ("claude-code", "opencode", "codex"):
         if block == _harness_keys(h):
             return h
     return None
@@ -109,7 +114,7 @@ def _toml_str(value: str) -> str:
 
 
 def enable(harness: str, *, path: Path | None = None) -> dict:
-    """Turn distillation on for ``harness`` (``claude-code`` or ``opencode``) unless a
+    """Turn distillation on for ``harness`` (``claude-code``, ``opencode`` or ``codex``) unless a
     backend is already configured. Returns ``{"enabled": bool, "backend", "command",
     "model", "budget", "reason", "path"}``; ``reason`` says why nothing changed."""
     p = path or config_path()
@@ -130,7 +135,7 @@ def enable(harness: str, *, path: Path | None = None) -> dict:
         # it distills for every harness already, so it stays.
         result.update(enabled=True, reason=f"set by `ledger install {owner}`" if owner else "already configured")
         return result
-    client = "claude" if harness == "claude-code" else "opencode"
+    client = {"claude-code": "claude", "codex": "codex"}.get(harness, "opencode")
     if not shutil.which(client):
         result.update(enabled=False, backend=backend if ours else "none",
                       reason=f"`{client}` is not on PATH; set [llm] in config.toml to distill")
@@ -181,7 +186,7 @@ def summary(r: dict, harness: str) -> str:
         return f"Distillation on: backend \"{r['backend']}\" {r['reason']} ({budget}), for every harness."
     if r["reason"] == "already configured":
         return f"Distillation on: your [llm] backend \"{r['backend']}\" ({budget})."
-    via = "`claude -p --model haiku` (hooks disabled for that call)" if r["backend"] == "command" \
-        else "OpenCode's own session API"
+    via = {"command": "`claude -p --model haiku` (hooks disabled for that call)",
+           "codex": "`codex exec` (hooks disabled for that call)"}.get(r["backend"], "OpenCode's own session API")
     return (f"Distillation on: through {via}, {budget}; "
             f"`ledger install {harness} --no-distill` turns it off.")

@@ -9,6 +9,9 @@ runs them in the order a hook needs them:
    and the project root's shared and local files), the events they cover, and whether
    each command's executable exists and answers ``--version``.
 3. ``opencode plugin``: the plugin file for this project or user, and the command in it.
+   ``codex hooks``: ledger's hooks in Codex's ``hooks.json`` (project, user), whether
+   their command runs, and whether Codex's trust state (read, never written) lets them
+   run: Codex skips a new or changed hook until the user trusts it in ``/hooks``.
 4. ``store``: path, pending migrations (read without changing the file), write lock.
 5. ``llm backend``: the configured distillation backend is there (a command on
    ``PATH``, an HTTP endpoint that answers, an API key that is set).
@@ -58,7 +61,7 @@ def run_checks(db: str | None = None, project: str | None = None) -> list[Check]
 
     store = str(db_path(db))
     handlers = claude_handlers(project)
-    checks = [check_ledger(), check_claude_hooks(handlers), check_opencode(project), check_store(store),
+    checks = [check_ledger(), check_claude_hooks(handlers), check_opencode(project), check_codex(project), check_store(store),
               check_settings(), check_llm()]
     exe = next((h["exe"] for h in handlers if h["works"]), None) or ledger_command()
     checks.append(check_round_trip(exe))
@@ -173,6 +176,37 @@ def check_opencode(project: str | None) -> Check:
     return Check(name, "ok", f"{p}" + (f" (starts {cmd})" if cmd and cmd != "__LEDGER_COMMAND__" else ""))
 
 
+def check_codex(project: str | None) -> Check:
+    """Ledger's hooks in Codex's project and user ``hooks.json`` and their trust state."""
+    from .codex_install import CODEX_EVENTS, TRUST_HINT, hooks_path, our_hooks, trust_status
+
+    name = "codex hooks"
+    files = list(dict.fromkeys([hooks_path("project", project), hooks_path("user")]))
+    found = [(f, our_hooks(f)) for f in files]
+    found = [(f, hs) for f, hs in found if hs]
+    if not found:
+        return Check(name, "skip", "not installed (ledger install codex, if you use Codex)")
+    for f, hs in found:
+        exes = sorted({_exe_of(h["command"]) for h in hs})
+        broken = [e for e in exes if not (e and os.access(e, os.X_OK) and _version(e) is not None)]
+        if broken:
+            return Check(name, "fail", f"{f}: the hook command {', '.join(broken)} does not run",
+                         "ledger install codex   (points the hooks at this ledger)")
+        missing = [e for e in CODEX_EVENTS if e not in {h["event"] for h in hs}]
+        if missing:
+            return Check(name, "warn", f"{f} lacks {', '.join(missing)}", "ledger install codex")
+        t = trust_status(f)
+        if t["trusted"] < t["total"]:
+            what = ("changed since you trusted them" if t["modified"] and not t["untrusted"]
+                    else "disabled" if t["disabled"] and not (t["untrusted"] or t["modified"]) else "not trusted yet")
+            return Check(name, "warn", f"{f}: {t['total'] - t['trusted']} of {t['total']} hooks {what} "
+                         f"({', '.join(t['events_untrusted'])}); Codex skips them", TRUST_HINT)
+    if os.environ.get("LEDGER_HOOKS_DISABLED") == "1":
+        return Check(name, "warn", "installed, but LEDGER_HOOKS_DISABLED=1 here turns every hook into a no-op",
+                     "unset LEDGER_HOOKS_DISABLED")
+    return Check(name, "ok", f"{len(CODEX_EVENTS)} events, trusted, in {', '.join(str(f) for f, _ in found)}")
+
+
 def check_store(path: str) -> Check:
     from ..errors import LedgerError
     from ..store.health import migration_status, write_probe
@@ -229,6 +263,13 @@ def check_llm() -> Check:
         if not found:
             return Check(name, "fail", f"command: {exe or '(empty)'} is not on PATH", "install it, or set [llm] command")
         return Check(name, "ok", f"command: {llm['command']} ({found})")
+    if backend == "codex":
+        from ..watcher.llm import codex_argv
+
+        exe = codex_argv(llm)[0]
+        found = shutil.which(exe)
+        return Check(name, "ok", f"codex exec ({found})") if found else Check(
+            name, "fail", f"codex: {exe} is not on PATH", "install Codex, or pick another [llm] backend")
     if backend == "opencode":
         found = shutil.which("opencode")
         return Check(name, "ok", f"opencode ({found})") if found else Check(
@@ -248,7 +289,7 @@ def check_llm() -> Check:
             return Check(name, "fail", f"{backend}: cannot reach {base} ({getattr(exc, 'reason', exc)})",
                          "start the server, or fix [llm] url")
         return Check(name, "ok", f"{backend}: {base} answers" + (f" (model {llm['model']})" if llm.get("model") else ""))
-    return Check(name, "fail", f"unknown backend {backend!r}", "[llm] backend = command | openai | anthropic | opencode | fallback | none")
+    return Check(name, "fail", f"unknown backend {backend!r}", "[llm] backend = command | openai | anthropic | codex | opencode | fallback | none")
 
 
 def check_round_trip(exe: str) -> Check:

@@ -173,7 +173,7 @@ def _remove_from(path: Path) -> tuple[int, bool]:
     return removed, True
 
 
-def _keep_out_of_git(root: Path, path: Path) -> str | None:
+def _keep_out_of_git(root: Path, path: Path, why: str = "ledger install claude-code: machine-specific hook commands") -> str | None:
     """Make git ignore ``path`` in this clone when nothing ignores it yet: one line in
     ``info/exclude`` (never the committed ``.gitignore``). Returns the exclude file
     changed, or None (already ignored, not a git checkout, or git unavailable)."""
@@ -200,7 +200,7 @@ def _keep_out_of_git(root: Path, path: Path) -> str | None:
         exclude.parent.mkdir(parents=True, exist_ok=True)
         old = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
         sep = "" if not old or old.endswith("\n") else "\n"
-        exclude.write_text(f"{old}{sep}# ledger install claude-code: machine-specific hook commands\n/{rel}\n",
+        exclude.write_text(f"{old}{sep}# {why}\n/{rel}\n",
                            encoding="utf-8")
     except OSError:
         return None

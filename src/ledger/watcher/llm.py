@@ -7,6 +7,10 @@
   llama.cpp, vLLM). Token use from ``usage.prompt_tokens/completion_tokens``.
 * ``anthropic``: the Messages API ``POST {url}/v1/messages`` with ``x-api-key`` and
   ``anthropic-version: 2023-06-01``. Token use from ``usage.input_tokens/output_tokens``.
+* ``codex``: Codex CLI itself, ``codex exec`` with the prompt on stdin, every hook off for
+  that call (``--disable hooks``), nothing saved (``--ephemeral``), a read-only sandbox
+  and no approvals; Codex's configured model unless ``[llm] model`` names one
+  (docs/harness-contracts.md, Codex section).
 
 Every call returns a :class:`Completion`; failures raise :class:`LLMError` with a message
 that names the backend and what to check.
@@ -219,6 +223,31 @@ def _anthropic(prompt: str, llm: dict) -> tuple[str, int, int]:
         raise LLMError(f"anthropic backend: unexpected answer shape: {str(data)[:200]}") from None
     usage = data.get("usage") or {}
     return text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+
+
+#: The ``codex exec`` arguments of the ``codex`` backend (the prompt comes on stdin, ``-``).
+CODEX_ARGS = ("exec", "--disable", "hooks", "--ephemeral", "--skip-git-repo-check", "--sandbox", "read-only",
+              "-c", 'approval_policy="never"', "--color", "never")
+
+
+def codex_argv(llm: dict) -> list[str]:
+    """The command line of the ``codex`` backend: ``[llm] command`` (default ``codex``)
+    then :data:`CODEX_ARGS`, ``-m <model>`` when ``[llm] model`` is set, and ``-``
+    (read the prompt from stdin)."""
+    import shlex
+
+    cmd = llm.get("command") or "codex"
+    argv = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+    if llm.get("model"):
+        argv += ["-m", str(llm["model"])]
+    return argv + list(CODEX_ARGS) + ["-"]
+
+
+@backend("codex", "Codex CLI: `codex exec` with hooks off for the call ([llm] model, optional [llm] command = the codex executable)")
+def _codex(prompt: str, llm: dict) -> tuple[str, int, int]:
+    # codex exec prints only the final answer on stdout (progress goes to stderr); the
+    # system text goes first in the prompt, as exec takes one prompt.
+    return _command(SYSTEM + "\n\n" + prompt, {**llm, "command": codex_argv(llm)})
 
 
 _elsewhere("fallback", "distills without a model: the deterministic distiller (ledger.watcher.fallback)")

@@ -1,0 +1,255 @@
+"""``ledger install codex`` / ``ledger uninstall codex``: ledger's hooks in Codex's
+``hooks.json``, and what Codex's trust state says about them.
+
+Where (docs/harness-contracts.md, Codex section): ``<repository root>/.codex/hooks.json``
+for one project (Codex reads a project's ``.codex/`` only when the project is trusted),
+``$CODEX_HOME/hooks.json`` (``~/.codex/hooks.json``) with ``--user``. The file has
+Claude Code's shape: ``{"hooks": {Event: [{"matcher"?, "hooks": [{"type": "command",
+"command", "timeout"}]}]}}``. We add one matcher group per event whose command is
+``<ledger executable> hook codex <Event>``, recognise ours by that command, and leave
+everything else as it was (the file keeps its indentation; a file left empty after
+uninstall is deleted). The project file holds this machine's absolute path, so it is
+kept out of git through ``info/exclude`` like Claude Code's local settings.
+
+Trust: Codex runs a hook that is not managed by an administrator only after the user
+has reviewed it in ``/hooks``; a new or changed hook is skipped until then. Codex keeps
+that decision in the *user* ``config.toml`` as ``[hooks.state."<key>"] trusted_hash``,
+``<key>`` being ``<hooks.json path>:<event label>:<group index>:<handler index>`` and
+the hash ``sha256:`` + the SHA-256 of the hook's identity (event label, matcher, handler)
+as compact JSON with sorted keys. ledger never writes that state; :func:`trust_status`
+only reads it (``ledger doctor``), and :func:`trust_hash` computes what the hash of our
+hook must be for the comparison.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from pathlib import Path
+
+from .install import _load_with_style, _quote, _write, ledger_command, project_root
+
+#: The events ledger hooks, in the order they are written.
+CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact", "SessionEnd")
+#: PreToolUse runs before the tools that touch files: every shell tool (reported as
+#: ``Bash``) and ``apply_patch``. An exact matcher (letters, ``_`` and ``|``).
+PRE_TOOL_MATCHER = "Bash|apply_patch"
+#: Seconds. Codex clamps SessionEnd hooks to 3 s (and warns when asked for more).
+TIMEOUTS = {"SessionEnd": 3}
+DEFAULT_TIMEOUT = 10
+MARKER = " hook codex "
+HOOKS_FILE = "hooks.json"
+#: Codex's labels for events in its hook-state keys and trust hashes.
+EVENT_LABELS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit", "PreToolUse": "pre_tool_use",
+                "PostToolUse": "post_tool_use", "Stop": "stop", "PreCompact": "pre_compact", "PostCompact": "post_compact",
+                "SessionEnd": "session_end", "PermissionRequest": "permission_request",
+                "SubagentStart": "subagent_start", "SubagentStop": "subagent_stop"}
+# Events whose matcher Codex applies (others ignore it, and so does the trust hash).
+_MATCHER_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PermissionRequest", "SessionStart", "PreCompact",
+                             "PostCompact", "SubagentStart", "SubagentStop"})
+TRUST_HINT = "Codex runs new or changed hooks only once you trust them: open `/hooks` in Codex and trust ledger's."
+
+
+def codex_home() -> Path:
+    """``$CODEX_HOME``, else ``~/.codex``."""
+    env = os.environ.get("CODEX_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+def hooks_path(scope: str = "project", project: str | os.PathLike | None = None) -> Path:
+    """The ``hooks.json`` that ``install`` writes for ``scope``."""
+    if scope == "user":
+        return codex_home() / HOOKS_FILE
+    return project_root(project) / ".codex" / HOOKS_FILE
+
+
+def is_ours(handler: object) -> bool:
+    return isinstance(handler, dict) and MARKER in f" {handler.get('command', '')} "
+
+
+def _invalid(msg: str):
+    from ..errors import InvalidInput
+
+    return InvalidInput(msg)
+
+
+def _strip_ours(hooks: dict) -> int:
+    removed = 0
+    for event in list(hooks):
+        groups = hooks.get(event)
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for g in groups:
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list):
+                before = len(g["hooks"])
+                g["hooks"] = [h for h in g["hooks"] if not is_ours(h)]
+                removed += before - len(g["hooks"])
+                if not g["hooks"]:
+                    continue
+            kept.append(g)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    return removed
+
+
+def install_codex(scope: str = "project", project: str | None = None, command: str | None = None,
+                  env: dict | None = None) -> dict:
+    """Merge ledger's hooks into ``hooks.json`` for ``scope``.
+
+    Returns ``{"path", "events", "replaced", "root", "git_exclude", "trust"}``: the file
+    written, the hooked events, how many old ledger handlers were replaced, the project
+    root (None for ``user``), the git exclude file the project file was added to (or
+    None), and :func:`trust_status` of the hooks just written (new ones are untrusted
+    until the user trusts them in Codex's ``/hooks``). ``env`` (``{"LEDGER_DB": "/abs"}``)
+    goes in front of each command (Codex runs it through a shell). Raises
+    :class:`ledger.errors.InvalidInput` when the file is not a JSON object or its
+    ``hooks`` are malformed; nothing is changed then.
+    """
+    path = hooks_path(scope, project)
+    data, style = _load_with_style(path)
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise _invalid(f'{path}: "hooks" is not an object; nothing was changed.')
+    for event in CODEX_EVENTS:
+        if event in hooks and not isinstance(hooks[event], list):
+            raise _invalid(f"{path}: hooks.{event} is not a list of matcher groups; fix it, then run install again. "
+                           "Nothing was changed.")
+    replaced = _strip_ours(hooks)
+    cmd = command or ledger_command()
+    prefix = "".join(f"{k}={_quote(v)} " for k, v in sorted((env or {}).items()))
+    for event in CODEX_EVENTS:
+        group: dict = {}
+        if event == "PreToolUse":
+            group["matcher"] = PRE_TOOL_MATCHER
+        group["hooks"] = [{"type": "command", "command": f"{prefix}{_quote(cmd)} hook codex {event}",
+                           "timeout": TIMEOUTS.get(event, DEFAULT_TIMEOUT)}]
+        hooks.setdefault(event, []).append(group)
+    _write(path, data, style)
+    root = None if scope == "user" else project_root(project)
+    exclude = None
+    if root is not None:
+        from .install import _keep_out_of_git
+
+        exclude = _keep_out_of_git(root, path, why="ledger install codex: machine-specific hook commands")
+    return {"path": str(path), "events": list(CODEX_EVENTS), "replaced": replaced, "root": str(root) if root else None,
+            "git_exclude": exclude, "trust": trust_status(path)}
+
+
+def uninstall_codex(scope: str = "project", project: str | None = None) -> dict:
+    """Remove exactly ledger's handlers from ``hooks.json``; returns ``{"path",
+    "removed", "deleted"}`` (``deleted``: the file, when nothing but ours was in it)."""
+    path = hooks_path(scope, project)
+    if not path.exists():
+        return {"path": str(path), "removed": 0, "deleted": []}
+    data, style = _load_with_style(path)
+    hooks = data.get("hooks")
+    removed = _strip_ours(hooks) if isinstance(hooks, dict) else 0
+    if not removed:
+        return {"path": str(path), "removed": 0, "deleted": []}
+    if isinstance(hooks, dict) and not hooks:
+        del data["hooks"]
+    if data:
+        _write(path, data, style)
+        return {"path": str(path), "removed": removed, "deleted": []}
+    path.unlink()
+    try:
+        path.parent.rmdir()  # only when empty
+    except OSError:
+        pass
+    return {"path": str(path), "removed": removed, "deleted": [str(path)]}
+
+
+# --------------------------------------------------------------------------- trust
+
+
+def trust_hash(event: str, handler: dict, matcher: str | None = None) -> str:
+    """The ``trusted_hash`` Codex records when the user trusts ``handler`` (one entry of
+    a matcher group's ``hooks``) under ``event``: ``"sha256:<hex>"`` of the compact,
+    key-sorted JSON of ``{"event_name": <label>, "matcher": ..., "hooks": [handler]}``,
+    where the handler is normalised as Codex does (``type``, ``command``, ``timeout``
+    defaulting to 600 s and at least 1, ``async``; optional keys only when set) and the
+    matcher is left out for events that ignore it. Checked against the real Codex in
+    tests/test_codex_e2e.py (a hook trusted with this hash runs)."""
+    norm: dict = {"type": "command", "command": handler.get("command", "")}
+    for key in ("commandWindows", "statusMessage", "additionalContextLimit"):
+        if handler.get(key) is not None:
+            norm[key] = handler[key]
+    timeout = handler.get("timeout")
+    norm["timeout"] = max(1, int(timeout)) if isinstance(timeout, int) and not isinstance(timeout, bool) else 600
+    norm["async"] = handler.get("async") is True
+    identity: dict = {"event_name": EVENT_LABELS.get(event, event), "hooks": [norm]}
+    if matcher is not None and event in _MATCHER_EVENTS:
+        identity["matcher"] = matcher
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def our_hooks(path: Path) -> list[dict]:
+    """Ledger's handlers in ``path``: ``[{"event", "key", "hash", "command"}]`` with the
+    state key and the trust hash Codex gives each. ``[]`` for a missing or unreadable
+    file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    out = []
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        for gi, g in enumerate(groups if isinstance(groups, list) else ()):
+            handlers = g.get("hooks") if isinstance(g, dict) else None
+            for hi, h in enumerate(handlers if isinstance(handlers, list) else ()):
+                if is_ours(h):
+                    matcher = g.get("matcher") if isinstance(g.get("matcher"), str) else None
+                    out.append({"event": event, "key": f"{path}:{EVENT_LABELS.get(event, event)}:{gi}:{hi}",
+                                "hash": trust_hash(event, h, matcher), "command": h.get("command", "")})
+    return out
+
+
+def hook_states(config: Path | None = None) -> dict[str, dict]:
+    """``[hooks.state]`` of Codex's user ``config.toml`` (key -> ``{"enabled"?,
+    "trusted_hash"?}``); ``{}`` when the file is missing or not valid TOML."""
+    p = config or codex_home() / "config.toml"
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    hooks = data.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    return {str(k).strip(): v for k, v in state.items() if isinstance(v, dict)} if isinstance(state, dict) else {}
+
+
+def trust_status(path: Path | str, config: Path | None = None) -> dict:
+    """What Codex's trust state says about ledger's hooks in ``path``:
+    ``{"total", "trusted", "modified", "untrusted", "disabled", "events_untrusted"}``
+    (counts of handlers; ``modified``: trusted once, changed since, e.g. after a
+    reinstall with another ledger path; ``events_untrusted``: the events not trusted).
+    The key's path part is compared after resolving symlinks, as Codex may have seen
+    the file through another spelling of the same path."""
+    path = Path(path)
+    ours = our_hooks(path)
+    states = hook_states(config)
+    by_key: dict[str, dict] = {}
+    for key, st in states.items():
+        head, sep, tail = key.rpartition(":")  # handler index
+        head2, _, group = head.rpartition(":")
+        file_part, _, label = head2.rpartition(":")
+        if sep and file_part:
+            by_key[f"{os.path.realpath(file_part)}:{label}:{group}:{tail}"] = st
+    real = os.path.realpath(path)
+    counts = {"total": len(ours), "trusted": 0, "modified": 0, "untrusted": 0, "disabled": 0, "events_untrusted": []}
+    for h in ours:
+        st = by_key.get(real + h["key"][len(str(path)):], {})
+        if st.get("enabled") is False:
+            counts["disabled"] += 1
+            counts["events_untrusted"].append(h["event"])
+        elif st.get("trusted_hash") == h["hash"]:
+            counts["trusted"] += 1
+        else:
+            counts["modified" if st.get("trusted_hash") else "untrusted"] += 1
+            counts["events_untrusted"].append(h["event"])
+    return counts

@@ -1,0 +1,222 @@
+"""``ledger install codex`` / ``uninstall codex`` through the real command: ledger's hooks
+merged into Codex's ``hooks.json`` (project or ``--user``), exactly ours removed, the
+trust note, ``ledger doctor`` reading Codex's trust state (never writing it), and
+distillation through ``codex exec`` with hooks off for that call."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ledger.harness import codex_install as CI
+from ledger.watcher import config as config_mod
+from ledger.watcher.llm import complete
+
+
+@pytest.fixture
+def codex_home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "codex-home"
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def proj(tmp_path) -> Path:
+    p = tmp_path / "proj"
+    (p / "sub").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(p)], check=True)
+    return p
+
+
+USER_HOOKS = {"hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/guard.sh", "timeout": 5}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+}, "description": "my hooks"}
+
+
+def ours(path: Path) -> list[tuple[str, str]]:
+    data = json.loads(path.read_text())
+    return [(ev, h["command"]) for ev, groups in data["hooks"].items() for g in groups for h in g["hooks"]
+            if " hook codex " in h["command"]]
+
+
+def test_project_install_merges_and_uninstall_removes_exactly_ours(cli, proj, codex_home):
+    path = proj / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(USER_HOOKS, indent=4) + "\n")
+    rc, out, err = cli("install", "codex", "--dir", proj / "sub", "--no-distill", db=None)
+    assert rc == 0, err
+    assert sorted(e for e, _ in ours(path)) == sorted(CI.CODEX_EVENTS)
+    data = json.loads(path.read_text())
+    assert data["description"] == "my hooks" and data["hooks"]["PreToolUse"][0] == USER_HOOKS["hooks"]["PreToolUse"][0]
+    assert data["hooks"]["PreToolUse"][1]["matcher"] == "Bash|apply_patch"
+    assert data["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 3  # Codex clamps SessionEnd to 3 s
+    assert path.read_text().startswith('{\n    "hooks"')  # the user's indentation is kept
+    assert f"hooks for SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, PreCompact, SessionEnd in {path}" in out
+    assert CI.TRUST_HINT in out and "/hooks" in out
+    assert "/.codex/hooks.json" in (proj / ".git" / "info" / "exclude").read_text()
+    # Twice changes nothing.
+    before = path.read_text()
+    cli("install", "codex", "--dir", proj, "--no-distill", db=None)
+    assert path.read_text() == before
+    rc, out, _ = cli("uninstall", "codex", "--dir", proj, db=None)
+    assert rc == 0 and f"removed 7 ledger hooks from {path}" in out
+    assert json.loads(path.read_text()) == USER_HOOKS
+
+
+def test_user_install_goes_to_codex_home_and_a_file_of_only_ours_is_deleted(cli, proj, codex_home):
+    rc, out, err = cli("install", "codex", "--user", "--no-distill", "--json", db=None)
+    assert rc == 0, err
+    r = json.loads(out)
+    assert r["path"] == str(codex_home / "hooks.json") and r["trust"]["untrusted"] == 7
+    rc, out, _ = cli("uninstall", "codex", "--user", db=None)
+    assert "deleted" in out and not (codex_home / "hooks.json").exists() and not codex_home.exists()
+    rc, out, _ = cli("uninstall", "codex", "--user", db=None)
+    assert out.strip() == "no ledger hooks installed for codex for this user (nothing removed)"
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("{not json", "is not valid JSON"),
+    ('{"hooks": []}', '"hooks" is not an object'),
+    ('{"hooks": {"Stop": {"command": "x"}}}', "hooks.Stop is not a list"),
+])
+def test_a_malformed_hooks_file_is_refused_and_left_alone(cli, proj, codex_home, text, needle):
+    path = proj / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    rc, out, err = cli("install", "codex", "--dir", proj, "--no-distill", db=None)
+    assert rc != 0 and needle in err and path.read_text() == text
+
+
+def test_the_store_is_written_into_the_hook_command(cli, proj, codex_home, tmp_path):
+    db = tmp_path / "elsewhere" / "l.db"
+    cli("install", "codex", "--dir", proj, "--no-distill", db=db)
+    assert all(cmd.startswith(f"LEDGER_DB={db} ") for _, cmd in ours(proj / ".codex" / "hooks.json"))
+
+
+# --------------------------------------------------------------------------- trust
+
+
+def trust(config: Path, hooks: list[dict], *, skip=(), change=()) -> None:
+    """Write Codex's trust state the way Codex does when the user trusts hooks in /hooks
+    (the test plays the user; ledger itself never writes this)."""
+    lines = []
+    for h in hooks:
+        if h["event"] in skip:
+            continue
+        value = "sha256:" + "0" * 64 if h["event"] in change else h["hash"]
+        lines.append(f'[hooks.state."{h["key"]}"]\ntrusted_hash = "{value}"\n')
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('model = "gpt-5.5"\n\n' + "\n".join(lines))
+
+
+def test_trust_status_reads_codex_state(proj, codex_home):
+    r = CI.install_codex("project", str(proj), command="/opt/ledger/bin/ledger")
+    path = Path(r["path"])
+    assert r["trust"]["untrusted"] == 7 and r["trust"]["trusted"] == 0
+    hooks = CI.our_hooks(path)
+    assert hooks[0]["key"] == f"{path}:session_start:0:0" and hooks[0]["hash"].startswith("sha256:")
+    trust(codex_home / "config.toml", hooks, skip={"Stop"}, change={"PreCompact"})
+    t = CI.trust_status(path)
+    assert (t["trusted"], t["untrusted"], t["modified"]) == (5, 1, 1) and t["events_untrusted"] == ["Stop", "PreCompact"]
+    before = (codex_home / "config.toml").read_text()
+    CI.install_codex("project", str(proj), command="/opt/ledger/bin/ledger")  # the same hooks: still trusted
+    assert CI.trust_status(path)["trusted"] == 5
+    CI.install_codex("project", str(proj), command="/new/venv/bin/ledger")  # another command: changed
+    assert CI.trust_status(path)["modified"] == 6
+    assert (codex_home / "config.toml").read_text() == before  # never written by ledger
+
+
+@pytest.mark.parametrize("handler,matcher,event", [
+    ({"type": "command", "command": "a"}, None, "Stop"),
+    ({"type": "command", "command": "a", "timeout": 10}, "Bash", "PreToolUse"),
+    ({"type": "command", "command": "a", "timeout": 10, "statusMessage": "x"}, None, "SessionStart"),
+])
+def test_the_trust_hash_depends_on_what_codex_hashes_only(handler, matcher, event):
+    h = CI.trust_hash(event, handler, matcher)
+    assert h == CI.trust_hash(event, dict(reversed(list(handler.items()))), matcher)  # key order
+    assert h != CI.trust_hash(event, {**handler, "command": "b"}, matcher)
+    # Stop ignores matchers, so a matcher there changes nothing; PreToolUse's does.
+    assert (CI.trust_hash(event, handler, "Other") == h) == (event not in ("PreToolUse", "SessionStart"))
+
+
+def test_doctor_says_whether_codex_trusts_ledgers_hooks(cli, proj, codex_home, tmp_path):
+    env = {"HOME": str(tmp_path)}
+    rc, out, err = cli("doctor", "--dir", proj, "--json", env=env)
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert checks["codex hooks"]["status"] == "skip"
+    cli("install", "codex", "--dir", proj, "--no-distill", db=None, env=env)
+    rc, out, err = cli("doctor", "--dir", proj, "--json", env=env)
+    c = {c["name"]: c for c in json.loads(out)["checks"]}["codex hooks"]
+    assert c["status"] == "warn" and "7 of 7 hooks not trusted yet" in c["detail"] and "/hooks" in c["fix"]
+    trust(codex_home / "config.toml", CI.our_hooks(proj / ".codex" / "hooks.json"), skip={"PreToolUse"})
+    c = {c["name"]: c for c in json.loads(cli("doctor", "--dir", proj, "--json", env=env)[1])["checks"]}["codex hooks"]
+    assert c["status"] == "warn" and "1 of 7" in c["detail"] and "PreToolUse" in c["detail"]
+    trust(codex_home / "config.toml", CI.our_hooks(proj / ".codex" / "hooks.json"))
+    rc, text, _ = cli("doctor", "--dir", proj, env=env)
+    assert "✓ codex hooks" in text and "trusted" in text
+
+
+# --------------------------------------------------------------------------- distillation
+
+
+FAKE_CODEX = """#!{python}
+import json, os, sys
+args = sys.argv[1:]
+prompt = sys.stdin.read()
+ok = (args[:1] == ["exec"] and "--disable" in args and args[args.index("--disable") + 1] == "hooks"
+      and "--ephemeral" in args and args[-1] == "-" and os.environ.get("LEDGER_HOOKS_DISABLED") == "1"
+      and "Respond only with a JSON array" in prompt and "OBSERVATIONS" in prompt)
+sys.stderr.write("OpenAI Codex (progress goes to stderr)\\n")
+print(json.dumps([{{"fact": "called correctly" if ok else "called wrongly: " + " ".join(args), "topic": "t", "files": []}}]))
+"""
+
+
+@pytest.fixture
+def fake_codex(tmp_path) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "codex"
+    exe.write_text(FAKE_CODEX.format(python=sys.executable))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return bin_dir
+
+
+def test_install_turns_distillation_on_through_codex_exec(cli, proj, codex_home, fake_codex, _isolated_home, monkeypatch):
+    env = {"PATH": f"{fake_codex}:/usr/bin:/bin"}
+    rc, out, err = cli("install", "codex", "--dir", proj, db=None, env=env)
+    assert rc == 0, err
+    assert ("  Distillation on: through `codex exec` (hooks disabled for that call), daily budget 200,000 tokens; "
+            "`ledger install codex --no-distill` turns it off.") in out.splitlines()
+    cfg = config_mod.load(str(Path(_isolated_home) / "config.toml"))
+    assert cfg["llm"]["backend"] == "codex"
+    monkeypatch.setenv("PATH", env["PATH"])
+    c = complete("OBSERVATIONS: cat notes.txt -> 42", cfg["llm"])
+    assert json.loads(c.text)[0]["fact"] == "called correctly"
+    rc, out, _ = cli("uninstall", "codex", "--dir", proj, db=None, env=env)
+    assert 'Distillation off: removed the [llm] backend "codex"' in out
+    assert config_mod.load(str(Path(_isolated_home) / "config.toml"))["llm"]["backend"] == "none"
+
+
+def test_without_codex_on_path_distillation_stays_off(cli, proj, codex_home):
+    rc, out, err = cli("install", "codex", "--dir", proj, db=None, env={"PATH": "/usr/bin:/bin"})
+    assert rc == 0 and "Distillation off: `codex` is not on PATH" in out
+
+
+def test_the_codex_backend_takes_a_model_and_reports_a_failing_codex(tmp_path, monkeypatch):
+    from ledger.watcher.llm import LLMError, codex_argv
+
+    assert codex_argv({"model": "gpt-5.5"})[:3] == ["codex", "-m", "gpt-5.5"]
+    assert codex_argv({"command": "/opt/codex --profile fast"})[:3] == ["/opt/codex", "--profile", "fast"]
+    bad = tmp_path / "codex"
+    bad.write_text("#!/bin/sh\necho 'not logged in' >&2\nexit 1\n")
+    bad.chmod(0o755)
+    with pytest.raises(LLMError, match="exited 1: not logged in"):
+        complete("p", {"backend": "codex", "command": str(bad)})
+    with pytest.raises(LLMError, match="not found on PATH"):
+        complete("p", {"backend": "codex", "command": str(tmp_path / "missing")})
