@@ -69,11 +69,47 @@ def test_project_install_merges_and_uninstall_removes_exactly_ours(cli, proj, co
     assert json.loads(path.read_text()) == USER_HOOKS
 
 
+def test_install_registers_the_mcp_server_next_to_the_users_and_uninstall_takes_only_ours(cli, proj, codex_home):
+    import tomllib
+
+    config = proj / ".codex" / "config.toml"
+    config.parent.mkdir()
+    mine = '# my servers\n[mcp_servers.docs]\ncommand = "docs-server"\nargs = ["--port", "0"]\n'
+    config.write_text(mine)
+    rc, out, err = cli("install", "codex", "--dir", proj, "--no-distill", db=None)
+    assert rc == 0, err
+    assert f"✓ MCP server `ledger mcp` in {config} ([mcp_servers.ledger])" in out
+    servers = tomllib.loads(config.read_text())["mcp_servers"]
+    assert servers["docs"] == {"command": "docs-server", "args": ["--port", "0"]}
+    assert servers["ledger"]["args"] == ["mcp"] and servers["ledger"]["command"].endswith("ledger")
+    rc, out, _ = cli("uninstall", "codex", "--dir", proj, db=None)
+    assert f"removed ledger's MCP server from {config}" in out
+    assert config.read_text().rstrip("\n") == mine.rstrip("\n")  # tomlkit may leave a blank line
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('[mcp_servers.ledger]\ncommand = "something-else"\n', "ledger"),
+    ("[mcp_servers\nbroken", "config.toml"),
+])
+def test_an_mcp_entry_install_cannot_take_is_reported_and_the_hooks_still_go_in(cli, proj, codex_home, text, needle):
+    config = proj / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(text)
+    rc, out, err = cli("install", "codex", "--dir", proj, "--no-distill", db=None)
+    assert rc == 0, err
+    line = next(l for l in out.splitlines() if "MCP server not registered" in l)
+    assert needle in line and config.read_text() == text
+    assert len(ours(proj / ".codex" / "hooks.json")) == 7
+    rc, out, _ = cli("uninstall", "codex", "--dir", proj, db=None)
+    assert config.read_text() == text and "removed 7 ledger hooks" in out
+
+
 def test_user_install_goes_to_codex_home_and_a_file_of_only_ours_is_deleted(cli, proj, codex_home):
     rc, out, err = cli("install", "codex", "--user", "--no-distill", "--json", db=None)
     assert rc == 0, err
     r = json.loads(out)
     assert r["path"] == str(codex_home / "hooks.json") and r["trust"]["untrusted"] == 7
+    assert r["mcp"]["path"] == str(codex_home / "config.toml")
     rc, out, _ = cli("uninstall", "codex", "--user", db=None)
     assert "deleted" in out and not (codex_home / "hooks.json").exists() and not codex_home.exists()
     rc, out, _ = cli("uninstall", "codex", "--user", db=None)

@@ -214,8 +214,10 @@ def uninstall(harness, client, scope, project_dir, db, as_json):
     else:
         what = "ledger plugin file" if harness == "opencode" else "ledger hook"
         _out(f"removed {plural(r['removed'], what)} from {r['path']}")
+    for line in r.get("notes") or ():
+        _out("  " + line)
     for p in r.get("deleted") or ():
-        _out(f"  deleted {p}: it held nothing but ledger's hooks")
+        _out(f"  deleted {p}: it held nothing but ledger's settings")
     if d["removed"]:
         _out(f"  Distillation off: removed the [llm] backend \"{d['backend']}\" that `ledger install {harness}` "
              f"set in {d['path']}")

@@ -11,6 +11,13 @@ everything else as it was (the file keeps its indentation; a file left empty aft
 uninstall is deleted). The project file holds this machine's absolute path, so it is
 kept out of git through ``info/exclude`` like Claude Code's local settings.
 
+MCP: install also registers ledger's MCP server (``ledger mcp``) in Codex's
+``[mcp_servers]`` of the same scope (``<root>/.codex/config.toml`` or
+``$CODEX_HOME/config.toml``) through :mod:`ledger.harness.mcp_clients`, and uninstall
+removes exactly that entry. A configuration the MCP step cannot take (a ``ledger``
+server that is not ours, TOML that does not parse) is reported and changes nothing
+there; the hooks are installed all the same.
+
 Trust: Codex runs a hook that is not managed by an administrator only after the user
 has reviewed it in ``/hooks``; a new or changed hook is skipped until then. Codex keeps
 that decision in the *user* ``config.toml`` as ``[hooks.state."<key>"] trusted_hash``,
@@ -101,11 +108,13 @@ def install_codex(scope: str = "project", project: str | None = None, command: s
                   env: dict | None = None) -> dict:
     """Merge ledger's hooks into ``hooks.json`` for ``scope``.
 
-    Returns ``{"path", "events", "replaced", "root", "git_exclude", "trust"}``: the file
-    written, the hooked events, how many old ledger handlers were replaced, the project
-    root (None for ``user``), the git exclude file the project file was added to (or
-    None), and :func:`trust_status` of the hooks just written (new ones are untrusted
-    until the user trusts them in Codex's ``/hooks``). ``env`` (``{"LEDGER_DB": "/abs"}``)
+    Returns ``{"path", "events", "replaced", "root", "git_exclude", "trust", "mcp"}``:
+    the file written, the hooked events, how many old ledger handlers were replaced,
+    the project root (None for ``user``), the git exclude file the project file was
+    added to (or None), :func:`trust_status` of the hooks just written (new ones are
+    untrusted until the user trusts them in Codex's ``/hooks``), and the MCP server
+    registration (:func:`ledger.harness.mcp_clients.install`'s result, or ``{"error"}``
+    saying why it was not written). ``env`` (``{"LEDGER_DB": "/abs"}``)
     goes in front of each command (Codex runs it through a shell). Raises
     :class:`ledger.errors.InvalidInput` when the file is not a JSON object or its
     ``hooks`` are malformed; nothing is changed then.
@@ -137,12 +146,38 @@ def install_codex(scope: str = "project", project: str | None = None, command: s
 
         exclude = _keep_out_of_git(root, path, why="ledger install codex: machine-specific hook commands")
     return {"path": str(path), "events": list(CODEX_EVENTS), "replaced": replaced, "root": str(root) if root else None,
-            "git_exclude": exclude, "trust": trust_status(path)}
+            "git_exclude": exclude, "trust": trust_status(path), "mcp": _mcp("install", scope, project, env)}
+
+
+def _mcp(action: str, scope: str, project: str | None, env: dict | None = None) -> dict:
+    """Register (``install``) or remove (``uninstall``) ``ledger mcp`` in Codex's
+    ``[mcp_servers]``; a configuration it refuses is reported as ``{"error": msg}``."""
+    from ..errors import InvalidInput
+    from . import mcp_clients
+
+    try:
+        if action == "install":
+            return mcp_clients.install("codex", scope, project, env=env)
+        return mcp_clients.uninstall("codex", scope, project)
+    except InvalidInput as exc:
+        return {"error": str(exc)}
 
 
 def uninstall_codex(scope: str = "project", project: str | None = None) -> dict:
-    """Remove exactly ledger's handlers from ``hooks.json``; returns ``{"path",
-    "removed", "deleted"}`` (``deleted``: the file, when nothing but ours was in it)."""
+    """Remove exactly ledger's handlers from ``hooks.json`` and ledger's MCP server from
+    Codex's ``[mcp_servers]``; returns ``{"path", "removed", "deleted", "mcp", "notes"}``
+    (``removed``: hooks; ``deleted``: the files left holding nothing; ``mcp``:
+    :func:`ledger.harness.mcp_clients.uninstall`'s result or ``{"error"}``; ``notes``:
+    lines for the user about the MCP entry)."""
+    mcp = _mcp("uninstall", scope, project)
+    notes = ([f"removed ledger's MCP server from {mcp['path']}"] if mcp.get("removed")
+             else [f"MCP server left as it was: {mcp['error']}"] if mcp.get("error") else [])
+    r = _uninstall_hooks(scope, project)
+    r["deleted"] = r["deleted"] + list(mcp.get("deleted") or [])
+    return {**r, "mcp": mcp, "notes": notes}
+
+
+def _uninstall_hooks(scope: str, project: str | None) -> dict:
     path = hooks_path(scope, project)
     if not path.exists():
         return {"path": str(path), "removed": 0, "deleted": []}

@@ -36,6 +36,11 @@ def install_lines(r: dict, scope: str) -> list[str]:
         lines.append("  That file is this machine's (the hook command is an absolute path), so it stays out of version "
                      "control" + (f"; added to {r['git_exclude']}" if r.get("git_exclude") else "")
                      + ". Codex reads a project's .codex/ only when you trust the project.")
+    mcp = r.get("mcp") or {}
+    if mcp.get("error"):
+        lines.append(f"  MCP server not registered: {mcp['error']}")
+    elif mcp.get("path"):
+        lines.append(f"✓ MCP server `ledger mcp` in {mcp['path']} ([mcp_servers.ledger])")
     trust = r.get("trust") or {}
     if trust.get("total") and trust.get("trusted") != trust.get("total"):
         lines.append("  " + TRUST_HINT)
