@@ -1,0 +1,211 @@
+"""A scripted OpenAI Responses API server on loopback, for the real Codex CLI.
+
+What Codex (``codex exec`` with a custom ``[model_providers.x]`` whose ``wire_api`` is
+``"responses"``) needs from a model endpoint (docs/harness-contracts.md, Codex section):
+
+* ``POST …/responses`` with ``"stream": true`` → server-sent events, each written as
+  ``event: <type>`` + ``data: <json>``: ``response.created``, then per output item
+  ``response.output_item.added`` / (``response.output_text.delta`` for text) /
+  ``response.output_item.done`` carrying the whole item, and last ``response.completed``
+  with the response ``id`` and ``usage`` (``input_tokens``, ``output_tokens``,
+  ``total_tokens``). Codex acts on the ``done`` items; a large ``total_tokens`` is what
+  makes it compact (``model_auto_compact_token_limit``).
+* Items: an assistant ``message`` (``content: [{type: "output_text", text}]``), a
+  ``function_call`` (``call_id``, ``name``, ``arguments`` as a JSON string; the shell
+  tool), or a ``custom_tool_call`` (``call_id``, ``name``, ``input`` as raw text; how
+  Codex's freeform ``apply_patch`` tool is called).
+* ``GET …/models`` → a model list (answered; Codex may probe it).
+
+Every request is recorded (``server.requests``). What to answer is decided by
+``answer(body) -> Turn``, ``body`` being the request's JSON (``input`` is the
+conversation: ``message`` items with ``content`` parts, ``function_call_output`` /
+``custom_tool_call_output`` items with ``output``). Runs in a daemon thread::
+
+    with ResponsesServer(answer) as srv:
+        srv.url  # "http://127.0.0.1:PORT/v1"
+
+Nothing here calls a real model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_ids = itertools.count(1)
+
+
+class Call:
+    """One tool call the scripted model makes. ``arguments`` (a dict) makes a
+    ``function_call``; ``input`` (raw text) makes a ``custom_tool_call``."""
+
+    def __init__(self, name: str, arguments: dict | None = None, *, input: str | None = None):
+        self.name = name
+        self.arguments = arguments
+        self.input = input
+        self.call_id = f"call_{next(_ids)}"
+
+    def item(self) -> dict:
+        if self.input is not None:
+            return {"type": "custom_tool_call", "id": f"ctc_{self.call_id}", "status": "completed",
+                    "call_id": self.call_id, "name": self.name, "input": self.input}
+        return {"type": "function_call", "id": f"fc_{self.call_id}", "status": "completed",
+                "call_id": self.call_id, "name": self.name, "arguments": json.dumps(self.arguments or {})}
+
+
+class Turn:
+    """One scripted assistant turn: optional ``text`` and tool ``calls``, and the token
+    count to report (``total_tokens``; a large one makes Codex compact)."""
+
+    def __init__(self, text: str = "", calls: list[Call] | None = None, total_tokens: int = 200):
+        self.text = text
+        self.calls = list(calls or [])
+        self.total_tokens = total_tokens
+
+
+def input_items(body: dict) -> list[dict]:
+    """The request's ``input`` items (the conversation so far)."""
+    return [i for i in body.get("input") or [] if isinstance(i, dict)]
+
+
+def request_text(body: dict) -> str:
+    """All the text a request carries: instructions, message parts and tool outputs."""
+    out = [body.get("instructions") or ""]
+    for item in input_items(body):
+        content = item.get("content")
+        if isinstance(content, str):
+            out.append(content)
+        elif isinstance(content, list):
+            out.extend(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+        output = item.get("output")
+        if isinstance(output, str):
+            out.append(output)
+        elif isinstance(output, list):
+            out.extend(p["text"] for p in output if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return "\n".join(out)
+
+
+def tool_outputs(body: dict) -> list[str]:
+    """The outputs of the tool calls in the conversation, in order."""
+    out = []
+    for item in input_items(body):
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            o = item.get("output")
+            if isinstance(o, list):
+                o = "\n".join(p.get("text", "") for p in o if isinstance(p, dict))
+            out.append(o if isinstance(o, str) else json.dumps(o))
+    return out
+
+
+class ResponsesServer:
+    """``with ResponsesServer(answer) as srv``: serves on 127.0.0.1 (a free port)."""
+
+    def __init__(self, answer, model: str = "scripted-model"):
+        self.answer = answer
+        self.model = model
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                outer._record("GET", self.path, None)
+                if self.path.split("?")[0].rstrip("/").endswith("/models"):
+                    return self._json(200, {"object": "list", "models": [], "data": [{"id": outer.model, "object": "model"}]})
+                return self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+            def do_POST(self):
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                if self.headers.get("content-encoding") == "zstd":
+                    return self._json(415, {"error": {"message": "compressed bodies are not supported here"}})
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    return self._json(400, {"error": {"message": "invalid JSON"}})
+                outer._record("POST", self.path, body)
+                if not self.path.split("?")[0].rstrip("/").endswith("/responses"):
+                    return self._json(404, {"error": {"message": f"no route {self.path}"}})
+                try:
+                    turn = outer.answer(body)
+                except Exception as exc:  # a broken script answers 500, it does not hang
+                    return self._json(500, {"error": {"message": f"script failed: {exc!r}"}})
+                if isinstance(turn, str):
+                    turn = Turn(text=turn)
+                self._stream(turn)
+
+            def _json(self, status: int, obj: dict):
+                data = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, turn: Turn):
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                for event in outer._events(turn):
+                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                self.close_connection = True
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _record(self, method: str, path: str, body: dict | None) -> None:
+        with self._lock:
+            self.requests.append({"method": method, "path": path, "body": body, "at": time.time()})
+
+    def bodies(self) -> list[dict]:
+        """Bodies of the ``/responses`` requests received so far."""
+        with self._lock:
+            return [r["body"] for r in self.requests if r["method"] == "POST" and r["body"] is not None]
+
+    def _events(self, turn: Turn):
+        rid = f"resp_{next(_ids)}"
+        yield {"type": "response.created", "response": {"id": rid, "model": self.model, "status": "in_progress"}}
+        index = 0
+        if turn.text:
+            mid = f"msg_{next(_ids)}"
+            item = {"type": "message", "id": mid, "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": turn.text, "annotations": []}]}
+            yield {"type": "response.output_item.added", "output_index": index,
+                   "item": {**item, "status": "in_progress", "content": []}}
+            yield {"type": "response.output_text.delta", "item_id": mid, "output_index": index, "content_index": 0,
+                   "delta": turn.text}
+            yield {"type": "response.output_item.done", "output_index": index, "item": item}
+            index += 1
+        for call in turn.calls:
+            item = call.item()
+            yield {"type": "response.output_item.added", "output_index": index, "item": item}
+            yield {"type": "response.output_item.done", "output_index": index, "item": item}
+            index += 1
+        usage = {"input_tokens": max(0, turn.total_tokens - 20), "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": turn.total_tokens}
+        yield {"type": "response.completed", "response": {"id": rid, "model": self.model, "status": "completed",
+                                                          "usage": usage}}
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> "ResponsesServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
