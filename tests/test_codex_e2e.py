@@ -96,15 +96,19 @@ def world(tmp_path, _isolated_home):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert "/hooks" in p.stdout  # the trust note
+    assert CI.compact_prompt_path().is_file()
     return {"proj": proj, "codex_home": codex_home, "db": Path(_isolated_home) / "ledger.db", "env": env,
             "ledger_home": Path(_isolated_home)}
 
 
-def configure(world: dict, url: str, *, compact_limit: int | None = None, trust: bool = True) -> None:
+def configure(world: dict, url: str, *, compact_limit: int | None = None, trust: bool = True,
+              compact_prompt: str | None = None) -> None:
     """Codex's user config.toml: the scripted provider and, as the user would after
     reviewing ledger's hooks in /hooks, their trust state."""
     lines = ['model = "gpt-5.5"', 'model_provider = "scripted"', 'approval_policy = "never"',
              'sandbox_mode = "danger-full-access"', "check_for_update_on_startup = false"]
+    if compact_prompt:
+        lines.append(f'experimental_compact_prompt_file = "{compact_prompt}"')
     if compact_limit:
         lines.append(f"model_auto_compact_token_limit = {compact_limit}")
     lines += ["", "[model_providers.scripted]", 'name = "scripted"', f'base_url = "{url}"', 'wire_api = "responses"',
@@ -171,22 +175,26 @@ def test_a_learned_fact_comes_back_and_a_compaction_carries_the_session_state(co
         second = srv.bodies()
     assert FINDING in request_text(second[1]) and FINDING not in request_text(second[0])
 
-    # Run 3: Codex compacts after the tool call; SessionStart(compact) brings the state back.
+    # Run 3: Codex compacts after the tool call, with the compaction prompt ledger offers;
+    # SessionStart(compact) brings the state back.
+    marker = CI.COMPACT_PROMPT.splitlines()[0]
+
     def compacting(body: dict) -> Turn:
         text = request_text(body)
-        if "CONTEXT CHECKPOINT COMPACTION" in text:
+        if marker in text:
             return Turn(text="Summary: the user is preparing a release.")
         if not tool_outputs(body) and "Summary: the user is preparing a release." not in text:
             return Turn(calls=[Call("exec_command", {"cmd": "cat notes.txt"})], total_tokens=50_000)
         return Turn(text="Release prepared.")
 
     with ResponsesServer(compacting) as srv:
-        configure(world, srv.url, compact_limit=10_000)
+        configure(world, srv.url, compact_limit=10_000, compact_prompt=str(CI.compact_prompt_path()))
         p = run_codex(codex_bin, world, TASK + " (third run)")
         third = srv.bodies()
     assert "Release prepared." in p.stdout
-    compaction = [i for i, b in enumerate(third) if "CONTEXT CHECKPOINT COMPACTION" in request_text(b)]
-    assert compaction, "Codex did not compact"
+    compaction = [i for i, b in enumerate(third) if marker in request_text(b)]
+    assert compaction, "Codex did not compact with ledger's compaction prompt"
+    assert "CONTEXT CHECKPOINT COMPACTION" not in request_text(third[compaction[0]])  # it replaced Codex's own
     after = request_text(third[compaction[0] + 1])
     assert "Session State" in after and TASK + " (third run)" in after  # the task in the user's words
     assert FINDING in after  # the project's facts

@@ -58,7 +58,9 @@ def test_project_install_merges_and_uninstall_removes_exactly_ours(cli, proj, co
     assert data["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 3  # Codex clamps SessionEnd to 3 s
     assert path.read_text().startswith('{\n    "hooks"')  # the user's indentation is kept
     assert f"hooks for SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, PreCompact, SessionEnd in {path}" in out
-    assert CI.TRUST_HINT in out and "/hooks" in out
+    assert CI.TRUST_HINT in out and "/hooks" in out and CI.PROJECT_TRUST_HINT in out
+    prompt = Path(next(l for l in out.splitlines() if "Compaction prompt" in l).split(": ", 1)[1].split(";")[0])
+    assert prompt.read_text() == CI.COMPACT_PROMPT and f'experimental_compact_prompt_file = "{prompt}"' in out
     assert "/.codex/hooks.json" in (proj / ".git" / "info" / "exclude").read_text()
     # Twice changes nothing.
     before = path.read_text()
@@ -138,10 +140,11 @@ def test_the_store_is_written_into_the_hook_command(cli, proj, codex_home, tmp_p
 # --------------------------------------------------------------------------- trust
 
 
-def trust(config: Path, hooks: list[dict], *, skip=(), change=()) -> None:
+def trust(config: Path, hooks: list[dict], *, skip=(), change=(), project: Path | None = None) -> None:
     """Write Codex's trust state the way Codex does when the user trusts hooks in /hooks
-    (the test plays the user; ledger itself never writes this)."""
-    lines = []
+    (and ``project`` at its first-run prompt); the test plays the user, ledger itself
+    never writes this."""
+    lines = [f'[projects."{project}"]\ntrust_level = "trusted"\n'] if project else []
     for h in hooks:
         if h["event"] in skip:
             continue
@@ -168,6 +171,20 @@ def test_trust_status_reads_codex_state(proj, codex_home):
     assert (codex_home / "config.toml").read_text() == before  # never written by ledger
 
 
+@pytest.mark.parametrize("projects,expected", [
+    ('[projects."ROOT"]\ntrust_level = "trusted"\n', True),
+    ('[projects."PARENT"]\ntrust_level = "trusted"\n', True),
+    ('[projects."PARENT"]\ntrust_level = "trusted"\n[projects."ROOT"]\ntrust_level = "untrusted"\n', False),
+    ('[projects."/elsewhere"]\ntrust_level = "trusted"\n', False),
+    ("", False),
+    ("[projects\n", None),
+])
+def test_project_trust_is_read_from_codex_config(proj, codex_home, projects, expected):
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(projects.replace("ROOT", str(proj)).replace("PARENT", str(proj.parent)))
+    assert CI.project_trusted(proj) is expected
+
+
 @pytest.mark.parametrize("handler,matcher,event", [
     ({"type": "command", "command": "a"}, None, "Stop"),
     ({"type": "command", "command": "a", "timeout": 10}, "Bash", "PreToolUse"),
@@ -189,11 +206,15 @@ def test_doctor_says_whether_codex_trusts_ledgers_hooks(cli, proj, codex_home, t
     cli("install", "codex", "--dir", proj, "--no-distill", db=None, env=env)
     rc, out, err = cli("doctor", "--dir", proj, "--json", env=env)
     c = {c["name"]: c for c in json.loads(out)["checks"]}["codex hooks"]
+    assert c["status"] == "warn" and "does not trust this project" in c["detail"] and "--trust" in c["fix"]
+    (codex_home / "config.toml").parent.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(f'[projects."{tmp_path}"]\ntrust_level = "trusted"\n')  # a folder above
+    c = {c["name"]: c for c in json.loads(cli("doctor", "--dir", proj, "--json", env=env)[1])["checks"]}["codex hooks"]
     assert c["status"] == "warn" and "7 of 7 hooks not trusted yet" in c["detail"] and "/hooks" in c["fix"]
-    trust(codex_home / "config.toml", CI.our_hooks(proj / ".codex" / "hooks.json"), skip={"PreToolUse"})
+    trust(codex_home / "config.toml", CI.our_hooks(proj / ".codex" / "hooks.json"), skip={"PreToolUse"}, project=proj)
     c = {c["name"]: c for c in json.loads(cli("doctor", "--dir", proj, "--json", env=env)[1])["checks"]}["codex hooks"]
     assert c["status"] == "warn" and "1 of 7" in c["detail"] and "PreToolUse" in c["detail"]
-    trust(codex_home / "config.toml", CI.our_hooks(proj / ".codex" / "hooks.json"))
+    trust(codex_home / "config.toml", CI.our_hooks(proj / ".codex" / "hooks.json"), project=proj)
     rc, text, _ = cli("doctor", "--dir", proj, env=env)
     assert "✓ codex hooks" in text and "trusted" in text
 

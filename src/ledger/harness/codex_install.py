@@ -57,6 +57,24 @@ EVENT_LABELS = {"SessionStart": "session_start", "UserPromptSubmit": "user_promp
 _MATCHER_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PermissionRequest", "SessionStart", "PreCompact",
                              "PostCompact", "SubagentStart", "SubagentStop"})
 TRUST_HINT = "Codex runs new or changed hooks only once you trust them: open `/hooks` in Codex and trust ledger's."
+PROJECT_TRUST_HINT = ("Codex reads a project's .codex/ only when you trust the project (its first-run prompt, "
+                      "or `codex exec --trust`).")
+#: ledger's compaction prompt for Codex (``experimental_compact_prompt_file``), written
+#: under ``$LEDGER_HOME/codex/``. Its first line marks it as ours.
+COMPACT_PROMPT_NAME = "compact_prompt.md"
+COMPACT_PROMPT = """You are compacting a coding session so that another model can carry on with it.
+Write a handoff summary that keeps, concretely (paths, names, numbers, commands):
+- the user's task in their own words, and every constraint or preference they stated;
+- the plan, with the steps done and the step in progress;
+- each file created, edited or deleted, and what changed in it;
+- commands that failed and why, and the last ones that passed;
+- decisions made and the reasons for them;
+- facts learned about the code, data formats, tools and environment;
+- open questions and the next concrete step.
+Leave out pleasantries and long file contents. After this summary, ledger adds the session
+state it recorded (task, files, last checkpoint in .agents/checkpoint.md) and the project's
+known facts, so the summary does not need to repeat them word for word.
+"""
 
 
 def codex_home() -> Path:
@@ -146,7 +164,54 @@ def install_codex(scope: str = "project", project: str | None = None, command: s
 
         exclude = _keep_out_of_git(root, path, why="ledger install codex: machine-specific hook commands")
     return {"path": str(path), "events": list(CODEX_EVENTS), "replaced": replaced, "root": str(root) if root else None,
-            "git_exclude": exclude, "trust": trust_status(path), "mcp": _mcp("install", scope, project, env)}
+            "git_exclude": exclude, "trust": trust_status(path), "mcp": _mcp("install", scope, project, env),
+            "project_trusted": project_trusted(root) if root is not None else None,
+            "compact_prompt": write_compact_prompt()}
+
+
+def compact_prompt_path() -> Path:
+    """Where ledger keeps its compaction prompt for Codex: ``$LEDGER_HOME/codex/compact_prompt.md``."""
+    from ..paths import home_dir
+
+    return Path(home_dir()) / "codex" / COMPACT_PROMPT_NAME
+
+
+def write_compact_prompt() -> str | None:
+    """Write :data:`COMPACT_PROMPT` to :func:`compact_prompt_path` (unless the user
+    edited the file: a file whose text differs is kept) and return its path; None when
+    it cannot be written. Codex uses it once ``experimental_compact_prompt_file`` in
+    its ``config.toml`` names it; ledger offers that line and never sets it."""
+    p = compact_prompt_path()
+    try:
+        if not p.exists():
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(COMPACT_PROMPT, encoding="utf-8")
+    except OSError:
+        return None
+    return str(p)
+
+
+def project_trusted(root: str | os.PathLike, config: Path | None = None) -> bool | None:
+    """Whether Codex's user ``config.toml`` trusts the project at ``root`` (or a folder
+    above it): ``[projects."<path>"] trust_level = "trusted"``. False when it says
+    ``untrusted`` or nothing; None when the file cannot be read."""
+    p = config or codex_home() / "config.toml"
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return None
+    projects = data.get("projects")
+    if not isinstance(projects, dict):
+        return False
+    here = Path(os.path.realpath(root))
+    levels = {Path(os.path.realpath(os.path.expanduser(k))): v.get("trust_level")
+              for k, v in projects.items() if isinstance(v, dict)}
+    for d in (here, *here.parents):
+        if d in levels:
+            return levels[d] == "trusted"  # the nearest setting wins
+    return False
 
 
 def _mcp(action: str, scope: str, project: str | None, env: dict | None = None) -> dict:

@@ -178,7 +178,15 @@ def check_opencode(project: str | None) -> Check:
 
 def check_codex(project: str | None) -> Check:
     """Ledger's hooks in Codex's project and user ``hooks.json`` and their trust state."""
-    from .codex_install import CODEX_EVENTS, TRUST_HINT, hooks_path, our_hooks, trust_status
+    from .codex_install import (
+        CODEX_EVENTS,
+        PROJECT_TRUST_HINT,
+        TRUST_HINT,
+        hooks_path,
+        our_hooks,
+        project_trusted,
+        trust_status,
+    )
 
     name = "codex hooks"
     files = list(dict.fromkeys([hooks_path("project", project), hooks_path("user")]))
@@ -195,6 +203,9 @@ def check_codex(project: str | None) -> Check:
         missing = [e for e in CODEX_EVENTS if e not in {h["event"] for h in hs}]
         if missing:
             return Check(name, "warn", f"{f} lacks {', '.join(missing)}", "ledger install codex")
+        if f == files[0] and f != hooks_path("user") and project_trusted(f.parent.parent) is False:
+            return Check(name, "warn", f"{f}: Codex does not trust this project, so it ignores its .codex/ folder",
+                         PROJECT_TRUST_HINT + " Or: ledger install codex --user")
         t = trust_status(f)
         if t["trusted"] < t["total"]:
             what = ("changed since you trusted them" if t["modified"] and not t["untrusted"]

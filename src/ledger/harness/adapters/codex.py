@@ -28,14 +28,15 @@ def uninstall(scope: str, project_dir: str | None) -> dict:
 
 
 def install_lines(r: dict, scope: str) -> list[str]:
-    from ..codex_install import TRUST_HINT
+    from ..codex_install import PROJECT_TRUST_HINT, TRUST_HINT
 
     lines = [f"✓ hooks for {', '.join(r['events'])} in {r['path']}"
              + (f" (replaced {r['replaced']} old ones)" if r["replaced"] else "")]
     if scope != "user":
         lines.append("  That file is this machine's (the hook command is an absolute path), so it stays out of version "
-                     "control" + (f"; added to {r['git_exclude']}" if r.get("git_exclude") else "")
-                     + ". Codex reads a project's .codex/ only when you trust the project.")
+                     "control" + (f"; added to {r['git_exclude']}" if r.get("git_exclude") else "") + ".")
+        if r.get("project_trusted") is not True:
+            lines.append("  " + PROJECT_TRUST_HINT)
     mcp = r.get("mcp") or {}
     if mcp.get("error"):
         lines.append(f"  MCP server not registered: {mcp['error']}")
@@ -44,6 +45,9 @@ def install_lines(r: dict, scope: str) -> list[str]:
     trust = r.get("trust") or {}
     if trust.get("total") and trust.get("trusted") != trust.get("total"):
         lines.append("  " + TRUST_HINT)
+    if r.get("compact_prompt"):
+        lines.append(f"  Compaction prompt that keeps the task, files and decisions: {r['compact_prompt']}; Codex uses it with "
+                     f"experimental_compact_prompt_file = \"{r['compact_prompt']}\" at the top of its config.toml.")
     if r.get("store"):
         how = (f"written into the hook command as {' and '.join(sorted(r['store_env']))}" if r.get("store_env")
                else "the default; Codex's $LEDGER_DB or $LEDGER_HOME, if set there, wins")
