@@ -1,8 +1,11 @@
-"""Wall time of one ``ledger hook claude-code <Event>`` process against ``python -c pass``.
+"""Wall time of one ``ledger hook <harness> <Event>`` process against ``python -c pass``.
 
 Usage::
 
-    python bench/hook.py [--n 40] [--claims 3000] [--json] [--importtime]
+    python bench/hook.py [--n 40] [--claims 3000] [--harness claude-code|codex] [--json] [--importtime]
+
+``--harness codex`` sends Codex's payloads instead (a ``Bash`` command touching the file
+before the tool, its plain-text output after; docs/harness-contracts.md, C2).
 
 Every tool call of a hooked Claude Code session starts one hook process before the tool
 runs (PreToolUse) and one after (PostToolUse), so this is latency the agent pays on the
@@ -78,7 +81,15 @@ def build_store(root: Path, claims: int) -> tuple[Path, Path]:
     return db, target
 
 
-def payloads(target: Path, i: int) -> tuple[bytes, bytes]:
+def payloads(target: Path, i: int, harness: str = "claude-code") -> tuple[bytes, bytes]:
+    if harness == "codex":
+        base = {"session_id": f"bench-{i}", "turn_id": f"turn-{i}", "transcript_path": None, "cwd": str(target.parent),
+                "model": "gpt-5.5", "permission_mode": "default"}
+        pre = {**base, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "xxd model.ckpt | head"},
+               "tool_use_id": f"call_{i}"}
+        post = {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "xxd model.ckpt | head"},
+                "tool_response": "00000000: 8a01 0000 0000 0000 7b22 5f5f 6d65 7461\n", "tool_use_id": f"call_{i}"}
+        return json.dumps(pre).encode(), json.dumps(post).encode()
     base = {"session_id": f"bench-{i}", "transcript_path": "/tmp/t.jsonl", "cwd": str(target.parent),
             "permission_mode": "default"}
     pre = {**base, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": str(target)},
@@ -111,8 +122,8 @@ def timed(argv: list[str], stdin: bytes, env: dict) -> tuple[float, float, bytes
     return ms, cpu, p.stdout
 
 
-def importtime(ledger: str, stdin: bytes, env: dict, top: int = 15) -> list[tuple[str, int]]:
-    p = subprocess.run([sys.executable, "-X", "importtime", ledger, "hook", "claude-code", "PreToolUse"], input=stdin,
+def importtime(ledger: str, stdin: bytes, env: dict, top: int = 15, harness: str = "claude-code") -> list[tuple[str, int]]:
+    p = subprocess.run([sys.executable, "-X", "importtime", ledger, "hook", harness, "PreToolUse"], input=stdin,
                        capture_output=True, env=env)
     rows = []
     for line in p.stderr.decode().splitlines():
@@ -127,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=40, help="measured runs of each (interleaved)")
     ap.add_argument("--claims", type=int, default=3000)
+    ap.add_argument("--harness", choices=("claude-code", "codex"), default="claude-code")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--importtime", action="store_true", help="also list the hook's heaviest imports")
     a = ap.parse_args(argv)
@@ -146,9 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(ledger_pkg.__file__).parent)], env=env,
                        capture_output=True)
         py_pass = [sys.executable, "-c", "pass"]
-        hook = lambda ev: [ledger, "hook", "claude-code", ev]  # noqa: E731
+        hook = lambda ev: [ledger, "hook", a.harness, ev]  # noqa: E731
         for i in range(3):  # warm-up: page cache, .pyc files
-            pre, post = payloads(target, -1 - i)
+            pre, post = payloads(target, -1 - i, a.harness)
             timed(py_pass, b"", env)
             timed(hook("PreToolUse"), pre, env)
             timed(hook("PostToolUse"), post, env)
@@ -157,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu: dict[str, list[float]] = {n: [] for n in names}
         injected = 0
         for i in range(a.n):
-            pre, post = payloads(target, i)
+            pre, post = payloads(target, i, a.harness)
             for name, argv, stdin in zip(names, (py_pass, hook("PreToolUse"), hook("PostToolUse")), (b"", pre, post)):
                 ms, c, out = timed(argv, stdin, env)
                 res[name].append(ms)
@@ -170,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"the hook logged errors: {log.read_text()[:1000]}")
         base, cbase = dist(res["python -c pass"]), dist(cpu["python -c pass"])
         report = {"machine": machine(), "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-                  "claims": a.claims, "n": a.n, "targetRatio": TARGET_RATIO, "runs": {}}
+                  "claims": a.claims, "n": a.n, "harness": a.harness, "targetRatio": TARGET_RATIO, "runs": {}}
         rows = []
         for name, values in res.items():
             d, c = dist(values), dist(cpu[name])
@@ -182,13 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         worst = max(r["ratioP50"] for k, r in report["runs"].items() if k.startswith("hook"))
         report["meetsTarget"] = worst <= TARGET_RATIO
         if a.importtime:
-            report["imports"] = importtime(ledger, payloads(target, 10_000)[0], env)
+            report["imports"] = importtime(ledger, payloads(target, 10_000, a.harness)[0], env, harness=a.harness)
         if a.json:
             print(json.dumps(report, indent=2))
         else:
             m = report["machine"]
             load = report["loadavg"]
-            print(f"ledger hook wall time — {a.n} interleaved runs each, {a.claims:,} claims; "
+            print(f"ledger hook {a.harness} wall time — {a.n} interleaved runs each, {a.claims:,} claims; "
                   f"{m['nproc']} cores, Python {m['python']}, SQLite {m['sqlite']}, {m['date']}"
                   + (f", load {load[0]:.1f}" if load else ""))
             print(table(["process", "p50 ms", "p95 ms", "min ms", "x pass (p50)", "cpu p50 ms", "cpu x pass"], rows))
