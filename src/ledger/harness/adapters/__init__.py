@@ -1,7 +1,7 @@
 """The harness registry: one module in this package per harness, found by its name.
 
-``claude-code`` is ``adapters/claude_code.py``, ``opencode`` is ``adapters/opencode.py``;
-adding a harness (Codex, Gemini...) is one new module here plus its tests, and
+``claude-code`` is ``adapters/claude_code.py``, ``codex`` ``adapters/codex.py``, ``opencode`` ``adapters/opencode.py``;
+adding a harness (Gemini, Cursor...) is one new module here plus its tests, and
 ``ledger hook <name>``, ``ledger install <name>`` and ``ledger uninstall <name>`` pick it
 up. Listing reads this folder (no import); :func:`get` imports only the module asked for,
 so the hook path stays stdlib-only and small.
