@@ -213,3 +213,40 @@ def test_untrusted_hooks_do_not_run(codex_bin, world):
         run_codex(codex_bin, world, TASK)
     assert not world["db"].exists() or query(world["db"], "SELECT count(*) FROM watch_sessions")[0][0] == 0
     assert CI.trust_status(world["codex_home"] / "hooks.json")["untrusted"] == len(CI.CODEX_EVENTS)
+
+
+def test_distillation_through_codex_exec_runs_no_hook(codex_bin, world, monkeypatch):
+    """The ``codex`` backend: the real ``codex exec`` answers the distiller's prompt from
+    stdin with the model's text on stdout, and ledger's (trusted) hooks stay off for that
+    call, so distilling is never observed."""
+    from ledger.watcher.llm import SYSTEM, complete
+
+    answer = json.dumps([{"fact": FINDING, "topic": "t", "files": []}])
+    # A hook of the user's own (not ledger's, so LEDGER_HOOKS_DISABLED does not silence
+    # it), trusted like ledger's: it leaves a mark whenever Codex runs hooks.
+    marker = world["proj"].parent / "hook-ran"
+    hooks_file = world["codex_home"] / "hooks.json"
+    data = json.loads(hooks_file.read_text())
+    handler = {"type": "command", "command": f"touch {marker}", "timeout": 5}
+    data["hooks"]["UserPromptSubmit"].append({"hooks": [handler]})
+    hooks_file.write_text(json.dumps(data))
+    index = len(data["hooks"]["UserPromptSubmit"]) - 1
+    extra = f'[hooks.state."{hooks_file}:user_prompt_submit:{index}:0"]\ntrusted_hash = "{CI.trust_hash("UserPromptSubmit", handler)}"\n'
+    with ResponsesServer(lambda body: Turn(text=answer)) as srv:
+        configure(world, srv.url)
+        config = world["codex_home"] / "config.toml"
+        config.write_text(config.read_text() + extra)
+        run_codex(codex_bin, world, "control run")  # hooks on: the mark appears
+        assert marker.exists()
+        marker.unlink()
+        srv.requests.clear()
+        for k, v in world["env"].items():
+            if k.startswith(("CODEX_", "LEDGER_HOME")):
+                monkeypatch.setenv(k, v)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-offline")
+        c = complete("OBSERVATIONS\n1. cat notes.txt -> the checklist", {"backend": "codex", "command": str(codex_bin),
+                                                                          "timeout": 120})
+        bodies = srv.bodies()
+    assert json.loads(c.text.strip()) == json.loads(answer)
+    assert len(bodies) == 1 and SYSTEM in request_text(bodies[0]) and "cat notes.txt -> the checklist" in request_text(bodies[0])
+    assert not marker.exists()  # --disable hooks: no hook ran for the distiller's call
