@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 from fakes.npm import npm_install
-from fakes.responses_sse import Call, ResponsesServer, Turn, request_text, tool_outputs
+from fakes.responses_sse import Call, RawItem, ResponsesServer, Turn, request_text, tool_outputs
 
 from ledger.harness import codex_install as CI
 
@@ -102,7 +102,7 @@ def world(tmp_path, _isolated_home):
 
 
 def configure(world: dict, url: str, *, compact_limit: int | None = None, trust: bool = True,
-              compact_prompt: str | None = None) -> None:
+              compact_prompt: str | None = None, extra: str = "") -> None:
     """Codex's user config.toml: the scripted provider and, as the user would after
     reviewing ledger's hooks in /hooks, their trust state."""
     lines = ['model = "gpt-5.5"', 'model_provider = "scripted"', 'approval_policy = "never"',
@@ -116,7 +116,7 @@ def configure(world: dict, url: str, *, compact_limit: int | None = None, trust:
     if trust:
         for h in CI.our_hooks(world["codex_home"] / "hooks.json"):
             lines += [f'[hooks.state."{h["key"]}"]', f'trusted_hash = "{h["hash"]}"', ""]
-    (world["codex_home"] / "config.toml").write_text("\n".join(lines))
+    (world["codex_home"] / "config.toml").write_text("\n".join(lines) + extra)
 
 
 def run_codex(codex_bin: Path, world: dict, prompt: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -250,3 +250,37 @@ def test_distillation_through_codex_exec_runs_no_hook(codex_bin, world, monkeypa
     assert json.loads(c.text.strip()) == json.loads(answer)
     assert len(bodies) == 1 and SYSTEM in request_text(bodies[0]) and "cat notes.txt -> the checklist" in request_text(bodies[0])
     assert not marker.exists()  # --disable hooks: no hook ran for the distiller's call
+
+
+def test_codex_reaches_ledgers_mcp_server_registered_by_install(codex_bin, world):
+    """``ledger install codex`` put ``[mcp_servers.ledger]`` in the user config.toml: Codex
+    starts ``ledger mcp``, its tool search finds ledger's tools, and a ``recall`` call
+    returns the remembered fact. ``required = true`` (added here) makes ``codex exec``
+    wait for the server before its first request; without it the first request may go
+    out before ``ledger mcp`` has started."""
+    installed = (world["codex_home"] / "config.toml").read_text()
+    assert "[mcp_servers.ledger]" in installed and 'args = ["mcp"]' in installed
+    p = subprocess.run([LEDGER, "remember", "deploys need the VPN token from the vault", "--cluster", "proc"],
+                       env=world["env"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    found: dict = {}
+
+    def model(body: dict) -> Turn:
+        items = body.get("input") or []
+        searched = [i for i in items if i.get("type") == "tool_search_output"]
+        if not searched:
+            return Turn(calls=[RawItem({"type": "tool_search_call", "call_id": "ts_1", "id": "tsc_1", "status": "completed",
+                                        "execution": "client", "arguments": {"query": "ledger recall memory", "limit": 8}})])
+        if not tool_outputs(body):
+            found["tools"] = searched[-1].get("tools") or []
+            return Turn(calls=[RawItem({"type": "function_call", "id": "fc_r", "status": "completed", "call_id": "call_r",
+                                        "namespace": "mcp__ledger", "name": "recall",
+                                        "arguments": json.dumps({"query": "deploy vpn"})})])
+        found["output"] = tool_outputs(body)[-1]
+        return Turn(text="Recalled.")
+
+    with ResponsesServer(model) as srv:
+        configure(world, srv.url, extra="\n" + installed + "required = true\nstartup_timeout_sec = 60\n")
+        run_codex(codex_bin, world, "What do deploys need?")
+    assert any(t.get("name") == "mcp__ledger" for t in found["tools"]), found["tools"]
+    assert "deploys need the VPN token from the vault" in found["output"]

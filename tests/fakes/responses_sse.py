@@ -12,8 +12,11 @@ What Codex (``codex exec`` with a custom ``[model_providers.x]`` whose ``wire_ap
   makes it compact (``model_auto_compact_token_limit``).
 * Items: an assistant ``message`` (``content: [{type: "output_text", text}]``), a
   ``function_call`` (``call_id``, ``name``, ``arguments`` as a JSON string; the shell
-  tool), or a ``custom_tool_call`` (``call_id``, ``name``, ``input`` as raw text; how
-  Codex's freeform ``apply_patch`` tool is called).
+  tool; with a ``namespace`` such as ``mcp__ledger`` for an MCP tool), a
+  ``custom_tool_call`` (``call_id``, ``name``, ``input`` as raw text; how Codex's
+  freeform ``apply_patch`` tool is called), or a ``tool_search_call`` (``arguments:
+  {query}``; how a model finds MCP tools Codex defers, answered by a
+  ``tool_search_output`` item listing them).
 * ``GET …/models`` → a model list (answered; Codex may probe it).
 
 Every request is recorded (``server.requests``). What to answer is decided by
@@ -54,6 +57,17 @@ class Call:
                     "call_id": self.call_id, "name": self.name, "input": self.input}
         return {"type": "function_call", "id": f"fc_{self.call_id}", "status": "completed",
                 "call_id": self.call_id, "name": self.name, "arguments": json.dumps(self.arguments or {})}
+
+
+class RawItem:
+    """An output item given as is (``tool_search_call``, a ``function_call`` with a
+    ``namespace``...), for calls :class:`Call` does not build."""
+
+    def __init__(self, item: dict):
+        self._item = item
+
+    def item(self) -> dict:
+        return dict(self._item)
 
 
 class Turn:
