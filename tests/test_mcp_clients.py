@@ -185,20 +185,72 @@ def test_an_older_install_from_another_venv_is_ours_and_updated(home, project):
     assert r["changed"] and json.loads(path.read_text())["mcpServers"]["ledger"]["command"] != "/old/venv/bin/ledger"
 
 
+ZED_SETTINGS = """// Zed settings
+//
+// For information on how to configure Zed, see the Zed
+// documentation: https://zed.dev/docs/configuring-zed
+{
+  "ui_font_size": 16, // big
+  "buffer_font_family": "Iosevka",
+  /* servers */ "KEY": {
+    "other": {"command": "x", "args": ["a,}"],},
+  },
+}
+"""
+
+
 @pytest.mark.parametrize("client", ("zed", "vscode", "gemini"))
-def test_commented_json_is_read_and_the_original_kept_before_a_rewrite(home, project, client):
+def test_commented_json_is_edited_in_place_and_uninstall_gives_back_every_byte(home, project, client):
     path = mc.config_path(client, "project", project)
     path.parent.mkdir(parents=True)
-    original = ('// Zed settings\n//\n// See the docs.\n{\n  "ui_font_size": 16, // big\n'
-                f'  /* servers */ "{KEY[client]}": {{\n    "other": {{"command": "x", "args": ["a,}}"],}},\n  }},\n}}\n')
+    original = ZED_SETTINGS.replace("KEY", KEY[client])
     path.write_text(original)
     r = mc.install(client, "project", project)
-    assert r["backup"] == str(path) + ".ledger-backup"
-    assert Path(r["backup"]).read_text() == original
-    doc = json.loads(path.read_text())
-    assert doc["ui_font_size"] == 16
-    assert doc[KEY[client]]["other"] == {"command": "x", "args": ["a,}"]}
+    assert r["backup"] is None
+    text = path.read_text()
+    # Every line of the user's file is still there, comments included, in order.
+    assert [line for line in text.splitlines() if line in original.splitlines()] == original.splitlines()
+    doc, _ = mc._strip_jsonc(text)
+    doc = json.loads(doc)
+    assert doc["ui_font_size"] == 16 and doc[KEY[client]]["other"] == {"command": "x", "args": ["a,}"]}
     assert doc[KEY[client]]["ledger"]["args"] == ["mcp"]
+    assert mc.install(client, "project", project)["changed"] is False
+    assert mc.uninstall(client, "project", project)["removed"] == 1
+    assert path.read_text() == original
+
+
+def test_zeds_default_settings_without_context_servers_get_them_and_lose_them(home):
+    path = home / ".config" / "zed" / "settings.json"
+    path.parent.mkdir(parents=True)
+    original = '// Zed settings\n//\n// See the docs.\n{\n  "theme": "One Dark", // dark\n  "vim_mode": true\n}\n'
+    path.write_text(original)
+    mc.install("zed", "user", None, env={"LEDGER_DB": "/d.db"})
+    text = path.read_text()
+    assert text.startswith('// Zed settings\n//\n// See the docs.\n{\n  "theme": "One Dark", // dark\n  "vim_mode": true,\n')
+    assert json.loads(mc._strip_jsonc(text)[0])["context_servers"]["ledger"]["env"] == {"LEDGER_DB": "/d.db"}
+    mc.uninstall("zed", "user", None)
+    assert path.read_text() == original
+
+
+def test_hand_formatted_json_keeps_its_layout(home, project):
+    path = project / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    original = '{\n  "mcpServers": {\n    "gh": { "command": "npx", "args": ["-y", "gh-mcp"] }\n  }\n}\n'
+    path.write_text(original)
+    mc.install("cursor", "project", project)
+    assert '    "gh": { "command": "npx", "args": ["-y", "gh-mcp"] },\n    "ledger": {' in path.read_text()
+    mc.uninstall("cursor", "project", project)
+    assert path.read_text() == original
+
+
+def test_a_one_line_file_is_rewritten_compact(home, project):
+    path = project / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"mcpServers": {"gh": {"command": "npx"}}}')
+    mc.install("cursor", "project", project)
+    assert "\n" not in path.read_text()
+    mc.uninstall("cursor", "project", project)
+    assert json.loads(path.read_text()) == {"mcpServers": {"gh": {"command": "npx"}}}
 
 
 @pytest.mark.parametrize("content", ['{"mcpServers": ', "[1, 2]", '{"mcpServers": []}'])

@@ -19,11 +19,12 @@ gemini         ``~/.gemini/settings.json``                ``<root>/.gemini/setti
 :func:`ledger.harness.install.project_root`). Claude Desktop has no project file, so its
 default scope is ``user``; every other client defaults to ``project``.
 
-Merging: the user's other entries and keys are kept, in their order, with the file's
-indentation; TOML goes through tomlkit, which keeps comments and layout. JSON files of
-Zed, VS Code and Gemini may hold ``//`` comments (JSONC): they are parsed, and when the
-file had comments and must be rewritten, the original is first copied next to it as
-``<name>.ledger-backup`` (Python has no comment-keeping JSON writer); the result says so.
+Merging: the user's other entries and keys are kept. JSON files are edited in place by
+:mod:`.jsonc_edit` (our member spliced in, every other byte kept: comments, trailing
+commas, layout; uninstall gives the file back byte for byte); a one-line file is
+rewritten compact; TOML goes through tomlkit, which keeps comments and layout. Should a
+commented file ever defeat the splicer, it is rewritten and its original first copied
+next to it as ``<name>.ledger-backup``; the result says so.
 
 Ours is the entry named ``ledger`` whose arguments are ``["mcp"]`` and whose command is a
 ``ledger`` executable. An entry named ``ledger`` that is something else is refused, never
@@ -288,20 +289,38 @@ def _foreign(path: Path, key: str) -> InvalidInput:
                         f"(it does not run `ledger mcp`); nothing was changed. Rename or remove it, then run this again.")
 
 
+def _splice(path: Path, original: str, indent, had: bool, edit) -> bool:
+    """Write ``edit(original)`` when the file can be edited in place (it has comments, or
+    is laid out on several lines): every byte but our member is kept
+    (:mod:`.jsonc_edit`). False when it cannot (a one-line file, which is rewritten
+    compact, or text the splicer does not follow), so the caller rewrites the document."""
+    from . import jsonc_edit
+
+    if not original.strip() or (indent is None and not had):
+        return False
+    try:
+        text = edit(jsonc_edit, original, "\t" if indent == "\t" else " " * (indent or 2))
+        json.loads(_strip_jsonc(text)[0])  # never write what does not parse back
+    except (jsonc_edit.JsoncError, ValueError):
+        return False
+    _atomic_write(path, text)
+    return True
+
+
 def _install_json(path: Path, key: str, entry: dict) -> tuple[bool, bool, str | None]:
     created = not path.exists()
     doc, indent, had, original = _read_json(path)
     servers = doc.get(key)
-    if servers is None:
-        servers = doc[key] = {}
-    if not isinstance(servers, dict):
+    if servers is not None and not isinstance(servers, dict):
         raise InvalidInput(f'"{key}" in {path} is not an object; nothing was changed.')
-    old = servers.get(SERVER_NAME)
+    old = (servers or {}).get(SERVER_NAME)
     if old is not None and not is_ours(old):
         raise _foreign(path, key)
     if old == entry:
         return False, False, None
-    servers[SERVER_NAME] = entry
+    if _splice(path, original, indent, had, lambda je, text, unit: je.set_member(text, [key, SERVER_NAME], entry, unit)):
+        return True, created, None
+    doc.setdefault(key, {})[SERVER_NAME] = entry
     return True, created, _write_json(path, doc, indent, had, original)
 
 
@@ -315,13 +334,18 @@ def _uninstall_json(path: Path, key: str) -> dict:
     del servers[SERVER_NAME]
     if not servers:
         del doc[key]  # the key was ours alone (an install creates it when missing)
-    if not doc:
-        backup = None
-        if had:
-            backup = str(path) + BACKUP_SUFFIX
-            shutil.copy2(path, backup)
-        path.unlink()
-        return {"removed": 1, "deleted": [str(path)], "backup": backup}
+    if not doc and not had:
+        path.unlink()  # it held nothing but ours
+        return {"removed": 1, "deleted": [str(path)]}
+
+    def edit(je, text, unit):
+        text = je.delete_member(text, [key, SERVER_NAME])
+        node = je.get_node(text, [key])
+        return je.delete_member(text, [key]) if node is not None and node.kind == "object" and not node.members \
+            else text
+
+    if _splice(path, original, indent, had, edit):
+        return {"removed": 1}
     return {"removed": 1, "backup": _write_json(path, doc, indent, had, original)}
 
 
