@@ -347,3 +347,46 @@ def test_ledger_mcp_help_goes_through_click_and_bad_options_exit_2(store):
     assert p.returncode == 0 and "MCP client" in p.stdout
     p = subprocess.run([LEDGER_BIN, "mcp", "--bogus"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert p.returncode == 2 and "--bogus" in p.stderr and p.stdout == ""
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda p: p.write_text("this is a text file, not a store\n"), "not a usable SQLite file"),
+    (lambda p: (p.parent / "blocker").write_text("x"), "is a file, not a folder"),
+])
+def test_a_store_that_cannot_be_used_is_a_tool_error_in_the_clis_words(store, make, needle):
+    # Of the same kind as a locked store: the file is there but unusable, or cannot be.
+    store.parent.mkdir(parents=True)
+    make(store)
+    target = store if store.exists() else store.parent / "blocker" / "ledger.db"
+
+    async def go():
+        async with connect(target) as s:
+            a = err(await s.call_tool("recall", {"query": "anything"}))
+            b = err(await s.call_tool("remember", {"claim": "x is y", "cluster": "code"}))
+            return a, b, (await s.list_tools()).tools
+
+    a, b, tools = run(go)
+    cli = cli_error(target, "recall", "anything")
+    assert a.endswith(cli) and b.endswith(cli), (a, cli)
+    assert needle.lower() in cli.lower(), cli
+    assert len(tools) == len(TOOLS)  # the server is still there
+
+
+def test_a_client_that_closes_while_idle_ends_the_server_at_once(store):
+    p = subprocess.Popen([LEDGER_BIN, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env={**os.environ, **server_env(store)})
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+    p.stdin.write((json.dumps(init) + "\n").encode())
+    p.stdin.flush()
+    assert json.loads(p.stdout.readline())["id"] == 1
+    p.stdin.close()
+    try:
+        rc = p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    out, errout = p.stdout.read(), p.stderr.read().decode()
+    p.stdout.close()
+    p.stderr.close()
+    assert rc == 0 and out == b"" and "Traceback" not in errout, errout
