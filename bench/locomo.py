@@ -133,7 +133,8 @@ def run_questions(led: Ledger, sample: dict, ids: dict, args, *, counted: bool) 
         ranked = [m.id for m in res.hits]
         evs = set(ev)
         first = next((i + 1 for i, mid in enumerate(ranked) if mid in evs), None)
-        row = {"cat": cat, "n_ev": len(evs), "mrr": 1.0 / first if first else 0.0, "ms": wall, "search_ms": res.took_ms}
+        row = {"cat": cat, "n_ev": len(evs), "mrr": 1.0 / first if first else 0.0, "ms": wall, "search_ms": res.took_ms,
+               "path": led.store.search_path}
         for k in args.k:
             found = len(evs.intersection(ranked[:k]))
             row[f"R@{k}"] = found / len(evs)
@@ -161,6 +162,9 @@ def report(rows: list[dict], ks) -> dict:
     for c in sorted({r["cat"] for r in rows}):
         out[f"{c} {CATEGORY.get(c, '?')}"] = summarise([r for r in rows if r["cat"] == c], ks)
     out["latency_ms"] = dist([r["ms"] for r in head])
+    # How each question was ranked: every match scored, or only those the top-k bound
+    # lets reach the page (docs/search.md "Top-k"); Store.search_path.
+    out["paths"] = {p: sum(r["path"] == p for r in head) for p in sorted({r["path"] for r in head})}
     return out
 
 
@@ -237,10 +241,11 @@ def main(argv=None) -> int:
         if not rep:
             continue
         print(f"\n{name}")
-        rows = [[group, s["questions"], *(s.get(c, "") for c in cols)] for group, s in rep.items() if group != "latency_ms"]
+        rows = [[group, s["questions"], *(s.get(c, "") for c in cols)] for group, s in rep.items() if group not in ("latency_ms", "paths")]
         print(table(["group", "questions", *cols], rows))
         lat = rep["latency_ms"]
         print(f"query latency cat 1-4 (ms): p50 {lat['p50']:.2f}  p95 {lat['p95']:.2f}  max {lat['max']:.2f}  (n={lat['n']})")
+        print("ranking paths cat 1-4: " + ", ".join(f"{p} {n}" for p, n in rep["paths"].items()))
     print("\nreference (full LoCoMo, cat 1-4): DRAGON R@5 58.8 R@10 67.5 R@25 79.9 · original LEDGER R@10 55.1 · target R@10 >= 80")
     return 0
 

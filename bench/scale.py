@@ -39,7 +39,7 @@ Measured, on a private working copy of each cached store:
 * ``--baseline-store FILE``: another version of ``store.py`` (``git show
   <rev>:src/ledger/store/store.py > FILE``) is timed on the same queries in the same run,
   and its page and total compared with the current code's.
-* Where search time goes: BM25 over every match, the trigram (fuzzy) pass, and the rest
+* Where search time goes: BM25 over the matches scored, the fuzzy neighbours, and the rest
   (count, top-k, page), timed by wrapping the store's fill steps from the bench.
 """
 
@@ -354,6 +354,7 @@ def measure_recall(path: Path, n: int, queries: int, verify: int, baseline=None)
             base: list[float] = []
             srch_cpu: list[float] = []  # CPU time: on a shared machine wall time mostly measures waiting for a core
             same = 0
+            paths: dict[str, int] = {}  # how often each ranking path ran (Store.search_path)
             from ledger.query import parse
             for q in qs:  # alternate so both see the same machine noise
                 with _phase_timer() as ph:
@@ -363,9 +364,10 @@ def measure_recall(path: Path, n: int, queries: int, verify: int, baseline=None)
                     el = (time.perf_counter() - t0) * 1000
                     srch_cpu.append((time.process_time() - c0) * 1000)
                 srch.append(el)
-                phases["bm25"].append(ph["relevance"] - ph["fuzzy"])
+                phases["bm25"].append(ph["relevance"])
                 phases["fuzzy"].append(ph["fuzzy"])
-                phases["rank_page"].append(el - ph["relevance"])
+                phases["rank_page"].append(el - ph["relevance"] - ph["fuzzy"])
+                paths[led.store.search_path] = paths.get(led.store.search_path, 0) + 1
                 if baseline is not None:
                     pq = parse(q, clock.now)
                     t0 = time.perf_counter()
@@ -377,51 +379,94 @@ def measure_recall(path: Path, n: int, queries: int, verify: int, baseline=None)
                 rec.append((time.perf_counter() - t0) * 1000)
                 totals.append(res.total)
             out = {"recall_ms": dist(rec), "search_ms": dist(srch), "search_cpu_ms": dist(srch_cpu), "matches": dist(totals), "queries": len(qs),
-                   "phases_ms": {k: dist(v) for k, v in phases.items()}, "examples": qs[:5]}
+                   "phases_ms": {k: dist(v) for k, v in phases.items()}, "examples": qs[:5], "paths": paths}
             if baseline is not None:
                 out["baseline_search_ms"] = dist(base)
                 out["baseline_identical"] = f"{same}/{len(qs)}"
+            out["common"] = measure_common_terms(led, texts, max(20, queries // 4))
             if verify:
                 out["verify"] = verify_exact(led, qs[:verify])
+                out["verify_common"] = verify_exact(led, out["common"]["examples"][:verify])
         return out
     finally:
         drop(work)
 
 
+def common_words(led: Ledger, k: int = 40) -> list[str]:
+    """The ``k`` words most memories hold (document frequency, read from the word index's
+    vocabulary), stopwords and numbers left out: the terms of "common-term" queries."""
+    from ledger.text import QUERY_STOPWORDS
+
+    conn = led.store._conn
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.bench_fts_v USING fts5vocab(main, memories_fts, row)")
+    rows = conn.execute("SELECT term, doc FROM temp.bench_fts_v ORDER BY doc DESC LIMIT 400").fetchall()
+    return [t for t, _ in rows if t.isalpha() and len(t) > 2 and t not in QUERY_STOPWORDS][:k]
+
+
+def measure_common_terms(led: Ledger, texts: list[str], count: int) -> dict:
+    """Queries of one common word (:func:`common_words`) and one or two words of an
+    existing memory, ranked by the top-k bound (docs/search.md "Top-k") and, forced, by
+    scoring every match, interleaved; page and total compared."""
+    rng = random.Random(13)
+    common = common_words(led)
+    qs = []
+    for _ in range(count):
+        words = [w.strip(".,;:?!").lower() for w in rng.choice(texts).split()]
+        content = [w for w in words if len(w) > 2 and w.isalpha() and w not in FUNCTION_WORDS and w not in common]
+        picked = rng.sample(content, min(len(content), rng.choice((1, 2))))
+        qs.append(" ".join([rng.choice(common), *picked]))
+    orig = store_mod.Store._bounded_fill
+    bounded, full, bounded_cpu, full_cpu, paths, same = [], [], [], [], {}, 0
+    for q in qs:
+        c0, t0 = time.process_time(), time.perf_counter()
+        a = led.search(q, limit=10)
+        bounded.append((time.perf_counter() - t0) * 1000)
+        bounded_cpu.append((time.process_time() - c0) * 1000)
+        paths[led.store.search_path] = paths.get(led.store.search_path, 0) + 1
+        store_mod.Store._bounded_fill = lambda *a_, **k_: None
+        try:
+            c0, t0 = time.process_time(), time.perf_counter()
+            b = led.search(q, limit=10)
+            full.append((time.perf_counter() - t0) * 1000)
+            full_cpu.append((time.process_time() - c0) * 1000)
+        finally:
+            store_mod.Store._bounded_fill = orig
+        same += ([(m.id, m.score) for m in a.hits], a.total) == ([(m.id, m.score) for m in b.hits], b.total)
+    return {"queries": len(qs), "examples": qs[:10], "paths": paths, "identical": f"{same}/{len(qs)}",
+            "search_ms": dist(bounded), "search_cpu_ms": dist(bounded_cpu), "full_ms": dist(full), "full_cpu_ms": dist(full_cpu)}
+
+
 class _phase_timer:
-    """Times the phases of one ``Store.search`` by wrapping two steps: finding fuzzy
-    neighbours in the vocabulary (``textindex.neighbours_of``), and filling the relevance
-    of every match (``Store._fill_relevance``, which includes the former); the rest is
-    count, top-k and hydration of the page. Bench-side only."""
+    """Times the phases of one ``Store.search`` by wrapping three steps: finding fuzzy
+    neighbours in the vocabulary (``textindex.neighbours_of``), scoring the matches
+    (``Store._fill_relevance``, every match, or ``Store._bounded_fill``, the top-k
+    bound of docs/search.md, which includes its probe); the rest is count, top-k and
+    hydration of the page. Bench-side only."""
 
     def __enter__(self) -> dict:
         from ledger.store import textindex
 
         self.t = {"relevance": 0.0, "fuzzy": 0.0}
         self.mod = textindex
-        self.orig = (store_mod.Store._fill_relevance, textindex.neighbours_of)
-        rel, nb = self.orig
+        self.orig = (store_mod.Store._fill_relevance, store_mod.Store._bounded_fill, textindex.neighbours_of)
+        rel, bnd, nb = self.orig
         t = self.t
 
-        def timed_rel(s, *a, **k):
-            t0 = time.perf_counter()
-            try:
-                return rel(s, *a, **k)
-            finally:
-                t["relevance"] += (time.perf_counter() - t0) * 1000
+        def timer(fn, key):
+            def timed(*a, **k):
+                t0 = time.perf_counter()
+                try:
+                    return fn(*a, **k)
+                finally:
+                    t[key] += (time.perf_counter() - t0) * 1000
+            return timed
 
-        def timed_nb(*a, **k):
-            t0 = time.perf_counter()
-            try:
-                return nb(*a, **k)
-            finally:
-                t["fuzzy"] += (time.perf_counter() - t0) * 1000
-
-        store_mod.Store._fill_relevance, textindex.neighbours_of = timed_rel, timed_nb
+        store_mod.Store._fill_relevance, store_mod.Store._bounded_fill = timer(rel, "relevance"), timer(bnd, "relevance")
+        textindex.neighbours_of = timer(nb, "fuzzy")
         return t
 
     def __exit__(self, *exc) -> None:
-        store_mod.Store._fill_relevance, self.mod.neighbours_of = self.orig
+        store_mod.Store._fill_relevance, store_mod.Store._bounded_fill, self.mod.neighbours_of = self.orig
 
 
 def measure_cli(path: Path, runs: int) -> dict:
@@ -695,10 +740,21 @@ def main(argv=None) -> int:
     if prow:
         print("\nwhere search time goes (ms): BM25 over every match, fuzzy neighbours in the vocabulary, count + top-k + page")
         print(table(["memories", "bm25 p50", "bm25 p95", "fuzzy p50", "fuzzy p95", "rank+page p50", "rank+page p95"], prow))
+        for n, e in result["sizes"].items():
+            if e.get("paths"):
+                print(f"ranking paths at {n:,}: " + ", ".join(f"{k} {v}" for k, v in sorted(e["paths"].items())))
+    crow = [[f"{n:,}", e["common"]["queries"], ", ".join(f"{k} {v}" for k, v in sorted(e["common"]["paths"].items())),
+             *(e["common"][k][p] for k in ("search_ms", "search_cpu_ms", "full_ms", "full_cpu_ms") for p in ("p50", "p95")),
+             e["common"]["identical"]] for n, e in result["sizes"].items() if "common" in e]
+    if crow:
+        print("\ncommon-term queries (a word most memories hold + 1-2 words of a memory): top-k bound vs every match scored, same run")
+        print(table(["memories", "queries", "paths", "bound p50", "bound p95", "bound CPU p50", "bound CPU p95",
+                     "full p50", "full p95", "full CPU p50", "full CPU p95", "identical page+total"], crow))
     for n, e in result["sizes"].items():
-        if "verify" in e:
-            v = e["verify"]
-            print(f"exactness at {n:,}: {v['exact']}/{v['checked']} queries identical to the oracle {v['mismatches'] or ''}")
+        for key, what in (("verify", "queries"), ("verify_common", "common-term queries")):
+            if key in e:
+                v = e[key]
+                print(f"exactness at {n:,}: {v['exact']}/{v['checked']} {what} identical to the oracle {v['mismatches'] or ''}")
     if "remember" in result:
         r = result["remember"]
         print(f"remember on {r['claims_in_store']:,} claims: p50 {r['remember_ms']['p50']} ms, p95 {r['remember_ms']['p95']} ms "

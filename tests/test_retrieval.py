@@ -177,6 +177,8 @@ def big(tmp_path_factory):
             words = [rnd.choice(WORDS) for _ in range(n)]
             if rnd.random() < 0.1:
                 words[rnd.randrange(n)] = rnd.choice(TYPO)
+            if rnd.random() < 0.6:  # a word most memories hold: what the top-k bound leaves unscored
+                words.insert(rnd.randrange(n), "service")
             text = " ".join(words)
             if rnd.random() < 0.05:
                 text = text.title()
@@ -353,3 +355,50 @@ def test_deep_pages_and_asof_are_exact(big):
     assert {e[2] for e in before} - {e[2] for e in now_}, "asof should bring back dropped rows"
     _check(led, clock, f"redis asof:{iso(drop_instant)}", "fuzzy", limit=30)
     _check(led, clock, "asof:400d", "hybrid", limit=30)
+
+
+# ---------------------------------------------------------------------------- top-k bound
+
+BOUND_QUERIES = [
+    "service kafka",  # the example: a word most memories hold, beside a rarer one
+    "kafka service broker",
+    "service invoice refund",
+    "services deploymnt",  # a typo beside the common word: fuzzy rows are kept
+    "service canary strength:>45",
+    "service redis cluster:code",
+]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "fuzzy"])
+def test_top_k_bound_leaves_common_phrases_unscored_and_stays_exact(big, mode):
+    """docs/search.md "Top-k": rows holding only a phrase most memories hold are not
+    scored when a bound proves they cannot reach the page; page, scores and total still
+    equal the oracle's, and the bounded path really runs."""
+    led, clock, _ = big
+    paths = []
+    for q in BOUND_QUERIES:
+        _check(led, clock, q, mode)
+        paths.append(led.store.search_path)
+    _check(led, clock, "service kafka", mode, limit=10, offset=25)
+    paths.append(led.store.search_path)
+    assert paths.count("bounded") >= 3, paths
+    # one phrase, or a compound: always the full path
+    _check(led, clock, "service", mode)
+    assert led.store.search_path == "full"
+    _check(led, clock, "service node.js", mode)
+    assert led.store.search_path == "full"
+
+
+def test_phrase_bounds_exceed_every_rows_share(big):
+    """The bound of each phrase is above what it adds to -bm25 of every row holding it
+    (its own bm25 when asked alone), common and rare phrases alike."""
+    from ledger.store import textindex
+
+    led, _, _ = big
+    conn = led.store._conn
+    phrases = ['"service"*', '"kafka"*', '"invoice"*', '"node js"', '"zürich"']
+    for ph, n, bound in textindex.phrase_bounds(conn, phrases):
+        shares = [-r[0] for r in conn.execute("SELECT bm25(memories_fts, 1.0, 0.3) FROM memories_fts WHERE memories_fts MATCH ?", (ph,))]
+        assert len(shares) == n > 0, ph
+        assert max(shares) < bound, (ph, max(shares), bound)
+        assert max(shares) > bound / 8, (ph, max(shares), bound)  # and not absurdly loose

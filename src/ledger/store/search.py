@@ -17,11 +17,22 @@ if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
     from typing import Sequence
 
 _MAX_STRENGTH = max(S.MAX_STRENGTH, S.PINNED_STRENGTH, S.CHUNK_MAX)  # for the page bound in search
+# The top-k bound is only tried when the most common exact phrase can add less than this
+# to p (it is then held by more than about a third of the rows): with a larger share,
+# r = p/(p+1) of a row holding only that phrase may reach 0.5 and, with strength up to
+# 1, rank anywhere, so the probe would be wasted (bench/scale.py, common-term queries).
+# A heuristic for when to try, not part of the proof: the bound is checked either way.
+_TRY_BOUND_BELOW = 1.0
 
 
 class SearchMixin:
     """``search`` for :class:`~ledger.store.Store`; uses its ``_conn``, ``_hydrate`` and
     ``texts_asof``."""
+
+    #: How the last :meth:`search` ranked: ``"full"`` (every match scored), ``"bounded"``
+    #: (only the matches that can reach the page, :meth:`_bounded_fill`) or ``"no text"``.
+    #: Read by bench/locomo.py and bench/scale.py to report how often each path runs.
+    search_path = ""
 
     def search(
         self,
@@ -65,20 +76,35 @@ class SearchMixin:
         cond = " AND ".join(where) or "1"
         # One read snapshot for the match set, the count and the page.
         with read_snapshot(self._conn):
+            count_src = None
             if has_text:
-                if not self._fill_relevance(q.terms, mode):
-                    return [], 0
                 # The match set drives the join (CROSS JOIN fixes the order): without it
                 # the planner walks every live memory by index and probes the matches.
                 src = "temp.ledger_rel rel CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id"
                 rel = "rel.r"
+                parts = textindex.expression_parts(self._conn, q.terms, mode)
+                every = None
+                if sort == "relevance" and d == "DESC" and params["limit"] and q.asof_ms is None:
+                    every = self._bounded_fill(parts, st, cond, params)
+                if every is None:
+                    self.search_path = "full"
+                    if not self._fill_relevance(q.terms, mode, parts):
+                        return [], 0
+                else:
+                    self.search_path = "bounded"
+                    # temp.ledger_rel holds only the rows that can reach the page; the
+                    # total counts every match, read from the index without scoring.
+                    params["every"] = every
+                    count_src = ("(SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH :every) rel "
+                                 "CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id")
             else:
+                self.search_path = "no text"
                 src = "memories m LEFT JOIN sources s ON s.id = m.source_id"
                 rel = "1.0"
             # total and page in two light queries: a window count(*) over the full rows
             # made SQLite materialise every match with its text before sorting; here
             # the sort is bounded by LIMIT and only the page is read in full.
-            total = self._conn.execute(f"SELECT count(*) FROM {src} WHERE {cond}", params).fetchone()[0]
+            total = self._conn.execute(f"SELECT count(*) FROM {count_src or src} WHERE {cond}", params).fetchone()[0]
             if not total:
                 return [], 0
             page = None
@@ -138,10 +164,60 @@ class SearchMixin:
             {**params, "rel_floor": floor},
         ).fetchall()
 
-    def _fill_relevance(self, terms: Sequence[str], mode: str) -> bool:
+    def _bounded_fill(self, parts, st: str, cond: str, params: dict) -> str | None:
+        """Top-k without scoring every match (docs/search.md "Top-k"): fill
+        ``temp.ledger_rel`` with only the matches that can reach the relevance page and
+        return a MATCH expression for every match (for the total), or None when no bound
+        is proven (the caller then scores every match).
+
+        Score = 0.75·r + 0.25·strength, r = p/(p+1) increasing in p = -bm25, strength ≤
+        ``_MAX_STRENGTH``, and each exact phrase adds less than its
+        :func:`.textindex.phrase_bounds` bound to p. (1) Probe: the rarest phrases,
+        holding at least 4× the page, are scored alone; r from them is at most the true
+        r, so the score θ of the page's last row among them is at most the true last
+        score of the page. (2) The most common phrases L whose bounds sum to U with
+        0.75·U/(U+1) + 0.25·_MAX_STRENGTH < θ are left out: a row holding only phrases
+        of L scores below θ, so it can neither enter nor tie into the page. (3) Only the
+        rows holding another exact phrase (or matching only through fuzzy neighbours)
+        are scored, with the full expression. Queries with compounds or CJK runs (side
+        index) and queries of one exact phrase always take the full path."""
+        exact, fuzzy, side = parts
+        if side or len(exact) < 2:
+            return None
+        c = self._conn
+        want = params["limit"] + params["offset"]
+        bounds = sorted(textindex.phrase_bounds(c, exact), key=lambda b: (-b[2], b[1], b[0]))  # rarest first
+        if bounds[-1][2] >= _TRY_BOUND_BELOW:
+            return None  # no phrase is common enough for the bound to hold: skip the probe
+        held, j = 0, 0
+        while j < len(bounds) - 1 and held < 4 * want:
+            held += bounds[j][1]
+            j += 1
+        textindex.fill_lower_bounds(c, [b[0] for b in bounds[:j]])
+        row = c.execute(
+            f"""SELECT {_score_sql("rel.r", st)} AS score FROM temp.ledger_rel rel CROSS JOIN memories m ON m.seq = rel.seq
+                LEFT JOIN sources s ON s.id = m.source_id WHERE {cond}
+                ORDER BY score DESC, m.seq DESC LIMIT 1 OFFSET :probe_at""",
+            {**params, "probe_at": want - 1},
+        ).fetchone()
+        if row is None:
+            return None  # too few rows hold the rare phrases (after filters) to bound anything
+        theta = row[0]
+        left_out, u = 0, 0.0
+        for _, _, bound in reversed(bounds):
+            if RELEVANCE_WEIGHT * (u + bound) / (u + bound + 1.0) + STRENGTH_WEIGHT * _MAX_STRENGTH >= theta - 1e-9:
+                break
+            u += bound
+            left_out += 1
+        if not left_out or left_out == len(bounds):
+            return None
+        textindex.fill_essential(c, exact, [b[0] for b in bounds[: len(bounds) - left_out]], fuzzy)
+        return textindex.match_any(exact + fuzzy)
+
+    def _fill_relevance(self, terms: Sequence[str], mode: str, parts=None) -> bool:
         """Fill ``temp.ledger_rel(seq, r)`` with every match's relevance; False if none
         (:func:`.textindex.fill_relevance`)."""
-        return textindex.fill_relevance(self._conn, terms, mode)
+        return textindex.fill_relevance(self._conn, terms, mode, parts)
 
 
 def _score_sql(relevance: str, strength: str) -> str:

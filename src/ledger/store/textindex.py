@@ -16,6 +16,7 @@ Tables (migration ``m007_terms``):
 
 from __future__ import annotations
 
+import math
 import sqlite3
 
 from .. import terms as T
@@ -121,8 +122,9 @@ def _q(s: str) -> str:
     return '"' + s.replace('"', '""') + '"'
 
 
-def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[str | None, str | None, str | None]:
-    """The three MATCH expressions of a query (``None`` when empty):
+def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[list[str], list[str], list[str]]:
+    """The phrases of the three MATCH expressions of a query, as FTS5 strings (OR them
+    to get :func:`expressions`):
 
     * exact, on the word index: every word (a prefix query in ``hybrid`` and ``fuzzy``
       mode when it has 3+ characters) and every phrase a compound joins;
@@ -131,7 +133,7 @@ def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[
       hold, in ``fuzzy`` mode of every word, never in ``keyword`` mode;
     * side: compounds and CJK runs (the phrase of a run's bigrams).
 
-    ``conn`` is only needed for the fuzzy expression (``None`` skips it)."""
+    ``conn`` is only needed for the fuzzy phrases (``None`` skips them)."""
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
     prefix = mode != "keyword"
     exact = [_q(w) + ("*" if prefix and len(w) >= T.MIN_PREFIX else "") for w in qt.words] + [_q(p) for p in qt.phrases]
@@ -149,10 +151,16 @@ def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[
                     seen.add(n)
                     fuzzy.append(_q(n))
     side = [_q(T.encode_compound(c)) for c in qt.compounds] + [_q(" ".join(T.bigrams(r))) for r in qt.cjk]
-    return (" OR ".join(exact) or None, " OR ".join(fuzzy) or None, " OR ".join(side) or None)
+    return exact, fuzzy, side
 
 
-def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str) -> bool:
+def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[str | None, str | None, str | None]:
+    """The three MATCH expressions (exact, fuzzy, side) of a query, ``None`` when empty;
+    see :func:`expression_parts`."""
+    return tuple(" OR ".join(x) or None for x in expression_parts(conn, raw_terms, mode))  # type: ignore[return-value]
+
+
+def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str, parts=None) -> bool:
     """Fill ``temp.ledger_rel(seq, r)`` with the relevance (0-1) of every match; False
     if nothing matches (:func:`expressions` gives the three expressions).
 
@@ -160,10 +168,11 @@ def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str) -> bool:
     p = bm25(exact) + bm25(side) (FTS5's BM25, negated, at least 0; the word index
     weighs its context column 0.3). A row matched only through fuzzy neighbours has
     r = 0.6 * p / (p + 1) with p = bm25(fuzzy): as in the original LEDGER (docs/originals.md §1.6), a fuzzy hit ranks below
-    an equally good exact one, and a row matched as typed keeps that relevance."""
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_rel (seq INTEGER PRIMARY KEY, r REAL NOT NULL)")
-    conn.execute("DELETE FROM temp.ledger_rel")
-    exact, fuzzy, side = expressions(conn, raw_terms, mode)
+    an equally good exact one, and a row matched as typed keeps that relevance.
+
+    ``parts``: the query's :func:`expression_parts`, if the caller already has them."""
+    _clear_rel(conn)
+    exact, fuzzy, side = (" OR ".join(x) or None for x in (parts or expression_parts(conn, raw_terms, mode)))
     words = f"bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})"
     if exact and side:
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_p (seq INTEGER PRIMARY KEY, p REAL NOT NULL)")
@@ -189,3 +198,81 @@ def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str) -> bool:
             (fuzzy,),
         )
     return conn.execute("SELECT 1 FROM temp.ledger_rel LIMIT 1").fetchone() is not None
+
+
+def _clear_rel(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_rel (seq INTEGER PRIMARY KEY, r REAL NOT NULL)")
+    conn.execute("DELETE FROM temp.ledger_rel")
+
+
+# ------------------------------------------------------------------------------ top-k bound
+# FTS5's bm25() (sqlite.org/fts5.html, "The bm25() function"; ext/fts5/fts5_aux.c): for
+# each phrase i of the expression, idf_i * f_i * (k1 + 1) / (f_i + k1 * (1 - b + b * D / avgdl))
+# with idf_i = log((N - n_i + 0.5) / (n_i + 0.5)), replaced by 1e-6 when not positive,
+# f_i the (column-weighted) count of the phrase in the row, N the rows of the table and
+# n_i the rows holding the phrase. The factor after idf_i is below k1 + 1 for any f_i
+# and D, so one phrase adds less than (k1 + 1) * idf_i to any row's -bm25.
+BM25_K1 = 1.2
+_IDF_FLOOR = 1e-6
+
+
+def phrase_bounds(conn: sqlite3.Connection, phrases) -> list[tuple[str, int, float]]:
+    """For each exact phrase: ``(phrase, rows of the word index holding it, bound)``
+    where ``bound`` exceeds what the phrase can add to ``-bm25`` of any row (see the
+    comment above; N is bounded by the span of the index's rowids, which are distinct
+    integers, so the idf used is never below FTS5's own). One count per phrase: the
+    doclist is read, no row is scored."""
+    lo = conn.execute("SELECT rowid FROM memories_fts ORDER BY rowid ASC LIMIT 1").fetchone()
+    hi = conn.execute("SELECT rowid FROM memories_fts ORDER BY rowid DESC LIMIT 1").fetchone()
+    n_rows = (hi[0] - lo[0] + 1) if lo and hi else 0
+    out = []
+    for ph in phrases:
+        n = conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (ph,)).fetchone()[0]
+        idf = math.log((n_rows - n + 0.5) / (n + 0.5)) if n_rows else 0.0
+        out.append((ph, n, (BM25_K1 + 1.0) * max(idf, _IDF_FLOOR) * (1 + 1e-9)))
+    return out
+
+
+def fill_lower_bounds(conn: sqlite3.Connection, phrases) -> None:
+    """Fill ``temp.ledger_rel`` with the rows holding one of ``phrases`` (exact phrases
+    of a query) and r = p / (p + 1), p = -bm25 of those phrases alone. Each phrase adds
+    a non-negative share to -bm25 and its share does not depend on the other phrases
+    (same idf, same counts), so this r is at most the row's relevance for the whole
+    query: the probe of the top-k bound (``SearchMixin._bounded_fill``)."""
+    _clear_rel(conn)
+    conn.execute(
+        f"""INSERT INTO temp.ledger_rel (seq, r) SELECT rowid, p / (p + 1.0) FROM (
+              SELECT rowid, max(0.0, -bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})) AS p FROM memories_fts WHERE memories_fts MATCH ?)""",
+        (" OR ".join(phrases),),
+    )
+
+
+def fill_essential(conn: sqlite3.Connection, exact, essential, fuzzy) -> None:
+    """Fill ``temp.ledger_rel`` as :func:`fill_relevance` would for a query with exact
+    phrases ``exact``, fuzzy phrases ``fuzzy`` and no side phrases, but only with the
+    rows that hold one of ``essential`` (a subset of ``exact``) or match only through
+    ``fuzzy``: a row holding only other exact phrases is left out and never scored.
+    The rows kept get exactly the relevance :func:`fill_relevance` gives them (the same
+    bm25 expression over the same index)."""
+    _clear_rel(conn)
+    ex = " OR ".join(exact)
+    # `+rowid`: the IN list must filter the scan of the match, not drive one MATCH per
+    # listed row (that plan took seconds).
+    conn.execute(
+        f"""INSERT INTO temp.ledger_rel (seq, r) SELECT rowid, p / (p + 1.0) FROM (
+              SELECT rowid, max(0.0, -bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})) AS p FROM memories_fts
+              WHERE memories_fts MATCH ? AND +rowid IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?))""",
+        (ex, " OR ".join(essential)),
+    )
+    if fuzzy:
+        conn.execute(
+            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT rowid, {FUZZY_WEIGHT!r} * p / (p + 1.0) FROM (
+                  SELECT rowid, max(0.0, -bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})) AS p FROM memories_fts
+                  WHERE memories_fts MATCH ? AND +rowid NOT IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?))""",
+            (" OR ".join(fuzzy), ex),
+        )
+
+
+def match_any(phrases) -> str:
+    """One MATCH expression for every row any of ``phrases`` matches (for counting)."""
+    return " OR ".join(phrases)
