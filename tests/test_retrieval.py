@@ -242,6 +242,7 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
                     fuzzy += [quote(v) for v in sorted(vocab) if v != w and v not in qt.words and quote(v) not in fuzzy
                               and T.edit_distance(w, v, k) <= k]
             side = [quote(T.encode_compound(c)) for c in qt.compounds] + [quote(" ".join(T.bigrams(r))) for r in qt.cjk]
+            side += [quote(" ".join(T.encode_symbol(c) for c in r)) for r in qt.symbols]
             p: dict[int, float] = {}
             for parts, table, w in ((exact, "memories_fts", ", 1.0, 0.3"), (side, "memories_side", "")):
                 if parts:
@@ -402,3 +403,57 @@ def test_phrase_bounds_exceed_every_rows_share(big):
         assert len(shares) == n > 0, ph
         assert max(shares) < bound, (ph, max(shares), bound)
         assert max(shares) > bound / 8, (ph, max(shares), bound)  # and not absurdly loose
+
+
+# ---------------------------------------------------------------------------- symbols (issue 14)
+
+SYMBOL_TEXTS = {
+    "fire": "deploy is 🔥 broken since the release",  # the issue's example
+    "check": "integration tests ✅ on main after the fix",
+    "thumb": "LGTM 👍🏽 from the reviewer on the deploy change",  # skin tone: found by the bare 👍
+    "arrow": "latency moved → p99 ≥ 200ms after the deploy",
+    "euro": "the hosting bill is 40 € a month",
+    "flag": "the 🇫🇷 team owns the deploy calendar",
+    "plain": "deploy is broken since the release",  # the same words, no symbol
+}
+
+
+def _symbol_store(led: Ledger) -> dict[str, str]:
+    _with_filler(led)
+    return {k: led.remember(t, cluster="code", agent="a").memory.id for k, t in SYMBOL_TEXTS.items()}
+
+
+@pytest.mark.parametrize("query, key", [
+    ("🔥", "fire"), ("✅", "check"), ("👍", "thumb"), ("👍🏽", "thumb"), ("→", "arrow"), ("≥", "arrow"),
+    ("€", "euro"), ("🇫🇷", "flag"), ("deploy 🔥", "fire"), ("✅️", "check"),  # with a variation selector
+])
+def test_symbols_the_word_tokenizer_drops_are_searchable(ledger, query, key):
+    """unicode61 treats emoji and other symbols as separators; the side index keeps
+    them (docs/search.md "Terms"). Each symbol finds its memory first, in every mode."""
+    mids = _symbol_store(ledger)
+    for mode in ("hybrid", "keyword", "fuzzy"):
+        res = ledger.search(query, mode=mode)
+        assert ids(res)[:1] == [mids[key]], (query, mode, [m.text for m in res.hits])
+    if query in ("🔥", "€", "→"):  # a symbol alone matches nothing else
+        assert ledger.search(query).total == 1
+
+
+def test_symbols_in_stores_written_before_they_were_indexed(db_file, clock):
+    """Migration m011_symbols writes the side index again for memories holding symbols."""
+    led = Ledger.open(db_file, clock=clock)
+    mids = _symbol_store(led)
+    conn = led.store._conn
+    with led.store.atomic():  # as a store indexed before symbols were
+        for mid in mids.values():
+            seq = conn.execute("SELECT seq FROM memories WHERE id = ?", (mid,)).fetchone()[0]
+            conn.execute("DELETE FROM memories_side WHERE rowid = ?", (seq,))
+        conn.execute("DELETE FROM _migrations WHERE name = 'm011_symbols'")
+    assert led.search("🔥").total == 0
+    led.close()
+    led = Ledger.open(db_file, clock=clock)
+    try:
+        assert ids(led.search("🔥")) == [mids["fire"]]
+        assert ids(led.search("€")) == [mids["euro"]]
+        assert led.search("🇫🇷").hits[0].id == mids["flag"]
+    finally:
+        led.close()

@@ -164,3 +164,16 @@ def test_split_query():
     assert qt.phrases == ("node js",)
     assert qt.cjk == ("連接池",)
     assert T.split_query(["what", "is"], frozenset({"what", "is"})).words == ("what", "is")  # nothing else left
+
+
+def test_symbol_runs_keep_emoji_and_non_ascii_symbols_only():
+    assert T.symbol_runs("deploy is 🔥 broken") == ["🔥"]
+    assert T.symbol_runs("LGTM 👍🏽✅ ok") == ["👍✅"]  # skin tone dropped, a run stays one phrase
+    assert T.symbol_runs("a → b ≥ 3 € 30°C") == ["→", "≥", "€", "°"]
+    assert T.symbol_runs("ascii + $ = ^ | < > ~") == []  # ASCII symbols are words' and compounds' business
+    assert T.symbol_runs("™ ① ﬁ") == []  # NFKC folds these to letters and digits (found as words)
+    assert T.symbol_runs("👨‍👩‍👧 family") == ["👨👩👧"]  # zero-width joiners dropped
+    q = T.split_query(["🔥"], frozenset({"is"}))
+    assert q.symbols == ("🔥",) and bool(q)
+    assert T.side_text("deploy is 🔥") == T.encode_symbol("🔥")
+    assert T.encode_symbol("🔥") != T.encode_compound("1f525")

@@ -12,6 +12,11 @@ Three kinds of term, for text as people write it:
   commands: ``c++``, ``node.js``, ``--force``, ``-v``, ``@scope/pkg``, ``3.11``,
   ``utf-8``. Indexed whole, as written, in a side index, so ``c++`` is not the word
   ``c`` (which as a prefix matches cache, cookie, cron...).
+* **symbol**: emoji and other non-ASCII symbols (``🔥``, ``✅``, ``→``, ``≥``, ``€``,
+  ``°``): ``unicode61`` drops them as separators, so "deploy is 🔥 broken" was never
+  found by ``🔥``. Each is indexed as one token of the side index; a run of them is
+  searched as the phrase of its symbols. Skin-tone modifiers, variation selectors and
+  joiners are left out, so ``👍🏽`` is found by ``👍``.
 * **CJK run**: Chinese, Japanese or Korean text has no spaces between words, and the
   word tokenizer keeps a whole run as one token, so a word inside a sentence is never
   found. Runs are indexed as overlapping character pairs (bigrams) in the side index; a
@@ -132,6 +137,48 @@ def cjk_runs(text: str) -> list[str]:
     return _split_cjk(fold(text))[0]
 
 
+# Characters that shape the symbol before them and are not symbols of their own: emoji
+# skin tones, variation selectors, the zero-width joiner and the keycap mark.
+_SYMBOL_SHAPERS = frozenset([*map(chr, range(0x1F3FB, 0x1F400)), "\ufe0e", "\ufe0f", "\u200d", "\u20e3"])
+SYMBOL_MARK = chr(PUA + 0x100)  # brackets an encoded symbol (see encode_symbol)
+
+
+def is_symbol(ch: str) -> bool:
+    """A non-ASCII character of a Unicode symbol category (Sm, Sc, Sk, So: emoji, arrows,
+    math, currency, degree) that is not a shaper of the one before (skin tone...).
+    ASCII symbols (``+``, ``$``, ``=``) are left to words and compounds."""
+    return ord(ch) > 127 and ch not in _SYMBOL_SHAPERS and unicodedata.category(ch)[0] == "S"
+
+
+def symbol_runs(text: str) -> list[str]:
+    """The runs of :func:`is_symbol` characters of ``text`` (folded), shapers dropped:
+    ``"deploy 🔥🔥 now ✅"`` -> ``["🔥🔥", "✅"]``."""
+    if text.isascii():
+        return []
+    runs, cur = [], []
+    for c in fold(text):
+        if is_symbol(c):
+            cur.append(c)
+        elif c not in _SYMBOL_SHAPERS and cur:
+            runs.append("".join(cur))
+            cur = []
+    if cur:
+        runs.append("".join(cur))
+    return runs
+
+
+def encode_symbol(ch: str) -> str:
+    """The single FTS5 token a symbol is indexed and searched as: its code point in hex
+    between two :data:`SYMBOL_MARK` private-use characters (token characters for
+    ``unicode61``; no word or compound token holds U+E100)."""
+    return f"{SYMBOL_MARK}{ord(ch):x}{SYMBOL_MARK}"
+
+
+def symbol_phrase(run: str) -> str:
+    """The side-index phrase of a run of symbols (one token each)."""
+    return " ".join(encode_symbol(c) for c in run)
+
+
 def encode_compound(term: str) -> str:
     """The single FTS5 token a compound is indexed and searched as.
 
@@ -144,11 +191,12 @@ def encode_compound(term: str) -> str:
 
 def side_text(text: str) -> str:
     """What the side index holds for a memory: its encoded compounds, then the bigrams
-    of each CJK run (runs separated by a newline, which does not break phrase matching
-    but keeps runs apart in practice). Empty for most plain text."""
+    of each CJK run, then its symbols (:func:`encode_symbol`). Empty for most plain
+    text."""
     parts = [encode_compound(c) for c in compounds(text)]
     for run in cjk_runs(text):
         parts.append(" ".join(bigrams(run)))
+    parts += [symbol_phrase(r) for r in symbol_runs(text)]
     return " ".join(parts)
 
 
@@ -158,24 +206,27 @@ class QueryTerms:
 
     ``words``: folded words for the word index. ``phrases``: word sequences that were
     joined in a compound (``node.js`` -> ``node js``), searched as exact phrases in the
-    word index. ``compounds``: compounds for the side index. ``cjk``: CJK runs."""
+    word index. ``compounds``: compounds for the side index. ``cjk``: CJK runs.
+    ``symbols``: runs of symbols (:func:`symbol_runs`)."""
 
-    __slots__ = ("words", "phrases", "compounds", "cjk")
+    __slots__ = ("words", "phrases", "compounds", "cjk", "symbols")
 
-    def __init__(self, words=(), phrases=(), compounds=(), cjk=()):
+    def __init__(self, words=(), phrases=(), compounds=(), cjk=(), symbols=()):
         self.words, self.phrases, self.compounds, self.cjk = tuple(words), tuple(phrases), tuple(compounds), tuple(cjk)
+        self.symbols = tuple(symbols)
 
     def __bool__(self) -> bool:
-        return bool(self.words or self.phrases or self.compounds or self.cjk)
+        return bool(self.words or self.phrases or self.compounds or self.cjk or self.symbols)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, QueryTerms) and self._key() == other._key()
 
     def _key(self):
-        return (self.words, self.phrases, self.compounds, self.cjk)
+        return (self.words, self.phrases, self.compounds, self.cjk, self.symbols)
 
     def __repr__(self) -> str:
-        return f"QueryTerms(words={self.words}, phrases={self.phrases}, compounds={self.compounds}, cjk={self.cjk})"
+        return (f"QueryTerms(words={self.words}, phrases={self.phrases}, compounds={self.compounds}, cjk={self.cjk}, "
+                f"symbols={self.symbols})")
 
 
 def split_query(terms, stopwords=frozenset()) -> QueryTerms:
@@ -186,10 +237,11 @@ def split_query(terms, stopwords=frozenset()) -> QueryTerms:
     that writes them apart is found too. A compound with one word (``c++``, ``--force``,
     ``-v``, ``c#``) is only searched as written. Words in ``stopwords`` are dropped
     unless nothing else is left (question words carry no topic)."""
-    words, phrases, comps, cjk = [], [], [], []
+    words, phrases, comps, cjk, syms = [], [], [], [], []
     for raw in terms:
         runs, text = _split_cjk(fold(raw))
         cjk.extend(runs)
+        syms.extend(symbol_runs(text))
         for tok in _TOKEN.findall(text):
             tok = _clean(tok)
             parts = _WORD.findall(tok)
@@ -202,9 +254,9 @@ def split_query(terms, stopwords=frozenset()) -> QueryTerms:
             else:
                 words.extend(parts)
     content = [w for w in words if w not in stopwords]
-    if content or phrases or comps or cjk:
+    if content or phrases or comps or cjk or syms:
         words = content
-    return QueryTerms(_unique(words), _unique(phrases), _unique(comps), _unique(cjk))
+    return QueryTerms(_unique(words), _unique(phrases), _unique(comps), _unique(cjk), _unique(syms))
 
 
 def _unique(xs):

@@ -353,3 +353,20 @@ def m009_text_history(conn: sqlite3.Connection) -> None:
         CREATE INDEX memory_text_history_at ON memory_text_history (memory_id, replaced_at)
         """,
     )
+
+
+@migration
+def m011_symbols(conn: sqlite3.Connection) -> None:
+    """Emoji and other non-ASCII symbols (``🔥``, ``✅``, ``→``, ``€``) are searchable
+    (docs/search.md "Terms"): the side index of every memory holding one is written
+    again with its symbols (:func:`ledger.terms.side_text`). Only rows with non-ASCII
+    text are read in Python."""
+    from .. import terms as T
+
+    redo = []
+    for seq, text in conn.execute("SELECT seq, text FROM memories"):
+        if not text.isascii() and T.symbol_runs(text):
+            redo.append((seq, T.side_text(text)))
+    for seq, side in redo:
+        conn.execute("DELETE FROM memories_side WHERE rowid = ?", (seq,))
+        conn.execute("INSERT INTO memories_side (rowid, terms) VALUES (?, ?)", (seq, side))

@@ -6,8 +6,9 @@ Tables (migration ``m007_terms``):
 * ``memories_fts(text, context)``: the word index (porter, unicode61), fed NFKC text so
   fullwidth letters are found by ASCII queries. ``context`` holds a chunk's neighbours
   (weight 0.3, docs/design.md, retrieval notes).
-* ``memories_side(terms)``: compounds (``c++``, ``node.js``) as single tokens and CJK
-  bigrams, for the few memories that have any (:func:`ledger.terms.side_text`).
+* ``memories_side(terms)``: compounds (``c++``, ``node.js``) as single tokens, CJK
+  bigrams and symbols (emoji...), for the few memories that have any
+  (:func:`ledger.terms.side_text`; symbols since migration ``m011_symbols``).
 * ``vocab(id, term)`` and ``vocab_tri``: every alphabetic word of 3+ letters ever
   indexed, and a trigram index over those words (not over the memories), through which
   a query word finds its neighbours within a few edits. Words are never removed: a
@@ -131,7 +132,8 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
     * fuzzy, on the word index: the vocabulary neighbours of the words, words already
       asked for left out; in ``hybrid`` mode only of words the vocabulary does not
       hold, in ``fuzzy`` mode of every word, never in ``keyword`` mode;
-    * side: compounds and CJK runs (the phrase of a run's bigrams).
+    * side: compounds, CJK runs (the phrase of a run's bigrams) and runs of symbols
+      (the phrase of their tokens).
 
     ``conn`` is only needed for the fuzzy phrases (``None`` skips them)."""
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
@@ -151,6 +153,7 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
                     seen.add(n)
                     fuzzy.append(_q(n))
     side = [_q(T.encode_compound(c)) for c in qt.compounds] + [_q(" ".join(T.bigrams(r))) for r in qt.cjk]
+    side += [_q(T.symbol_phrase(r)) for r in qt.symbols]
     return exact, fuzzy, side
 
 
