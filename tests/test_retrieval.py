@@ -457,3 +457,83 @@ def test_symbols_in_stores_written_before_they_were_indexed(db_file, clock):
         assert led.search("🇫🇷").hits[0].id == mids["flag"]
     finally:
         led.close()
+
+
+# ---------------------------------------------------------------------------- asof on old text (issue 14)
+
+
+def _found(led: Ledger, query: str) -> list[str]:
+    return [m.text for m in led.search(query).hits]
+
+
+def test_asof_matches_the_text_a_memory_had_then(ledger, clock):
+    """A memory whose old text alone matches is found asof a time before the edit (with
+    that text shown); its new text does not match then, and the old one not now."""
+    _with_filler(ledger)
+    m = ledger.remember("We deploy with Jenkins every Friday", cluster="code", agent="a").memory
+    clock.advance(days=2)
+    before_edit = clock()
+    clock.advance(days=1)
+    ledger.update(m.id, text="We deploy with GitHub Actions every Friday")
+    clock.advance(days=1)
+    assert _found(ledger, f"jenkins asof:{iso(before_edit)}") == ["We deploy with Jenkins every Friday"]
+    assert _found(ledger, f"github actions asof:{iso(before_edit)}") == []
+    assert _found(ledger, "jenkins") == []
+    assert _found(ledger, "github actions") == ["We deploy with GitHub Actions every Friday"]
+    # a word in both texts: found once, with the text of the time asked about
+    assert _found(ledger, f"deploy friday asof:{iso(before_edit)}") == ["We deploy with Jenkins every Friday"]
+    assert ledger.search(f"deploy friday asof:{iso(before_edit)}").total == 1
+    # a typo of the old word still finds it then (fuzzy neighbours come from the vocabulary)
+    assert _found(ledger, f"jenkns asof:{iso(before_edit)}") == ["We deploy with Jenkins every Friday"]
+
+
+def test_asof_between_two_edits_sees_the_middle_text(ledger, clock):
+    _with_filler(ledger)
+    m = ledger.remember("The cache lives in Memcached", cluster="code", agent="a").memory
+    clock.advance(days=1)
+    ledger.update(m.id, text="The cache lives in Redis")
+    clock.advance(days=1)
+    middle = clock()
+    clock.advance(days=1)
+    ledger.update(m.id, text="The cache lives in Valkey")
+    clock.advance(days=1)
+    assert _found(ledger, f"redis asof:{iso(middle)}") == ["The cache lives in Redis"]
+    assert _found(ledger, f"memcached asof:{iso(middle)}") == []
+    assert _found(ledger, f"valkey asof:{iso(middle)}") == []
+    assert _found(ledger, "redis") == [] and _found(ledger, "valkey") == ["The cache lives in Valkey"]
+
+
+def test_asof_finds_compounds_and_symbols_of_old_text_and_texts_replaced_by_a_merge(ledger, clock):
+    _with_filler(ledger)
+    a = ledger.remember("Builds run on node.js 18 🔥", cluster="code", agent="a").memory
+    b = ledger.remember("Builds run on deno 2", cluster="code", agent="b").memory
+    clock.advance(days=1)
+    before = clock()
+    clock.advance(days=1)
+    ledger.store.merge_into(a.id, b.id, "alice", clock(), take_text=True)  # a takes b's text
+    clock.advance(days=1)
+    assert _found(ledger, f"node.js asof:{iso(before)}") == ["Builds run on node.js 18 🔥"]
+    assert _found(ledger, f"🔥 asof:{iso(before)}") == ["Builds run on node.js 18 🔥"]
+    assert _found(ledger, "node.js") == [] and _found(ledger, "🔥") == []
+    # both memories existed then, each with its own text
+    assert sorted(_found(ledger, f"builds asof:{iso(before)}")) == ["Builds run on deno 2", "Builds run on node.js 18 🔥"]
+
+
+def test_asof_old_texts_of_stores_edited_before_the_history_index(db_file, clock):
+    """Migration m012_text_history_index indexes the history rows already there."""
+    led = Ledger.open(db_file, clock=clock)
+    _with_filler(led)
+    m = led.remember("Invoices go out on Mondays", cluster="money", agent="a").memory
+    clock.advance(days=1)
+    before = clock()
+    clock.advance(days=1)
+    led.update(m.id, text="Invoices go out on Tuesdays")
+    with led.store.atomic():  # as a store edited before the index existed
+        led.store._conn.execute("DROP TABLE memory_text_fts")
+        led.store._conn.execute("DELETE FROM _migrations WHERE name = 'm012_text_history_index'")
+    led.close()
+    led = Ledger.open(db_file, clock=clock)
+    try:
+        assert _found(led, f"mondays asof:{iso(before)}") == ["Invoices go out on Mondays"]
+    finally:
+        led.close()

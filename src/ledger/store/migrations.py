@@ -370,3 +370,15 @@ def m011_symbols(conn: sqlite3.Connection) -> None:
     for seq, side in redo:
         conn.execute("DELETE FROM memories_side WHERE rowid = ?", (seq,))
         conn.execute("INSERT INTO memories_side (rowid, terms) VALUES (?, ?)", (seq, side))
+
+
+@migration
+def m012_text_history_index(conn: sqlite3.Connection) -> None:
+    """``asof:`` matches the text a memory had then, not only its current text
+    (docs/search.md "asof"): a full-text index over ``memory_text_history`` (word index
+    and side terms as two columns, rowid for rowid), filled from the rows already there."""
+    from . import textindex
+
+    conn.execute("CREATE VIRTUAL TABLE memory_text_fts USING fts5 (text, side, tokenize = 'porter unicode61')")
+    for hid, text in conn.execute("SELECT rowid, text FROM memory_text_history").fetchall():
+        textindex.index_old_text(conn, hid, text)

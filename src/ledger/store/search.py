@@ -88,7 +88,10 @@ class SearchMixin:
                     every = self._bounded_fill(parts, st, cond, params)
                 if every is None:
                     self.search_path = "full"
-                    if not self._fill_relevance(q.terms, mode, parts):
+                    found = self._fill_relevance(q.terms, mode, parts)
+                    if q.asof_ms is not None:  # match the texts memories had then (docs/search.md "asof")
+                        found = textindex.relevance_asof(self._conn, parts, q.asof_ms)
+                    if not found:
                         return [], 0
                 else:
                     self.search_path = "bounded"

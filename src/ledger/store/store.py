@@ -347,10 +347,13 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
     def _keep_old_text(self, memory_id: str, agent: str, now: int) -> None:
         """Record the text about to be replaced (``asof:`` shows it for instants before
         ``now``). Every statement that changes ``memories.text`` calls this first."""
-        self._conn.execute(
+        cur = self._conn.execute(
             "INSERT INTO memory_text_history (memory_id, text, replaced_at, replaced_by) SELECT id, text, ?, ? FROM memories WHERE id = ?",
             (now, agent, memory_id),
         )
+        if cur.rowcount:  # indexed too, so asof: matches the old text (textindex.relevance_asof)
+            hid, text = self._conn.execute("SELECT rowid, text FROM memory_text_history WHERE rowid = last_insert_rowid()").fetchone()
+            textindex.index_old_text(self._conn, hid, text)
 
     def texts_asof(self, ids: Sequence[str], asof: int) -> dict[str, str]:
         """The text each memory had at ``asof`` (epoch ms), for those whose text changed

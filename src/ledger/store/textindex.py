@@ -9,6 +9,10 @@ Tables (migration ``m007_terms``):
 * ``memories_side(terms)``: compounds (``c++``, ``node.js``) as single tokens, CJK
   bigrams and symbols (emoji...), for the few memories that have any
   (:func:`ledger.terms.side_text`; symbols since migration ``m011_symbols``).
+* ``memory_text_fts(text, side)`` (migration ``m012_text_history_index``): every text
+  a memory had before an edit or merge (``memory_text_history``, rowid for rowid),
+  word index and side terms in two columns, so ``asof:`` matches the text a memory had
+  then (:func:`relevance_asof`).
 * ``vocab(id, term)`` and ``vocab_tri``: every alphabetic word of 3+ letters ever
   indexed, and a trigram index over those words (not over the memories), through which
   a query word finds its neighbours within a few edits. Words are never removed: a
@@ -35,6 +39,12 @@ def index(conn: sqlite3.Connection, seq: int, text: str, context: str = "") -> N
     if side:
         conn.execute("INSERT INTO memories_side (rowid, terms) VALUES (?, ?)", (seq, side))
     add_words(conn, T.vocabulary_words(text))
+
+
+def index_old_text(conn: sqlite3.Connection, history_rowid: int, text: str) -> None:
+    """Index a replaced text (row ``history_rowid`` of ``memory_text_history``) for
+    ``asof:``. Runs inside the caller's transaction."""
+    conn.execute("INSERT INTO memory_text_fts (rowid, text, side) VALUES (?, ?, ?)", (history_rowid, T.nfkc(text), T.side_text(text)))
 
 
 def unindex(conn: sqlite3.Connection, seq: int) -> str:
@@ -279,3 +289,46 @@ def fill_essential(conn: sqlite3.Connection, exact, essential, fuzzy) -> None:
 def match_any(phrases) -> str:
     """One MATCH expression for every row any of ``phrases`` matches (for counting)."""
     return " OR ".join(phrases)
+
+
+# ------------------------------------------------------------------------------ asof
+# The text a memory had at T: the earliest of its history rows replaced after T (the
+# rule of Store.texts_asof), or its current text when it has none.
+_THEN = """SELECT h.rowid AS hid, m.seq AS seq FROM memory_text_history h JOIN memories m ON m.id = h.memory_id
+           WHERE h.replaced_at > :asof AND h.rowid = (
+             SELECT h2.rowid FROM memory_text_history h2 WHERE h2.memory_id = h.memory_id AND h2.replaced_at > :asof
+             ORDER BY h2.replaced_at ASC, h2.rowid ASC LIMIT 1)"""
+
+
+def relevance_asof(conn: sqlite3.Connection, parts, asof: int) -> bool:
+    """Make ``temp.ledger_rel`` (filled by :func:`fill_relevance` from current texts)
+    answer for the texts memories had at ``asof`` (epoch ms): a memory whose text changed
+    after ``asof`` loses its current-text relevance and is matched against its text then,
+    in ``memory_text_fts``, by the same rules (exact and side phrases: p = the sum of
+    their BM25 over that index, r = p/(p+1); matched only through fuzzy neighbours:
+    0.6·p/(p+1)). BM25 there uses that index's own statistics. Returns whether any row
+    matches. ``parts``: the query's :func:`expression_parts`."""
+    conn.execute("DELETE FROM temp.ledger_rel WHERE seq IN (SELECT m.seq FROM memory_text_history h "
+                 "JOIN memories m ON m.id = h.memory_id WHERE h.replaced_at > ?)", (asof,))
+    exact, fuzzy, side = (" OR ".join(x) or None for x in parts)
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_hp (hid INTEGER PRIMARY KEY, p REAL NOT NULL)")
+    conn.execute("DELETE FROM temp.ledger_hp")
+    for expr, col, weights in ((exact, "text", "1.0, 0.0"), (side, "side", "0.0, 1.0")):
+        if expr:
+            conn.execute(
+                f"""INSERT INTO temp.ledger_hp (hid, p) SELECT rowid, max(0.0, -bm25(memory_text_fts, {weights}))
+                    FROM memory_text_fts WHERE memory_text_fts MATCH ?
+                    ON CONFLICT (hid) DO UPDATE SET p = p + excluded.p""",
+                (f"{{{col}}} : ({expr})",),
+            )
+    conn.execute(f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT t.seq, hp.p / (hp.p + 1.0)
+                     FROM temp.ledger_hp hp JOIN ({_THEN}) t ON t.hid = hp.hid""", {"asof": asof})
+    if fuzzy:
+        conn.execute(
+            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT t.seq, {FUZZY_WEIGHT!r} * f.p / (f.p + 1.0)
+                FROM (SELECT rowid AS hid, max(0.0, -bm25(memory_text_fts, 1.0, 0.0)) AS p FROM memory_text_fts
+                      WHERE memory_text_fts MATCH :expr) f
+                JOIN ({_THEN}) t ON t.hid = f.hid WHERE f.hid NOT IN (SELECT hid FROM temp.ledger_hp)""",
+            {"expr": f"{{text}} : ({fuzzy})", "asof": asof},
+        )
+    return conn.execute("SELECT 1 FROM temp.ledger_rel LIMIT 1").fetchone() is not None
