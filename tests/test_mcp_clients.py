@@ -337,3 +337,14 @@ def test_cli_mistakes_are_clear_errors(home, project, args, needle):
     p = run(*args, home=home, cwd=project)
     assert p.returncode != 0 and needle in p.stderr, p.stderr
     assert not (project / ".claude").exists() and not (project / ".opencode").exists()
+
+
+def test_a_file_with_a_byte_order_mark_keeps_it(home, project):
+    path = project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    original = '\ufeff{\n  "servers": {\n    "gh": {"type": "stdio", "command": "npx"}\n  }\n}\n'
+    path.write_text(original, encoding="utf-8")
+    mc.install("vscode", "project", project)
+    assert path.read_text(encoding="utf-8").startswith("\ufeff{")
+    mc.uninstall("vscode", "project", project)
+    assert path.read_text(encoding="utf-8") == original

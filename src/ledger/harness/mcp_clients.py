@@ -239,7 +239,7 @@ def _read_json(path: Path) -> tuple[dict, str | int | None, bool, str]:
         return {}, 2, False, text
     plain, had = _strip_jsonc(text)
     try:
-        doc = json.loads(plain)
+        doc = json.loads(plain.lstrip("\ufeff"))  # a byte-order mark (Windows editors) is not JSON
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
                            "nothing was changed. Fix it, or paste the snippet from --print by hand.") from None
@@ -300,7 +300,7 @@ def _splice(path: Path, original: str, indent, had: bool, edit) -> bool:
         return False
     try:
         text = edit(jsonc_edit, original, "\t" if indent == "\t" else " " * (indent or 2))
-        json.loads(_strip_jsonc(text)[0])  # never write what does not parse back
+        json.loads(_strip_jsonc(text)[0].lstrip("\ufeff"))  # never write what does not parse back
     except (jsonc_edit.JsoncError, ValueError):
         return False
     _atomic_write(path, text)
