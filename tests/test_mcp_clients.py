@@ -332,6 +332,9 @@ def test_cli_user_scope_and_default_scope_for_desktop(home, project):
     (("install", "claude-code", "--client", "cursor"), "--client goes with `ledger install mcp`"),
     (("install", "opencode", "--print"), "--print goes with `ledger install mcp`"),
     (("install", "mcp", "--client", "claude-desktop", "--project"), "no project configuration"),
+    (("install", "claude-desktop"), "Try: ledger install mcp --client claude-desktop"),
+    (("uninstall", "cursor"), "Try: ledger uninstall mcp --client cursor"),
+    (("install", "zed", "--user"), "Try: ledger install mcp --client zed"),
 ])
 def test_cli_mistakes_are_clear_errors(home, project, args, needle):
     p = run(*args, home=home, cwd=project)

@@ -27,8 +27,20 @@ def _mcp_clients() -> list[str]:
     return list(CLIENTS)
 
 
+class _HarnessChoice(click.Choice):
+    """A harness, or `mcp`; an MCP client's name given as the harness (`ledger install
+    cursor`) is answered with the command that was meant."""
+
+    def convert(self, value, param, ctx):
+        if value not in self.choices and value in _mcp_clients():
+            verb = ctx.info_name if ctx is not None else "install"
+            self.fail(f"{value!r} is an MCP client, not a harness with hooks. Try: ledger {verb} mcp --client {value}",
+                      param, ctx)
+        return super().convert(value, param, ctx)
+
+
 @cli.command()
-@click.argument("harness", type=click.Choice(_harnesses() + [MCP]))
+@click.argument("harness", type=_HarnessChoice(_harnesses() + [MCP]))
 @click.option("--client", type=click.Choice(_mcp_clients()),
               help="With `mcp`: the MCP client whose configuration to write.")
 @click.option("--print", "print_only", is_flag=True,
@@ -183,7 +195,7 @@ def _opted_out(d: dict) -> str:
 
 
 @cli.command()
-@click.argument("harness", type=click.Choice(_harnesses() + [MCP]))
+@click.argument("harness", type=_HarnessChoice(_harnesses() + [MCP]))
 @click.option("--client", type=click.Choice(_mcp_clients()), help="With `mcp`: the MCP client to remove ledger from.")
 @click.option("--user", "scope", flag_value="user",
               help="Every project: ~/.claude/settings.json, ~/.codex/hooks.json, or OpenCode's user plugins.")
