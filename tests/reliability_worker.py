@@ -9,11 +9,15 @@ A traceback goes to stderr as usual; the suite counts it as a failure.
 
     python reliability_worker.py remember <db> <agent> <n> [recall_every]
     python reliability_worker.py ingest <db> <chunks> <label>
+
+``LEDGER_TEST_WAIT_MS`` sets the store's wait limit for the write lock (default 10 s), so
+a test can show no writer is kept waiting longer than that.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 
@@ -47,6 +51,11 @@ def _ingest(db: str, chunks: int, label: str) -> None:
 
 
 def main(argv: list[str]) -> int:
+    wait = os.environ.get("LEDGER_TEST_WAIT_MS")
+    if wait:
+        from ledger.store import connection
+
+        connection.BUSY_TIMEOUT_MS = int(wait)
     mode, db = argv[0], argv[1]
     if mode == "remember":
         _remember(db, argv[2], int(argv[3]), int(argv[4]) if len(argv) > 4 else 0)

@@ -147,6 +147,52 @@ def test_many_writers_with_a_large_ingest(tmp_path):
     assert integrity(db) == "ok"
 
 
+def test_a_large_ingest_never_keeps_a_writer_waiting_past_1_s(tmp_path):
+    """A 24,000-chunk ingest runs while two processes remember with a 1 s wait limit
+    for the write lock: the ingest commits in batches of about 100 ms, so no remember
+    times out (in one transaction it held the lock for seconds), and the source is
+    hidden until its last batch: a search while it runs never sees part of it."""
+    db = new_store(tmp_path / "batches.db")
+    chunks = 24_000 * SCALE
+    t0 = time.monotonic()
+    ing = worker("ingest", str(db), str(chunks), "batched")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # start the writers once the ingest has begun
+        with sqlite3.connect(db) as c:
+            if c.execute("SELECT count(*) FROM memories WHERE kind = 'chunk'").fetchone()[0]:
+                break
+        time.sleep(0.02)
+    ws = [worker("remember", str(db), f"b{i}", str(40 * SCALE), env={"LEDGER_TEST_WAIT_MS": "1000"}) for i in range(2)]
+    seen = set()
+    while ing.poll() is None:  # a reader's view while batches land: nothing or everything
+        with Ledger.open(db, readonly=True) as led:
+            seen.add(sum(s.chunk_count for s in led.sources()))
+            seen.add(len(led.search("pump curve", limit=5).hits) and -1)
+        time.sleep(0.05)
+    outs = [(p, *p.communicate(timeout=600)) for p in [ing, *ws]]
+    wall = time.monotonic() - t0
+    acked, errors, tracebacks = [], [], 0
+    for p, out, err in outs:
+        a, e = parse_worker(out)
+        acked += a
+        errors += e
+        tracebacks += int("Traceback" in err or p.returncode != 0)
+    with sqlite3.connect(db) as c:
+        done_at = c.execute("SELECT min(id) FROM events WHERE op = 'sources.ingest'").fetchone()[0]
+        overlapped = c.execute("SELECT count(*) FROM events WHERE op = 'memory.write' AND id < ?", (done_at,)).fetchone()[0]
+        sources = dict(c.execute("SELECT id, (SELECT count(*) FROM memories m WHERE m.source_id = s.id) FROM sources s"))
+    present = live_ids(db)
+    lost = [a for a in acked if a[0] not in present and sources.get(a[0]) != chunks]
+    record(f"{chunks:,}-chunk ingest + 2 writers with a 1 s lock wait", ops=len(acked) + len(errors), errors=len(errors),
+           lost=len(lost), tracebacks=tracebacks, wall=wall, note=f"{overlapped} remembers landed during the ingest")
+    assert tracebacks == 0, [e for _, _, e in outs if e]
+    assert errors == [], errors[:5]
+    assert lost == [] and len(acked) == 1 + 2 * 40 * SCALE
+    assert overlapped >= 5, "the writers should have written while the ingest ran"
+    assert seen <= {0, chunks, -1}, seen  # never a part of the source
+    assert integrity(db) == "ok"
+
+
 def test_first_concurrent_opens_of_a_new_store(tmp_path):
     """Eight processes open (create) the same brand-new store at the same instant: none
     may fail with "database is locked" (switching to WAL ignores the busy timeout)."""

@@ -484,7 +484,8 @@ class Ledger:
     # ------------------------------------------------------------------ sources
     def ingest(self, source: ingest_mod.SourceText, *, cluster: str, agent: str, trust: float | None = DEFAULT_SOURCE_TRUST,
                path: str | None = None, as_new: bool = False) -> IngestResult:
-        """Chunk a document and store every chunk (one transaction). ``trust`` 0–1
+        """Chunk a document and store every chunk (whole or not at all, as readers see
+        it). ``trust`` 0–1
         (None: ``DEFAULT_SOURCE_TRUST`` for a new source, unchanged for an updated one).
 
         ``path`` is the resolved file the text was read from. When a live source was
@@ -508,11 +509,8 @@ class Ledger:
                                        trust=t, now=self.clock())
                 return IngestResult(known["id"], r["chunks"], source.filename, True, r["kept"], r["added"], r["retired"])
         res = self.ingest_chunks(source.filename, chunks, cluster=cluster, agent=agent,
-                                 trust=DEFAULT_SOURCE_TRUST if trust is None else trust, ext=source.ext, nbytes=source.bytes)
-        if path:
-            from .store import source_sync
-
-            source_sync.set_path(self.store, res.source_id, path)
+                                 trust=DEFAULT_SOURCE_TRUST if trust is None else trust, ext=source.ext, nbytes=source.bytes,
+                                 path=path)
         return IngestResult(res.source_id, res.chunks, res.filename, False, 0, res.chunks, 0)
 
     @staticmethod
@@ -526,8 +524,11 @@ class Ledger:
         return t
 
     def ingest_chunks(self, filename: str, chunks: Sequence[str], *, cluster: str, agent: str, trust: float = DEFAULT_SOURCE_TRUST,
-                      ext: str | None = None, nbytes: int | None = None, neighbours: int = 2) -> IngestResult:
-        """Store pre-split chunks as one source (used by ``ingest`` and benchmarks)."""
+                      ext: str | None = None, nbytes: int | None = None, neighbours: int = 2,
+                      path: str | None = None) -> IngestResult:
+        """Store pre-split chunks as one source (used by ``ingest`` and benchmarks),
+        committed in batches but shown to readers only once whole (``store/sources.py``).
+        ``path`` is the resolved file the text came from (re-ingests find it by it)."""
         from . import ingest as ingest_mod
 
         chunks = [c.strip() for c in chunks if c and c.strip()]
@@ -539,6 +540,7 @@ class Ledger:
         sid, ids = self.store.insert_source(
             filename, ingest_mod.extension(filename) if ext is None else ext, cluster, agent,
             sum(len(c.encode()) for c in chunks) if nbytes is None else nbytes, t, chunks, now, neighbours=neighbours,
+            path=path,
         )
         return IngestResult(sid, len(ids), filename)
 

@@ -382,3 +382,22 @@ def m012_text_history_index(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE VIRTUAL TABLE memory_text_fts USING fts5 (text, side, tokenize = 'porter unicode61')")
     for hid, text in conn.execute("SELECT rowid, text FROM memory_text_history").fetchall():
         textindex.index_old_text(conn, hid, text)
+
+
+@migration
+def m013_ingest_batches(conn: sqlite3.Connection) -> None:
+    """Large ingests commit in batches (issue 21: one long transaction locked every
+    other writer out). ``sources.complete`` is 0 while batches are still arriving (the
+    source and its chunks are hidden from every reader until the last batch flips it),
+    and ``ingests`` names the process doing each unfinished ingest (host, pid, last
+    batch at, epoch ms), so a killed ingest is recognised and cleaned up on the next
+    open (``store/sources.py``). Existing sources are complete."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE sources ADD COLUMN complete INTEGER NOT NULL DEFAULT 1;
+        CREATE TABLE ingests (
+            source_id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,
+            started_at INTEGER NOT NULL, beat_at INTEGER NOT NULL)
+        """,
+    )

@@ -36,7 +36,7 @@ def find_by_path(store, path: str) -> dict | None:
     """The newest live source read from ``path`` (resolved absolute path), or None:
     ``{"id", "filename", "cluster_id", "trust"}``."""
     r = conn_of(store).execute(
-        "SELECT id, filename, cluster_id, trust FROM sources WHERE path = ? AND dropped_at IS NULL "
+        "SELECT id, filename, cluster_id, trust FROM sources WHERE path = ? AND dropped_at IS NULL AND complete = 1 "
         "ORDER BY ingested_at DESC, rowid DESC LIMIT 1", (path,)).fetchone()
     return dict(zip(("id", "filename", "cluster_id", "trust"), tuple(r))) if r else None
 

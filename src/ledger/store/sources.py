@@ -3,14 +3,70 @@ a source and its chunks, listing sources, trust, and dropping a source."""
 
 from __future__ import annotations
 
-from ..errors import UnknownSource
+import contextlib
+import os
+import time
+
+from ..errors import StoreUnavailable, UnknownSource
 from ..ids import new_id
 from ..models import Source
 from ..text import plural
+from .connection import SQLITE_BUSY, SQLITE_LOCKED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
     from typing import Sequence
+
+#: ``deleted_at`` of a chunk whose source is still being ingested: before every real
+#: instant, so neither live views (``deleted_at IS NULL``) nor ``asof:`` views show it.
+PENDING = 0
+#: Write-lock hold per ingest batch, ms (one commit on top: the hold stays under ~200 ms).
+BATCH_MS = 150
+#: Pause between batches, ms: the window in which waiting writers take the lock. SQLite's
+#: busy handler retries at most 100 ms apart, so a pause of 100 ms is sure to see every
+#: waiting writer try once; with 25 ms one writer in ten still timed out after 1 s of
+#: waiting (measured with the 24,000-chunk test in tests/test_reliability.py). The
+#: price is ingest speed: about 60% of one transaction's (docs/benchmarks.md).
+YIELD_MS = 100
+#: Pause before retrying while another writer holds the lock between batches, ms
+#: (longer than the 100 ms retry of writers that have waited a while).
+DEFER_MS = 150
+#: Longest an ingest defers to other writers before one batch, ms; then it waits in
+#: line like any writer.
+MAX_DEFER_MS = 5000
+#: An unfinished ingest that committed no batch for this long is abandoned (its
+#: process may run on another host, where its pid cannot be checked), ms.
+STALE_MS = 10 * 60 * 1000
+#: Chunks deleted per transaction when an abandoned ingest is removed.
+DISCARD_BATCH = 2000
+
+
+def _wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _host() -> str:
+    uname = getattr(os, "uname", None)
+    return uname().nodename if uname else os.environ.get("COMPUTERNAME", "")
+
+
+def _busy_code(exc: BaseException | None) -> int | None:
+    """The SQLite result code of ``exc`` when it says "locked" or "busy", else None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code if code is not None and code & 0xFF in (SQLITE_BUSY, SQLITE_LOCKED) else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (signal 0 only checks)."""
+    if pid == os.getpid() or os.name == "nt":  # Windows' os.kill would end the process: rely on STALE_MS
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it runs, as another user; anything else: assume it runs
+        return True
+    return True
 
 
 class SourcesMixin:
@@ -19,34 +75,146 @@ class SourcesMixin:
 
     def insert_source(
         self, filename: str, ext: str, cluster_id: str, agent: str, nbytes: int, trust: float,
-        chunks: Sequence[str], now: int, *, neighbours: int = 2,
+        chunks: Sequence[str], now: int, *, neighbours: int = 2, path: str | None = None,
     ) -> tuple[str, list[str]]:
-        """Insert a source and its chunks in one transaction. Each chunk is indexed with
-        up to ``neighbours`` chunks on each side as low-weight context (docs/design.md
-        retrieval notes). Returns ``(source_id, chunk_ids)``."""
+        """Insert a source and its chunks, committed in batches. Each chunk is indexed
+        with up to ``neighbours`` chunks on each side as low-weight context
+        (docs/design.md retrieval notes). ``path`` is the resolved file it was read from
+        (None for stdin and ``--text``). Returns ``(source_id, chunk_ids)``.
+
+        Why batches: a 24,000-chunk ingest in one transaction held the write lock for
+        seconds, past the 10 s busy timeout of every concurrent ``remember``. Each batch
+        holds the lock for about :data:`BATCH_MS`, then the ingest sleeps
+        :data:`YIELD_MS` so waiting writers (SQLite's busy handler retries every 100 ms
+        at most) get their turn. Readers still see the source whole or not at all: until
+        the last batch the source is ``complete = 0`` and its chunks carry
+        ``deleted_at = PENDING`` (every live view reads ``deleted_at IS NULL``; ``asof:``
+        needs ``deleted_at`` after its instant). The last batch clears both in one
+        statement. A failed ingest removes what it wrote; a killed one is removed by
+        the next open (:meth:`discard_abandoned_ingests`). Called inside a caller's
+        transaction, it writes everything in that transaction instead."""
         sid = new_id("s", now)
         n = len(chunks)
-        ids = []
+        ids: list[str] = []
+        batched = not self._conn.in_transaction
         with self.atomic():
             self.touch_agent(agent, now)
             self._conn.execute(
-                "INSERT INTO sources (id, filename, ext, cluster_id, ingested_by, bytes, trust, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (sid, filename, ext, cluster_id, agent, nbytes, trust, now),
+                "INSERT INTO sources (id, filename, ext, cluster_id, ingested_by, bytes, trust, ingested_at, path, complete) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (sid, filename, ext, cluster_id, agent, nbytes, trust, now, path, 0 if batched else 1),
             )
-            for i, chunk in enumerate(chunks):
-                cid = new_id("c", now)
-                ids.append(cid)
-                cur = self._conn.execute(
-                    """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, chunk_index, provenance,
-                                             created_at, last_read_at, reviewed_at)
-                       VALUES (?, ?, 'chunk', 'doc', ?, ?, ?, ?, ?, ?, ?, ?)""",
-                    (cid, chunk, cluster_id, agent, sid, i + 1, f"chunk {i + 1} of {n} · {filename}", now, now, now),
-                )
-                self._conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (cid, agent))
-                ctx = " ".join(chunks[max(0, i - neighbours) : i] + list(chunks[i + 1 : i + 1 + neighbours])) if neighbours else ""
-                self._index(cur.lastrowid, chunk, ctx)
-            self.log(now, agent, "sources.ingest", None, f"{filename} · {plural(n, 'chunk')}")
+            if batched:
+                wall = _wall_ms()
+                self._conn.execute("INSERT INTO ingests (source_id, host, pid, started_at, beat_at) VALUES (?, ?, ?, ?, ?)",
+                                   (sid, _host(), os.getpid(), wall, wall))
+        if not batched:
+            with self.atomic():
+                self._insert_chunks(sid, filename, cluster_id, agent, chunks, 0, n, now, neighbours, None, ids)
+                self.log(now, agent, "sources.ingest", None, f"{filename} · {plural(n, 'chunk')}")
+            return sid, ids
+        try:
+            i = 0
+            while i < n:
+                with contextlib.ExitStack() as tx:
+                    self._enter_deferring(tx, first=i == 0)
+                    i = self._insert_chunks(sid, filename, cluster_id, agent, chunks, i, n, now, neighbours,
+                                            time.monotonic() + BATCH_MS / 1000, ids)
+                    self._conn.execute("UPDATE ingests SET beat_at = ? WHERE source_id = ?", (_wall_ms(), sid))
+            with contextlib.ExitStack() as tx:
+                self._enter_deferring(tx, first=False)
+                self._conn.execute("UPDATE memories SET deleted_at = NULL WHERE source_id = ? AND deleted_at = ?", (sid, PENDING))
+                self._conn.execute("UPDATE sources SET complete = 1 WHERE id = ?", (sid,))
+                self._conn.execute("DELETE FROM ingests WHERE source_id = ?", (sid,))
+                self.log(now, agent, "sources.ingest", None, f"{filename} · {plural(n, 'chunk')}")
+        except BaseException:
+            try:
+                self._discard_source(sid)
+            except Exception:  # noqa: BLE001 - keep the original error; the next open cleans up
+                pass
+            raise
         return sid, ids
+
+    def _enter_deferring(self, tx: contextlib.ExitStack, *, first: bool) -> None:
+        """Open the next batch's write transaction on ``tx``, letting other writers go
+        first. SQLite's locking is not fair: a writer that has waited a while retries
+        only every 100 ms, while one that just started retries within milliseconds,
+        so an ingest asking for the lock with a busy timeout right after its pause
+        would win against the writers it paused for. Instead it pauses
+        :data:`YIELD_MS`, then only takes a free lock; while another writer holds it,
+        it pauses :data:`DEFER_MS` (longer than their 100 ms retry) and tries again,
+        for at most :data:`MAX_DEFER_MS` before it waits like any writer."""
+        if first:
+            tx.enter_context(self.atomic())
+            return
+        time.sleep(YIELD_MS / 1000)
+        give_up = time.monotonic() + MAX_DEFER_MS / 1000
+        while time.monotonic() < give_up:
+            try:
+                tx.enter_context(self.atomic(wait_ms=0))
+                return
+            except StoreUnavailable as exc:
+                if _busy_code(exc.__cause__) is None:
+                    raise
+            time.sleep(DEFER_MS / 1000)
+        tx.enter_context(self.atomic())
+
+    def _insert_chunks(self, sid: str, filename: str, cluster_id: str, agent: str, chunks: Sequence[str], start: int,
+                       n: int, now: int, neighbours: int, until: float | None, ids: list[str]) -> int:
+        """Insert chunks from ``start`` until all are in or ``time.monotonic()`` passes
+        ``until`` (None: no limit; the chunks are live at once). Returns the next index."""
+        hidden = None if until is None else PENDING
+        i = start
+        while i < n:
+            chunk = chunks[i]
+            cid = new_id("c", now)
+            ids.append(cid)
+            cur = self._conn.execute(
+                """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, chunk_index, provenance,
+                                         created_at, last_read_at, reviewed_at, deleted_at)
+                   VALUES (?, ?, 'chunk', 'doc', ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (cid, chunk, cluster_id, agent, sid, i + 1, f"chunk {i + 1} of {n} · {filename}", now, now, now, hidden),
+            )
+            self._conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (cid, agent))
+            ctx = " ".join(chunks[max(0, i - neighbours) : i] + list(chunks[i + 1 : i + 1 + neighbours])) if neighbours else ""
+            self._index(cur.lastrowid, chunk, ctx)
+            i += 1
+            if until is not None and time.monotonic() >= until:
+                break
+        return i
+
+    def discard_abandoned_ingests(self) -> int:
+        """Remove every unfinished ingest whose process is gone: on this host with a
+        pid that no longer runs, or silent (no batch committed) for :data:`STALE_MS`.
+        Called on every writable open; costs one read of an (almost always empty)
+        table. Returns the number of sources removed."""
+        rows = self._conn.execute("SELECT source_id, host, pid, beat_at FROM ingests").fetchall()
+        gone = 0
+        for sid, host, pid, beat in rows:
+            if _wall_ms() - beat > STALE_MS or (host == _host() and not _alive(pid)):
+                self._discard_source(sid)
+                gone += 1
+        return gone
+
+    def _discard_source(self, sid: str) -> None:
+        """Delete an unfinished source and its hidden chunks outright (they were never
+        visible), a bounded batch per transaction so the cleanup never holds the write
+        lock long either."""
+        while True:
+            with self.atomic():
+                if self._conn.execute("SELECT complete FROM sources WHERE id = ?", (sid,)).fetchone() == (1,):
+                    self._conn.execute("DELETE FROM ingests WHERE source_id = ?", (sid,))
+                    return  # finished after all (a race with its own last batch): keep it
+                seqs = [r[0] for r in self._conn.execute(
+                    "SELECT seq FROM memories WHERE source_id = ? LIMIT ?", (sid, DISCARD_BATCH))]
+                if not seqs:
+                    self._conn.execute("DELETE FROM sources WHERE id = ? AND complete = 0", (sid,))
+                    self._conn.execute("DELETE FROM ingests WHERE source_id = ?", (sid,))
+                    return
+                marks = ",".join("?" * len(seqs))
+                self._conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", seqs)
+                self._conn.execute(f"DELETE FROM memories_side WHERE rowid IN ({marks})", seqs)
+                self._conn.execute(f"DELETE FROM memories WHERE seq IN ({marks})", seqs)  # readers go by ON DELETE CASCADE
 
     def sources(self, *, include_dropped: bool = False) -> list[Source]:
         """Sources newest first with live chunk and claim counts and summed hits."""
@@ -55,7 +223,7 @@ class SourcesMixin:
                   (SELECT count(*) FROM memories m WHERE m.source_id = s.id AND m.kind = 'chunk' AND m.deleted_at IS NULL) AS chunks,
                   (SELECT count(*) FROM memories m WHERE m.source_id = s.id AND m.kind = 'claim' AND m.deleted_at IS NULL) AS claims,
                   (SELECT coalesce(sum(hits), 0) FROM memories m WHERE m.source_id = s.id AND m.deleted_at IS NULL) AS hits
-                FROM sources s {'' if include_dropped else 'WHERE s.dropped_at IS NULL'}
+                FROM sources s WHERE s.complete = 1 {'' if include_dropped else 'AND s.dropped_at IS NULL'}
                 ORDER BY s.ingested_at DESC, s.rowid DESC"""
         ).fetchall()
         return [Source(r["id"], r["filename"], r["ext"], r["cluster_id"], r["ingested_by"], r["bytes"], r["trust"],

@@ -30,7 +30,7 @@ class StatsMixin:
                 """SELECT count(*) FROM conflict_candidates cc JOIN memories a ON a.id = cc.a JOIN memories b ON b.id = cc.b
                    WHERE cc.judged_at IS NULL AND a.deleted_at IS NULL AND b.deleted_at IS NULL"""
             ),
-            "sources": q("SELECT count(*) FROM sources WHERE dropped_at IS NULL"),
+            "sources": q("SELECT count(*) FROM sources WHERE dropped_at IS NULL AND complete = 1"),
             "agents": q("SELECT count(*) FROM agents"),
             "requestsToday": q("SELECT count(*) FROM events WHERE at >= ?", (since_ms,)),
             "lastWriteAt": q("SELECT max(at) FROM events WHERE op IN ('memory.write', 'sources.ingest')"),

@@ -68,6 +68,7 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
                 migrate(self._conn)
                 if seed:
                     self._seed_clusters(now)
+                self.discard_abandoned_ingests()  # a killed ingest's hidden rows (store/sources.py)
         except BaseException:
             self._conn.close()
             raise
