@@ -14,6 +14,42 @@ if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
 
+#: Variables read by ledger that are not named ``LEDGER_*`` (harness contracts).
+_OTHER_ENV = ("CLAUDE_PROJECT_DIR",)
+
+
+def check_environment(environ=None) -> None:
+    """Refuse an environment variable of ledger's (``LEDGER_*``, and
+    ``CLAUDE_PROJECT_DIR``) whose value is not valid UTF-8.
+
+    Python keeps the undecodable bytes of ``os.environ`` as lone surrogates
+    (``surrogateescape``); SQLite, JSON and the terminal cannot carry them, so a bad
+    ``$LEDGER_AGENT`` failed deep inside SQLite with a traceback, and a bad
+    ``$LEDGER_DB`` made a store whose path no message could print. Raises
+    :class:`~ledger.errors.InvalidInput` naming the variable (``field``), the offending
+    byte and its position, and what to set instead. ``environ`` defaults to
+    ``os.environ``. One pass over the variables: microseconds, fine on the hook path."""
+    env = os.environ if environ is None else environ
+    for name in sorted(env):
+        if not (name.startswith("LEDGER_") or name in _OTHER_ENV):
+            continue
+        value = env[name]
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            from .errors import InvalidInput
+
+            bad = value[exc.start]
+            byte = f"byte 0x{ord(bad) - 0xDC00:02X}" if 0xDC80 <= ord(bad) <= 0xDCFF else f"character U+{ord(bad):04X}"
+            shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") \
+                if all(0xDC80 <= ord(c) <= 0xDCFF for c in value if 0xD800 <= ord(c) <= 0xDFFF) else ascii(value)
+            example = {"LEDGER_DB": "~/.ledger/ledger.db", "LEDGER_HOME": "~/.ledger"}.get(name, "<utf-8 text>")
+            raise InvalidInput(
+                f"${name} is not valid UTF-8 ({byte} at position {exc.start} of {shown}). ledger keeps text and paths "
+                f"as UTF-8: set it again in UTF-8 (export {name}={example}) or unset it (unset {name}).",
+                field=name, value=shown) from None
+
+
 def home_dir() -> str:
     """``$LEDGER_HOME`` or ``~/.ledger``, as a string."""
     home = os.environ.get("LEDGER_HOME")

@@ -563,6 +563,10 @@ def run(args: list[str]) -> int:
     global _JSON_ERRORS
     _JSON_ERRORS = _asks_json(args)
     try:
+        if args and not any(a in ("-h", "--help") for a in args):  # help still works, to show what to set
+            from ..paths import check_environment
+
+            check_environment()
         rc = cli.main(args=args, prog_name="ledger", standalone_mode=False)
         # Without standalone mode click returns the code of a `ctx.exit(n)` / `Exit(n)`
         # (e.g. `ledger config list` finding a bad value) instead of exiting.

@@ -102,6 +102,9 @@ def run_fast(args: list[str]) -> int | None:
     from . import verbs
 
     try:
+        from ..paths import check_environment
+
+        check_environment()
         if verb == "recall":
             out = verbs.recall(tuple(a.query), limit=a.limit, mode=a.mode, agent=a.agent, db=a.db, as_json=a.as_json,
                                color=_color(a.as_json))

@@ -107,7 +107,9 @@ def _hook(args: list[str], *, close: bool) -> None:
             return
         harness, expected = args[0], (args[1] if len(args) > 1 else None)
         raw = sys.stdin.buffer.read()
-        from ..paths import db_file
+        from ..paths import check_environment, db_file
+
+        check_environment()  # a variable that is not UTF-8: one log line naming it, the agent goes on
 
         out = handle_payload(harness, raw, expected, db=db_file(), close=close)
         if out:
