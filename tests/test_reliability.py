@@ -389,6 +389,7 @@ def test_full_disk_says_the_disk_is_full_and_loses_nothing(small_disk):
         errs += e
         tracebacks += "Traceback" in err
     messages = [json.loads(e[1]) for e in errs]
+    assert {e[0] for e in errs} <= {"disk-full"}, {e[0] for e in errs}  # its own kind, not a generic store error
     doc = small_disk.parent / "big.md"
     doc.write_text("\n\n".join(f"Paragraph {i} about the heating plan for floor {i}." for i in range(3000)))
     for args in (["remember", "One more fact about the boiler room", "--cluster", "code"], ["ingest", str(doc), "--cluster", "reading"],

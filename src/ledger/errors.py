@@ -131,12 +131,52 @@ class StoreUnavailable(LedgerError):
         return d
 
 
-#: Why the store failed: ``disk-full``, ``read-only`` (permissions, a read-only file or
-#: folder), ``locked`` (another process held the write lock past the busy timeout),
-#: ``corrupt`` (not a SQLite file, a damaged page), ``bad-path`` (the path cannot hold a
-#: store: a file where a folder must be, a folder where the file must be),
-#: ``error`` (anything else: a bug).
-STORE_REASONS = ("disk-full", "read-only", "locked", "corrupt", "bad-path", "error")
+class DiskFull(StoreUnavailable):
+    """The disk holding the store is full (SQLITE_FULL, or ENOSPC on the file, its WAL
+    or its folder): the change was not saved, and nothing already saved was lost. Its
+    own kind, so a script or an agent can tell "free some space" from a ledger bug; HTTP
+    507 (Insufficient Storage)."""
+
+    kind = "disk-full"
+    status = 507
+
+    def __init__(self, message: str, **kw):
+        kw["reason"] = "disk-full"
+        super().__init__(message, **kw)
+
+
+class NewerStore(StoreUnavailable):
+    """The store records a schema migration this version does not know: a newer ledger
+    wrote it. It is refused before anything is read or written (using it would fail
+    later, naming columns this version has never heard of). The fix is to upgrade
+    ledger or point at another store; HTTP 409 (Conflict: the store's version)."""
+
+    kind = "newer-store"
+    status = 409
+
+    def __init__(self, message: str, **kw):
+        kw["reason"] = "newer-store"
+        super().__init__(message, **kw)
+
+
+#: Why the store failed: ``disk-full`` (raised as :class:`DiskFull`), ``newer-store``
+#: (:class:`NewerStore`), ``read-only`` (permissions, a read-only file or folder),
+#: ``locked`` (another process held the write lock past the busy timeout), ``corrupt``
+#: (not a SQLite file, a damaged page), ``bad-path`` (the path cannot hold a store: a
+#: file where a folder must be, a folder where the file must be), ``error`` (anything
+#: else: a bug).
+STORE_REASONS = ("disk-full", "newer-store", "read-only", "locked", "corrupt", "bad-path", "error")
+
+
+def store_unavailable(message: str, *, reason: str = "error", **kw) -> StoreUnavailable:
+    """The error for a store failure of ``reason`` (one of :data:`STORE_REASONS`): the
+    class with its own kind where there is one (:class:`DiskFull`, :class:`NewerStore`),
+    else :class:`StoreUnavailable`. ``kw``: ``detail``, ``path`` and the base fields."""
+    if reason == "disk-full":
+        return DiskFull(message, **kw)
+    if reason == "newer-store":
+        return NewerStore(message, **kw)
+    return StoreUnavailable(message, reason=reason, **kw)
 
 
 class UnknownCheckpoint(LedgerError):

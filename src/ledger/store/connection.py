@@ -11,7 +11,7 @@ import os
 import sqlite3
 import time
 
-from ..errors import StoreUnavailable
+from ..errors import StoreUnavailable, store_unavailable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - keeps typing off the hook path
@@ -52,14 +52,14 @@ def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms:
             return _connect_once(p, readonly, wait_ms)
         except sqlite3.OperationalError as exc:
             if _code(exc) not in (SQLITE_BUSY, SQLITE_LOCKED) or time.monotonic() + delay > deadline:
-                raise StoreUnavailable(open_error_message(p, exc, wait_ms), reason=_open_reason(exc), detail=str(exc),
-                                       path=p) from exc
+                raise store_unavailable(open_error_message(p, exc, wait_ms), reason=_open_reason(exc), detail=str(exc),
+                                        path=p) from exc
         except sqlite3.DatabaseError as exc:
-            raise StoreUnavailable(open_error_message(p, exc, wait_ms), reason=_open_reason(exc), detail=str(exc),
-                                   path=p) from exc
+            raise store_unavailable(open_error_message(p, exc, wait_ms), reason=_open_reason(exc), detail=str(exc),
+                                    path=p) from exc
         except OSError as exc:
-            raise StoreUnavailable(_folder_error_message(p, exc), reason=_os_reason(exc), detail=str(exc),
-                                   path=p) from exc
+            raise store_unavailable(_folder_error_message(p, exc), reason=_os_reason(exc), detail=str(exc),
+                                    path=p) from exc
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
 
@@ -80,7 +80,8 @@ def _connect_once(p: str, readonly: bool, wait_ms: int) -> sqlite3.Connection:
             if mode.lower() != "wal":
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if p != ":memory:" and mode.lower() != "wal":
-                raise StoreUnavailable(f"Cannot switch {p} to WAL mode (got {mode}). Is it on a network file system?")
+                raise StoreUnavailable(f"Cannot switch {p} to WAL mode (got {mode}). Is it on a network file system?",
+                                       reason="bad-path", path=p)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA temp_store = MEMORY")
@@ -166,11 +167,15 @@ def _write_reason(exc: BaseException) -> str:
         return "locked"
     if code == SQLITE_READONLY:
         return "read-only"
+    if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
+        return "corrupt"
     return "error"
 
 
 def _write_failed(exc: BaseException) -> StoreUnavailable:
-    return StoreUnavailable(write_error_message(exc), reason=_write_reason(exc), detail=str(exc))
+    """The error for a write SQLite refused (:func:`atomic`), of the class its reason
+    has (a full disk is :class:`~ledger.errors.DiskFull`)."""
+    return store_unavailable(write_error_message(exc), reason=_write_reason(exc), detail=str(exc))
 
 
 def write_error_message(exc: BaseException) -> str:
@@ -194,7 +199,7 @@ def _refuse_foreign(conn: sqlite3.Connection) -> None:
         shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
         raise StoreUnavailable(
             f"This SQLite file already holds another program's tables ({shown}); ledger will not write into it. "
-            "Point --db (or $LEDGER_DB) at a new file."
+            "Point --db (or $LEDGER_DB) at a new file.", reason="bad-path"
         )
 
 
@@ -280,7 +285,7 @@ def store_error(exc: BaseException, path: object = None) -> StoreUnavailable:
         reason, msg = "corrupt", f"The store{where} is damaged or not a ledger store: {detail}."
     else:
         reason, msg = "error", f"The store{where} refused the operation: {detail}. Nothing was saved."
-    return StoreUnavailable(msg, reason=reason, detail=detail, path=None if path is None else str(path))
+    return store_unavailable(msg, reason=reason, detail=detail, path=None if path is None else str(path))
 
 
 def translating(fn, path_of=None):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..errors import StoreUnavailable
+from ..errors import NewerStore
 from .connection import atomic
 
 TYPE_CHECKING = False
@@ -137,7 +137,7 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
 def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply every migration not yet recorded; return the names applied.
 
-    Raises :class:`StoreUnavailable` (before writing anything) when the store records a
+    Raises :class:`~ledger.errors.NewerStore` (before writing anything) when the store records a
     migration this version does not know: a newer ledger wrote it, and using it would
     fail later naming columns this version has never heard of."""
     check_not_newer(conn)
@@ -167,7 +167,7 @@ def check_not_newer(conn: sqlite3.Connection) -> None:
     unknown = sorted(r[0] for r in conn.execute("SELECT name FROM _migrations") if r[0] not in known)
     if unknown:
         shown = ", ".join(unknown[:3]) + (", …" if len(unknown) > 3 else "")
-        raise StoreUnavailable(
+        raise NewerStore(
             f"This store was written by a newer ledger (it has schema change{'s' if len(unknown) > 1 else ''} {shown} "
             "that this version does not know). Upgrade ledger (pip install -U ledger-memory), or point --db at another store; "
             "nothing was changed."
