@@ -179,6 +179,31 @@ def store_unavailable(message: str, *, reason: str = "error", **kw) -> StoreUnav
     return StoreUnavailable(message, reason=reason, **kw)
 
 
+#: What each kind of id looks like and where a person finds one, for :func:`missing_id`.
+_ID_HELP = {
+    "memory": ("m_abc123", "a search shows the ids; the short ones work too"),
+    "source": ("s_abc123", "the list of sources shows them"),
+    "conflict": ("cf_abc123", "the review queue shows open conflicts (cf_...) and candidates (cc_...)"),
+    "candidate": ("cc_abc123", "the review queue shows the candidates waiting for a verdict"),
+}
+
+
+def id_example(what: str) -> str:
+    """An example id of ``what`` (``m_abc123`` for a memory), for messages."""
+    return _ID_HELP.get(what, (f"<{what} id>", ""))[0]
+
+
+def missing_id(what: str, value: str = "") -> InvalidInput:
+    """The error for an empty (or blank) id of ``what`` (``memory``, ``source``,
+    ``conflict``, ``candidate``): "Which memory? ..." with an example id and where ids
+    are listed, naming no surface (each phrases its own hint). ``field`` is ``what``,
+    ``value`` the blank text given. An empty id used to reach the lookup and read "No
+    source ." or name a CLI command on the web."""
+    example, where = _ID_HELP.get(what, (f"<{what} id>", ""))
+    return InvalidInput(f"Which {what}? The {what} id is empty: give one such as {example}" + (f" ({where})." if where else "."),
+                        field=what, value=value)
+
+
 class UnknownCheckpoint(LedgerError):
     kind = "unknown-checkpoint"
     status = 404

@@ -115,6 +115,23 @@ class SearchResult:
     #: For ``recall``: why this read could not be counted (the store stayed locked or is
     #: full); None when it was counted, or for ``search``, which never counts.
     not_counted: str | None = None
+    #: ``cluster:`` values of the query that name no cluster of the store (they match
+    #: nothing), and the store's cluster ids to choose from when there are any.
+    unknown_clusters: tuple[str, ...] = ()
+    known_clusters: tuple[str, ...] = ()
+
+    def warnings(self) -> list[dict]:
+        """What the caller should hear about although the search ran:
+        ``[{"kind": "unknown-cluster", "warning": <message>, "known": [ids]}]`` when the
+        query names clusters the store does not have; ``[]`` otherwise. The message
+        names no surface (the CLI adds its command, the web its wording)."""
+        if not self.unknown_clusters:
+            return []
+        names = ", ".join(f'"{c}"' for c in self.unknown_clusters)
+        s = "s" if len(self.unknown_clusters) > 1 else ""
+        msg = (f"No cluster{s} {names} in this store, so {'they match' if s else 'it matches'} nothing. "
+               f"Known clusters: {', '.join(self.known_clusters) or '(none)'}.")
+        return [{"kind": "unknown-cluster", "warning": msg, "known": list(self.known_clusters)}]
 
     def to_dict(self) -> dict:
         """The JSON shape: :func:`ledger.wire.search_result`."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from . import wire
 from .clock import Clock, local_midnight_ms, system_clock
-from .errors import InvalidInput, StoreUnavailable, UnknownMemory
+from .errors import InvalidInput, StoreUnavailable, UnknownMemory, missing_id
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
 from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
@@ -261,7 +261,24 @@ class Ledger:
         now = self.clock() if now is None else now
         q = parse(query or "", now)
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
-        return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "")
+        unknown, known = self._unknown_clusters(q)
+        return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
+                            unknown_clusters=unknown, known_clusters=known)
+
+    def _unknown_clusters(self, q) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(``cluster:`` values naming no cluster, the known ids when there are such)."""
+        if not q.clusters:
+            return (), ()
+        known = tuple(self.store.cluster_ids())
+        unknown = tuple(c for c in q.clusters if c not in known)
+        return unknown, known if unknown else ()
+
+    def query_warnings(self, query: str) -> list[dict]:
+        """The warnings a search for ``query`` would carry
+        (:meth:`ledger.models.SearchResult.warnings`), without running it: for ``export``
+        and other readers that stream their results. Raises InvalidQuery as search does."""
+        unknown, known = self._unknown_clusters(parse(query or "", self.clock()))
+        return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known).warnings()
 
     def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = DEFAULT_MODE) -> SearchResult:
         """Counted search for agents: the returned page gets hits+1, last read = now and
@@ -578,7 +595,9 @@ class Ledger:
               detector: float | None = None, note: str = "") -> str | None:
         """An agent's verdict on a candidate. ``unrelated`` settles the pair for good
         (returns None); ``conflict`` opens a conflict for a person and returns its id.
-        Raises InvalidInput for a bad verdict, kind or detector (must be 0–1)."""
+        Raises InvalidInput for a blank id, a bad verdict, kind or detector (must be 0–1)."""
+        if not (candidate_id or "").strip():
+            raise missing_id("candidate", candidate_id or "")
         if verdict not in VERDICTS:
             raise InvalidInput(f'verdict must be "conflict" or "unrelated", got "{verdict}".', field="verdict", value=verdict,
                                choices=VERDICTS)
@@ -626,6 +645,8 @@ class Ledger:
         ``dismiss`` marks the detector wrong. A candidate id (``cc_...``) is judged and
         resolved in one step (:meth:`resolve_candidate`). Unknown outcomes raise
         InvalidInput; an id that is not open raises UnknownConflict / UnknownCandidate."""
+        if not (conflict_id or "").strip():
+            raise missing_id("conflict", conflict_id or "")
         if outcome not in RESOLUTIONS:
             raise InvalidInput(f'Unknown outcome "{outcome}". Use one of: {", ".join(RESOLUTIONS)}.', field="outcome", value=outcome,
                                choices=RESOLUTIONS)
@@ -647,6 +668,8 @@ class Ledger:
         conflict. Raises InvalidInput (outcome), UnknownCandidate (no such candidate,
         settled as unrelated, or a side was dropped), UnknownConflict (its conflict is
         no longer open)."""
+        if not (candidate_id or "").strip():
+            raise missing_id("candidate", candidate_id or "")
         if outcome not in RESOLUTIONS:
             raise InvalidInput(f'Unknown outcome "{outcome}". Use one of: {", ".join(RESOLUTIONS)}.', field="outcome", value=outcome,
                                choices=RESOLUTIONS)

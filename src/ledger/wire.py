@@ -76,6 +76,7 @@ def search_result(x: "SearchResult") -> dict:
     d = {"hits": [memory(m) for m in x.hits], "total": x.total, "tookMs": round(x.took_ms, 2), "capped": False}
     if x.not_counted:
         d["notCounted"] = x.not_counted
+    d["warnings"] = x.warnings()
     return d
 
 

@@ -20,8 +20,9 @@ from .base import _color, _json, _open, _out, _words, cli, common  # noqa: F401 
 
 
 def _warn_unknown_clusters(led, query: str) -> None:
-    """:func:`.verbs.warn_unknown_clusters`, JSON when the command line asks for it."""
-    verbs.warn_unknown_clusters(led, query, _JSON_ERRORS)
+    """The library's warnings for ``query`` (a ``cluster:`` naming no cluster) on
+    stderr, JSON when the command line asks for it (:func:`.verbs.warn_search`)."""
+    verbs.warn_warnings(led.query_warnings(query), _JSON_ERRORS)
 
 
 # ---------------------------------------------------------------------------- agents
@@ -94,6 +95,9 @@ def link(a, b, agent, db, as_json):
     \b
     ledger link m_abc123 m_def456
     """
+    if not a.strip() or not b.strip():
+        raise InvalidInput("Which memories? `ledger link` links two memory ids, e.g. ledger link m_abc123 m_def456 "
+                           "(`ledger search` lists ids).", field="memory", value=a if not a.strip() else b)
     with _open(db) as led:
         a, b = led.link(a, b, agent=default_agent(agent))
     _json({"linked": [a, b]}) if as_json else _out(f"linked {a} {b}")

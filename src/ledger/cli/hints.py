@@ -5,7 +5,7 @@ commands are added here, from the error's structured fields (:mod:`ledger.errors
 
 from __future__ import annotations
 
-from ..errors import LedgerError, NotAClaim, StoreUnavailable, UnknownCluster
+from ..errors import LedgerError, NotAClaim, StoreUnavailable, UnknownCluster, id_example
 
 #: Inputs the CLI takes as a flag, by the field name the core reports.
 FLAGS = {"cluster": "--cluster", "trust": "--trust", "detector": "--detector", "verdict": "--verdict",
@@ -19,6 +19,10 @@ NEXT = {
     "unknown-conflict": "`ledger review` lists open conflicts (cf_...) and candidates waiting for a verdict (cc_...); "
                         "`ledger resolve <id> a|b|both|merge|dismiss` takes either.",
 }
+
+#: Where the CLI lists each kind of id, for a blank one (:func:`ledger.errors.missing_id`).
+_LISTS = {"memory": NEXT["unknown-memory"], "source": NEXT["unknown-source"], "candidate": NEXT["unknown-candidate"],
+          "conflict": NEXT["unknown-conflict"]}
 
 
 def phrase(exc: LedgerError) -> str:
@@ -37,6 +41,11 @@ def phrase(exc: LedgerError) -> str:
         if exc.reason == "error":
             return f"{msg} Please report this as a ledger bug."
         return msg
+    if exc.kind == "invalid-input" and exc.field in _LISTS and not str(exc.value or "").strip():
+        if "`ledger " in msg:  # the CLI's own wording already says where
+            return msg
+        f = exc.field  # a blank id (ledger.errors.missing_id): where the CLI lists them
+        return f"Which {f}? The {f} id is empty: give one such as {id_example(f)}. {_LISTS[f]}"
     flag = FLAGS.get(exc.field or "")
     if flag and msg.startswith(exc.field + " "):
         msg = flag + msg[len(exc.field):]

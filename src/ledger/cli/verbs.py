@@ -32,27 +32,18 @@ def dumps(data) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)
 
 
-def warn_unknown_clusters(led, query: str, as_json: bool) -> None:
-    """Warn on stderr when ``cluster:`` names a cluster the store does not have (the
-    query still runs: it matches nothing from that value). With ``--json`` the warning
-    is a JSON object ``{"warning", "kind": "unknown-cluster", "known"}``."""
-    from ..errors import LedgerError
-    from ..query.parser import parse
+def warn_search(res, as_json: bool) -> None:
+    """Print the warnings of a search or recall (:meth:`ledger.models.SearchResult.warnings`,
+    e.g. a ``cluster:`` naming no cluster) on stderr, so stdout keeps its format: ``⚠
+    <message>``, or with ``--json`` ``{"warning", "kind", "known"}``."""
+    warn_warnings(res.warnings(), as_json)
 
-    try:
-        wanted = parse(query, led.clock()).clusters
-    except LedgerError:
-        return  # the command itself reports the bad query
-    if not wanted:
-        return
-    known = [c.id for c in led.clusters()]
-    missing = [c for c in wanted if c not in known]
-    if not missing:
-        return
-    names = ", ".join(f'"{c}"' for c in missing)
-    msg = (f"no cluster {names} in this store, so it matches nothing. Known clusters: {', '.join(known) or '(none)'}"
-           " (ledger clusters).")
-    _warn(msg, "unknown-cluster", as_json, known=known)
+
+def warn_warnings(warnings: list[dict], as_json: bool) -> None:
+    """Print library warnings (``{"kind", "warning", ...}``) as :func:`warn_search` does."""
+    for w in warnings:
+        msg = w["warning"][:-1] + " (ledger clusters)." if w["kind"] == "unknown-cluster" else w["warning"]
+        _warn(msg, w["kind"], as_json, **{k: v for k, v in w.items() if k not in ("warning", "kind")})
 
 
 def _warn(msg: str, kind: str, as_json: bool, **extra) -> None:
@@ -73,8 +64,8 @@ def recall(query: tuple[str, ...], *, limit: int, mode: str, agent: str | None, 
     from .render import recall_lines
 
     with _open(db) as led:
-        warn_unknown_clusters(led, " ".join(query), as_json)
         res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
+    warn_search(res, as_json)
     if res.not_counted:
         # The hits go out but the read was not counted (store locked or full): say so on
         # stderr, so stdout keeps its format.
@@ -92,9 +83,9 @@ def search(query: tuple[str, ...], *, limit: int, mode: str, sort: str | None, d
     from .render import search_table
 
     with _open(db) as led:
-        warn_unknown_clusters(led, " ".join(query), as_json)
         res = led.search(" ".join(query), limit=limit, mode=mode, sort=sort)
         now = led.clock()
+    warn_search(res, as_json)
     return dumps(res.to_dict()) if as_json else search_table(res, now, color)
 
 

@@ -7,7 +7,7 @@ import contextlib
 import os
 import time
 
-from ..errors import StoreUnavailable, UnknownSource
+from ..errors import StoreUnavailable, UnknownSource, missing_id
 from ..ids import new_id
 from ..models import Source
 from ..text import plural
@@ -230,6 +230,10 @@ class SourcesMixin:
                        r["ingested_at"], r["dropped_at"], r["chunks"], r["claims"], r["hits"]) for r in rows]
 
     def source(self, source_id: str) -> Source:
+        """The source ``source_id`` (complete, dropped or not). Raises InvalidInput for a
+        blank id (:func:`~ledger.errors.missing_id`), UnknownSource for no such source."""
+        if not (source_id or "").strip():
+            raise missing_id("source", source_id or "")
         for s in self.sources(include_dropped=True):
             if s.id == source_id:
                 return s

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover - `typing` and `pathlib` stay off the CLI 
     from typing import Iterator, Sequence
 
 from .. import strength as S
-from ..errors import InvalidInput, NotAClaim, UnknownCluster, UnknownMemory
+from ..errors import InvalidInput, NotAClaim, UnknownCluster, UnknownMemory, missing_id
 from ..ids import new_id
 from ..models import Agent, Cluster, Event, FileKey, Memory, MemoryRow
 from ..text import slugify
@@ -112,6 +112,10 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
                FROM clusters c ORDER BY c.label"""
         ).fetchall()
         return [Cluster(r["id"], r["label"], r["color"], r["created_at"], r["n"]) for r in rows]
+
+    def cluster_ids(self) -> list[str]:
+        """Every cluster id, sorted (one index read, no counts)."""
+        return [r[0] for r in self._conn.execute("SELECT id FROM clusters ORDER BY id")]
 
     def require_cluster(self, cluster_id: str) -> None:
         """Raise :class:`UnknownCluster` (``field="cluster"``, the known ids as
@@ -281,7 +285,7 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
         UnknownMemory when none match, or when several do (the message lists up to five)."""
         ref = (ref or "").strip()
         if not ref:
-            raise UnknownMemory("Which memory? Give its id, e.g. ledger show m_abc123 (or the short id `search` prints).")
+            raise missing_id("memory", ref)
         if self.exists(ref):
             return ref
         if len(ref) >= 4 and ref.replace("_", "").isalnum():
