@@ -54,14 +54,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _wants_help(rest: list[str]) -> bool:
-    """``ledger hook --help``, ``ledger hook claude-code -h``, or a bare ``ledger hook``
-    typed at a terminal: a person asking, not a harness (a harness names the harness,
-    sends no flags and pipes the payload), so click prints the help. A bare ``ledger
-    hook`` with piped stdin stays on the hook path and fails open."""
+    """``ledger hook --help``, ``ledger hook claude-code -h``, or any ``ledger hook ...``
+    typed at a terminal: a person asking, not a harness (a harness sends no flags and
+    pipes the payload into stdin), so click prints the usage. With a harness or event
+    named, stdin at a terminal used to wait silently for a payload nobody would type.
+    With piped stdin it stays on the hook path and fails open, silently."""
     if any(a in ("--help", "-h") for a in rest):
         return True
     try:
-        return not rest and sys.stdin.isatty()
+        return sys.stdin.isatty()
     except (AttributeError, ValueError, OSError):
         return False
 

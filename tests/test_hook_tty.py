@@ -1,0 +1,58 @@
+"""``ledger hook`` typed at a terminal prints its usage instead of waiting silently for a
+payload (fresh-user defect); run by a harness (payload piped into stdin) it stays silent.
+Real processes on a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import time
+
+import pytest
+from fakes.hooks import LEDGER_BIN
+
+
+def _on_a_tty(args: list[str], tmp_path) -> tuple[int, str]:
+    master, slave = os.openpty()
+    env = {**os.environ, "LEDGER_HOME": str(tmp_path / "home"), "LEDGER_DB": str(tmp_path / "s.db"), "NO_COLOR": "1"}
+    p = subprocess.Popen([LEDGER_BIN, "hook", *args], stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    out = b""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif p.poll() is not None:
+            break
+    try:
+        p.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        os.close(master)
+        pytest.fail(f"ledger hook {' '.join(args)} waited at a terminal; printed {out!r}")
+    os.close(master)
+    return p.returncode, out.decode("utf-8", "replace")
+
+
+# The reported example (no arguments) and more of its kind: a harness named, an event too.
+@pytest.mark.parametrize("args", [[], ["claude-code"], ["claude-code", "PreToolUse"], ["opencode"]])
+def test_at_a_terminal_it_prints_usage(tmp_path, args):
+    rc, out = _on_a_tty(args, tmp_path)
+    assert rc == 0 and "Usage: ledger hook" in out and "echo '{" in out, out
+    assert not (tmp_path / "s.db").exists()  # nothing was run
+
+
+@pytest.mark.parametrize("args", [[], ["claude-code"], ["claude-code", "PreToolUse"]])
+def test_from_a_harness_it_stays_silent(tmp_path, args):
+    env = {**os.environ, "LEDGER_HOME": str(tmp_path / "home"), "LEDGER_DB": str(tmp_path / "s.db")}
+    p = subprocess.run([LEDGER_BIN, "hook", *args], input=b"{}", capture_output=True, env=env, timeout=30)
+    assert (p.returncode, p.stdout, p.stderr) == (0, b"", b"")
