@@ -336,3 +336,72 @@ def test_the_plugin_layout_registers_the_same_events_as_install():
     assert sorted(data["hooks"]) == sorted(CLAUDE_EVENTS)
     for event, groups in data["hooks"].items():
         assert [h["command"] for g in groups for h in g["hooks"]] == [f"ledger hook claude-code {event}"]
+
+
+# ---------------------------------------------------------------- fresh-user defects
+# `ledger install claude-code` reformatted the user's settings.local.json (one-line arrays
+# spread over lines, spacing and escapes rewritten). Examples of the kind: compact arrays,
+# no spaces after colons, \u escapes, a key order json.dumps would keep but spacing it would not.
+@pytest.mark.parametrize("text", [
+    '{\n  "permissions": {"allow": ["Bash(ls)", "Read"], "deny": []},\n  "model": "sonnet"\n}\n',
+    '{\n  "env":{"A":"1","B":"caf\\u00e9"},\n  "z": 1, "a": [1,2,3]\n}',
+    '{\n\t"statusLine": {"type": "command", "command": "echo hi"},\n\n\t"model":   "opus"\n}\n',
+    '{"model": "opus", "env": {"A": "1"}}\n',
+])
+def test_install_keeps_every_byte_of_the_users_settings_outside_hooks(cli, project, text):
+    settings(project).parent.mkdir()
+    settings(project).write_text(text)
+    rc, out, err = cli("install", "claude-code", "--dir", project, db=None)
+    assert rc == 0, err
+    after = settings(project).read_text()
+    body = text.rstrip()[:-1].rstrip()  # the user's text up to its last value
+    assert after.startswith(body) and after.endswith("}" + ("\n" if text.endswith("\n") else "")), after
+    assert len(ours(json.loads(after))) == len(CLAUDE_EVENTS)
+    cli("uninstall", "claude-code", "--dir", project, db=None)
+    assert settings(project).read_text() == text  # byte for byte
+
+
+def test_install_with_the_users_hooks_rewrites_only_the_hooks_member(cli, project):
+    text = ('{\n  "permissions": {"allow": ["Bash(ls)"]},\n  "hooks": {"Notification": [{"hooks": [{"type": "command", '
+            '"command": "notify-send claude"}]}]},\n  "model": "sonnet"\n}\n')
+    settings(project).parent.mkdir()
+    settings(project).write_text(text)
+    cli("install", "claude-code", "--dir", project, db=None)
+    after = settings(project).read_text()
+    assert after.startswith('{\n  "permissions": {"allow": ["Bash(ls)"]},\n  "hooks": {\n')
+    assert after.endswith('\n  },\n  "model": "sonnet"\n}\n')
+    assert json.loads(after)["hooks"]["Notification"] == json.loads(text)["hooks"]["Notification"]
+
+
+def test_install_outside_a_git_checkout_says_where_it_wrote_and_why(cli, project):
+    sub = project / "notes"
+    sub.mkdir()
+    p = subprocess.run([LEDGER_BIN, "install", "claude-code", "--no-distill"], cwd=sub, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert str(sub / ".claude" / "settings.local.json") in p.stdout
+    assert f"{sub} is not in a git checkout" in p.stdout and "Start Claude Code here" in p.stdout, p.stdout
+    assert "stays out of version control" not in p.stdout  # there is no version control here
+    rc, out, err = cli("install", "claude-code", "--dir", sub, "--json", "--no-distill", db=None)
+    assert json.loads(out)["git"] is False
+    git_init(project)  # the same folder inside a repository: no note, the root is used
+    p = subprocess.run([LEDGER_BIN, "install", "claude-code", "--no-distill"], cwd=sub, capture_output=True, text=True)
+    assert "not in a git checkout" not in p.stdout and str(settings(project)) in p.stdout
+
+
+def test_opencode_from_a_subdirectory_goes_to_the_repository_root(project):
+    git_init(project)
+    sub = project / "src" / "deep"
+    sub.mkdir(parents=True)
+    p = subprocess.run([LEDGER_BIN, "install", "opencode", "--no-distill", "--json"], cwd=sub, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    plugin = project / ".opencode" / "plugins" / "ledger.js"
+    assert json.loads(p.stdout)["path"] == str(plugin) and plugin.exists()
+    assert not (sub / ".opencode").exists() and not (project / "src" / ".opencode").exists()
+    p = subprocess.run([LEDGER_BIN, "uninstall", "opencode"], cwd=project / "src", capture_output=True, text=True)
+    assert p.returncode == 0 and not plugin.exists(), p.stdout + p.stderr
+
+
+def test_opencode_outside_a_git_checkout_says_so(project):
+    p = subprocess.run([LEDGER_BIN, "install", "opencode", "--no-distill"], cwd=project, capture_output=True, text=True)
+    assert p.returncode == 0 and f"{project} is not in a git checkout" in p.stdout, p.stdout + p.stderr
+    assert (project / ".opencode" / "plugins" / "ledger.js").exists()

@@ -154,7 +154,8 @@ def test_render_append():
 def test_install_copies_the_plugin_with_the_command_written_in(tmp_path):
     r = inst.install_opencode("project", str(tmp_path), command="/venv/bin/ledger")
     path = tmp_path / ".opencode" / "plugins" / "ledger.js"
-    assert r == {"path": str(path), "mode": "copy", "command": "/venv/bin/ledger", "replaced": False, "removed": []}
+    assert r == {"path": str(path), "mode": "copy", "command": "/venv/bin/ledger", "replaced": False, "removed": [],
+                 "root": str(tmp_path), "git": False}
     text = path.read_text()
     assert text.startswith(inst.MARKER)
     assert 'const LEDGER_COMMAND = "/venv/bin/ledger";' in text and "__LEDGER_COMMAND__" not in text

@@ -50,7 +50,7 @@ class _HarnessChoice(click.Choice):
                    "$XDG_CONFIG_HOME/opencode/plugins/ for OpenCode; with `mcp`, the client's user configuration.")
 @click.option("--project", "scope", flag_value="project",
               help="This project (default): <repository root>/.claude/settings.local.json, which stays out of "
-                   "version control; <repository root>/.codex/hooks.json for Codex; or ./.opencode/plugins/; "
+                   "version control; <repository root>/.codex/hooks.json for Codex; or <repository root>/.opencode/plugins/; "
                    "with `mcp`, the client's project file.")
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False),
               help="A folder of the project (default: current directory; Claude Code hooks go to its repository root).")
@@ -66,7 +66,7 @@ def install(harness, client, print_only, scope, project_dir, link, no_distill, d
     ledger install claude-code            # this project (its .claude/settings.local.json)
     ledger install claude-code --user     # every project (~/.claude/settings.json)
     ledger install codex                  # this project (its .codex/hooks.json)
-    ledger install opencode               # ./.opencode/plugins/ledger.js
+    ledger install opencode               # <repository root>/.opencode/plugins/ledger.js
     ledger install mcp --client cursor    # ./.cursor/mcp.json (mcpServers.ledger)
     ledger install mcp --client zed --print
     """
@@ -398,7 +398,7 @@ def hook(ctx, args):
     \b
     echo '{"hook_event_name":"SessionStart","session_id":"s1","cwd":"."}' | ledger hook claude-code SessionStart
     """
-    if not args and sys.stdin.isatty():
+    if sys.stdin.isatty():  # a person at a terminal, not a harness piping a payload
         click.echo(ctx.get_help())
         return
     # `ledger hook` is normally routed before click is imported (cli/__init__.py); this

@@ -18,7 +18,8 @@ Where:
   already ignore ``settings.local.json``, it is added to ``.git/info/exclude`` (local to
   this clone; nothing committed changes).
 
-Files are rewritten with the indentation they had; a file left holding ``{}`` after
+Only the ``"hooks"`` member is rewritten (in the file's own indentation); every other
+byte of the file stays as the user wrote it. A file left holding ``{}`` after
 uninstall is deleted (it held nothing but ours), with a ``.claude/`` folder left empty.
 Installing twice changes nothing.
 """
@@ -63,6 +64,22 @@ def project_root(start: str | os.PathLike | None = None) -> Path:
     return here
 
 
+def in_git(root: Path) -> bool:
+    """Whether ``root`` (a :func:`project_root`) is a git checkout's root."""
+    return (root / ".git").exists()
+
+
+def root_note(root: Path, harness: str, folder: str) -> str | None:
+    """The line ``install`` prints when the project folder is not a git checkout (None
+    when it is): a project install then goes to the folder it ran in, which only
+    helps when the harness is started there, so say where it wrote and why."""
+    if in_git(root):
+        return None
+    return (f"  {root} is not in a git checkout, so this folder is the project: {harness} reads {folder} from the "
+            f"folder it starts in (up to the repository root). Start {harness} here, or run install in the repository "
+            "(or pass --project <folder>).")
+
+
 def settings_path(scope: str, project: str | os.PathLike | None = None) -> Path:
     """The file ``install`` writes: ``~/.claude/settings.json`` for ``user``, else
     ``<repository root>/.claude/settings.local.json``."""
@@ -92,15 +109,16 @@ def _load(path: Path) -> dict:
 
 
 def _load_with_style(path: Path) -> tuple[dict, dict]:
-    """``(data, style)``; style is ``{"indent", "newline"}`` to write the file back as
-    the user had it (2 spaces and a final newline for a new file)."""
-    style = {"indent": 2, "newline": True}
+    """``(data, style)``; style is ``{"indent", "newline", "text"}`` to write the file
+    back as the user had it (2 spaces and a final newline for a new file; ``text`` is
+    what it held, so only our member is rewritten)."""
+    style = {"indent": 2, "newline": True, "text": ""}
     if not path.exists():
         return {}, style
     text = path.read_text(encoding="utf-8")
     if not text.strip():
         return {}, style
-    style = {"indent": _indent(text), "newline": text.endswith("\n")}
+    style = {"indent": _indent(text), "newline": text.endswith("\n"), "text": text}
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -141,11 +159,16 @@ def _strip_ours(hooks: dict) -> int:
 
 
 def _write(path: Path, data: dict, style: dict | None = None) -> None:
+    """Write ``data`` where only its ``"hooks"`` member differs from the file's text
+    (``style["text"]``): that member is rewritten in the file's indentation and every
+    other byte is kept, key order, one-line arrays and spacing included (jsonedit.py)."""
+    from .jsonedit import rewrite
+
     style = style or {"indent": 2, "newline": True}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".ledger-tmp")
-    text = json.dumps(data, indent=style["indent"], ensure_ascii=False)
-    tmp.write_text(text + ("\n" if style["newline"] else ""), encoding="utf-8")
+    text = rewrite(style.get("text") or "", data, "hooks", indent=style["indent"], newline=style["newline"])
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -211,9 +234,9 @@ def install_claude_code(scope: str = "project", project: str | None = None, comm
                         env: dict | None = None) -> dict:
     """Merge our hooks into the settings file for ``scope`` (see the module docstring).
 
-    Returns ``{"path", "events", "replaced", "root", "moved_from", "git_exclude"}``:
+    Returns ``{"path", "events", "replaced", "root", "git", "moved_from", "git_exclude"}``:
     the file written, the hooked events, how many old ledger handlers were replaced in
-    it, the project root (None for ``user``), the shared ``settings.json`` our handlers
+    it, the project root (None for ``user``), whether that root is a git checkout, the shared ``settings.json`` our handlers
     were moved out of (or None), and the git exclude file we added the local settings
     file to (or None). ``env`` (name -> value, e.g. ``{"LEDGER_DB": "/abs/x.db"}``) is
     put in front of each hook command (``LEDGER_DB=/abs/x.db ledger hook ...``; Claude
@@ -250,7 +273,8 @@ def install_claude_code(scope: str = "project", project: str | None = None, comm
     root = None if scope == "user" else project_root(project)
     exclude = _keep_out_of_git(root, path) if root is not None else None
     return {"path": str(path), "events": list(CLAUDE_EVENTS), "replaced": replaced + moved,
-            "root": str(root) if root else None, "moved_from": str(shared) if moved else None, "git_exclude": exclude}
+            "root": str(root) if root else None, "git": bool(root and in_git(root)),
+            "moved_from": str(shared) if moved else None, "git_exclude": exclude}
 
 
 def uninstall_claude_code(scope: str = "project", project: str | None = None) -> dict:

@@ -35,11 +35,17 @@ def plugin_source() -> Path:
 
 
 def config_dir(scope: str = "project", project: str | os.PathLike | None = None) -> Path:
-    """OpenCode's config directory for ``scope`` (``project`` or ``user``)."""
+    """OpenCode's config directory for ``scope`` (``project`` or ``user``). For a
+    project it is ``.opencode`` in the repository root at or above ``project`` (default:
+    the current folder): OpenCode reads every ``.opencode/plugins/`` from the folder it
+    starts in up to the repository root, so the root serves every subfolder (an install
+    run in ``src/`` used to hook only sessions started in ``src/``)."""
     if scope == "user":
         base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
         return Path(base) / "opencode"
-    return Path(project or os.getcwd()) / ".opencode"
+    from .install import project_root
+
+    return project_root(project) / ".opencode"
 
 
 def plugin_path(scope: str = "project", project: str | os.PathLike | None = None) -> Path:
@@ -73,7 +79,9 @@ def _exists(path: Path) -> bool:
 
 def install_opencode(scope: str = "project", project: str | None = None, command: str | None = None,
                      link: bool = False) -> dict:
-    """Place the plugin; returns ``{"path", "mode", "command", "replaced", "removed"}``.
+    """Place the plugin; returns ``{"path", "mode", "command", "replaced", "removed",
+    "root", "git"}`` (the project root it went to, None for ``user``, and whether that
+    root is a git checkout).
 
     Raises :class:`ledger.errors.InvalidInput` when a ``ledger.js`` that ledger did not
     write is in the way (nothing is changed then).
@@ -100,8 +108,11 @@ def install_opencode(scope: str = "project", project: str | None = None, command
         cmd = command or ledger_command()
         tmp.write_text(render_plugin(cmd), encoding="utf-8")
     os.replace(tmp, path)
+    root = config_dir(scope, project).parent if scope != "user" else None
+    from .install import in_git
+
     return {"path": str(path), "mode": "link" if link else "copy", "command": cmd, "replaced": replaced,
-            "removed": removed}
+            "removed": removed, "root": str(root) if root else None, "git": bool(root and in_git(root))}
 
 
 def uninstall_opencode(scope: str = "project", project: str | None = None) -> dict:

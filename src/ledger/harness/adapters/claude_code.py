@@ -30,9 +30,15 @@ def uninstall(scope: str, project_dir: str | None) -> dict:
 def install_lines(r: dict, scope: str) -> list[str]:
     lines = [f"✓ hooks for {', '.join(r['events'])} in {r['path']}"
              + (f" (replaced {r['replaced']} old ones)" if r["replaced"] else "")]
-    if scope != "user":
+    if scope != "user" and r.get("git", True):
         lines.append("  That file is this machine's (the hook command is an absolute path), so it stays out of "
                      "version control" + (f"; added to {r['git_exclude']}" if r.get("git_exclude") else "") + ".")
+    elif scope != "user" and r.get("root"):
+        from pathlib import Path
+
+        from ..install import root_note
+
+        lines.append(root_note(Path(r["root"]), "Claude Code", ".claude/"))
     if r.get("moved_from"):
         lines.append(f"  Moved ledger's hooks out of the shared {r['moved_from']}.")
     if r.get("store"):

@@ -35,4 +35,11 @@ def uninstall(scope: str, project_dir: str | None) -> dict:
 
 
 def install_lines(r: dict, scope: str) -> list[str]:
-    return [f"✓ OpenCode plugin at {r['path']} (starts {r['command'] or 'ledger'} __serve-session opencode)"]
+    lines = [f"✓ OpenCode plugin at {r['path']} (starts {r['command'] or 'ledger'} __serve-session opencode)"]
+    if scope != "user" and r.get("root") and not r.get("git", True):
+        from pathlib import Path
+
+        from ..install import root_note
+
+        lines.append(root_note(Path(r["root"]), "OpenCode", ".opencode/plugins/"))
+    return lines
