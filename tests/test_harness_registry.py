@@ -46,17 +46,18 @@ def install_lines(r, scope):
 
 
 def test_the_registry_lists_and_finds_adapters():
-    assert adapters.names() == ["claude-code", "codex", "opencode"]
+    assert adapters.names() == ["claude-code", "codex", "gemini", "opencode"]
     for name in adapters.names():
         mod = adapters.get(name)
         assert mod.HARNESS == name and callable(mod.install) and callable(mod.uninstall)
     assert hasattr(adapters.with_hook("claude-code"), "parse_payload")
+    assert hasattr(adapters.with_hook("gemini"), "expand")
     assert hasattr(adapters.get("opencode"), "serve_session")
 
 
 @pytest.mark.parametrize("bad", ["cursor", "Claude-Code", "", "claude_code "])
 def test_an_unknown_harness_names_the_known_ones(bad):
-    with pytest.raises(adapters.UnknownHarness, match="ledger knows claude-code, codex, opencode"):
+    with pytest.raises(adapters.UnknownHarness, match="ledger knows claude-code, codex, gemini, opencode"):
         adapters.get(bad)
 
 

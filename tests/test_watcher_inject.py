@@ -57,7 +57,7 @@ def test_later_long_facts_are_cut_not_dropped_and_the_note_always_fits(changed, 
     assert len(out) <= 1200
     shown = re.findall(r"^  - \[(m\d{4}) · \d+\] ", out, re.M)
     assert shown == ids and 1 <= len(ids) < len(facts)
-    assert out.splitlines()[-1] == f"  (+{len(facts) - len(ids)} more facts left out; `ledger recall <file name>` lists them)"
+    assert out.splitlines()[-1] == f"  (+{len(facts) - len(ids)} more facts left out; `ledger recall` with the file's name lists them)"
     for line in out.splitlines():
         if line.startswith("  - [m0004"):
             assert line.endswith(STALE_MARK)

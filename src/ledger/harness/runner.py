@@ -41,13 +41,17 @@ def write_answer(text: str, stream=None) -> None:
 
 def _session_state(event, engine):
     """Session-state events (Stop, PreCompact, SessionStart...) and the finished tool
-    calls the session record keeps (edits, shell commands, todo lists, plans); imported
-    only for those, so the other tool hooks do not load it."""
+    calls the session record keeps (edits, shell commands, todo lists, plans); for other
+    finished calls only the check for a Session State due after a compaction."""
     if event.kind == "post_tool":
         from ..session.record import RECORDED_TOOLS
 
         if event.tool is None or (event.tool.name or "").lower() not in RECORDED_TOOLS:
-            return None
+            # Not a call the record keeps; still the place to carry the Session State
+            # after a compaction the harness could not add it to (Gemini).
+            from ..session.state import carry_after_compaction
+
+            return carry_after_compaction(event, engine)
     from ..session.state import handle_session_event
 
     return handle_session_event(event, engine)
@@ -65,12 +69,17 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
     from ..watcher.engine import Engine
 
     event = adapter.parse_payload(raw, expected_event)
+    # An adapter may turn one hook call into several engine events (Gemini's AfterTool is
+    # the injection decision plus the observation) and merge the answers.
+    expand = getattr(adapter, "expand", None)
+    events = expand(event) if expand is not None else [event]
     if cfg is None:
         cfg = config_mod.load_logged()  # a bad setting falls back to its default, one log line each
     engine = Engine.open(db, cfg, now if now is not None else time.time_ns() // 1_000_000,
                          busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS, spawn_distill=spawn, session_state=_session_state)
     try:
-        resp = engine.handle(event)
+        answers = [engine.handle(e) for e in events]
+        resp = adapter.merge(answers) if len(answers) > 1 else answers[0]
     finally:
         if close:
             engine.close()

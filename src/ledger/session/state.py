@@ -1,7 +1,9 @@
 """Session state (docs/originals.md §3), wired to events the harness really
 sends: a checkpoint on Stop (every turn) and SessionEnd, the Session State block before
 compaction (PreCompact), and that block plus the project's strongest facts after it
-(SessionStart with source ``compact`` or ``resume``).
+(SessionStart with source ``compact`` or ``resume``; for a harness without such an event,
+Gemini, the first prompt or finished tool call after the compaction:
+:func:`carry_after_compaction`).
 
 Stdlib only (hook path). Every file read is bounded; a missing or unreadable file is one
 line in the output, never an error.
@@ -280,6 +282,67 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
     return "\n".join(lines)
 
 
+#: Session value set by a compaction (PreCompact / PreCompress) until the Session State
+#: has been handed back after it.
+COMPACTED = "compacted"
+#: PreCompact ``source`` of a harness that fires its compaction hook before it decides
+#: whether to compact (Gemini's automatic PreCompress, docs/harness-contracts.md §C6).
+CHECK = "check"
+#: Bytes of transcript read looking for a replaced history (the compacted history is
+#: written whole, so this bounds what one check costs).
+REWRITE_SCAN_CAP = 32_000_000
+_HISTORY_SET = b'{"$set":{"messages":'
+
+
+def history_replaced(transcript: object, size: object) -> bool:
+    """True when the transcript ``transcript`` got a record replacing the whole history
+    after byte ``size``: what Gemini writes when it compresses a session
+    (docs/harness-contracts.md §C6 [obs]). False when unknown or unreadable."""
+    if not isinstance(transcript, str) or not transcript or not isinstance(size, int):
+        return False
+    try:
+        with open(transcript, "rb") as fh:
+            fh.seek(size)
+            data = fh.read(REWRITE_SCAN_CAP)
+    except OSError:
+        return False
+    return (b"\n" + _HISTORY_SET) in data or data.startswith(_HISTORY_SET)
+
+
+def _rehydrate(engine, key: str, project: str) -> HookResponse | None:
+    """The Session State block plus the project's strongest facts, bounded to
+    :data:`CONTEXT_CAP` characters, or None when there is nothing to say."""
+    from . import record as RC
+
+    facts = facts_block(engine.conn, project, engine.now)
+    text = session_block(project, cap=min(BLOCK_CAP, CONTEXT_CAP - (len(facts) + 2 if facts else 0)),
+                         rec=RC.load(engine.conn, key))
+    text = "\n\n".join(t for t in (text, facts) if t)
+    return HookResponse(additional_context=text) if text else None
+
+
+def carry_after_compaction(event: HookEvent, engine) -> HookResponse | None:
+    """After a compaction whose hook could not add text (Gemini's PreCompress, or a
+    Claude Code compaction not followed by ``SessionStart compact``), the first event
+    that can add context to what the model reads next (a prompt, a finished tool call)
+    hands the Session State back, once. None when no compaction is pending. The mark is
+    taken under the write lock, so two parallel tool hooks do not both carry it."""
+    from ..store import session_record as R
+    from ..watcher.engine import session_key
+
+    key = session_key(event)
+    mark = R.values(engine.conn, key).get(COMPACTED)
+    if mark is None or not event.cwd:
+        return None
+    value = mark["value"] if isinstance(mark["value"], dict) else {}
+    if value.get("trigger") == CHECK and not history_replaced(value.get("transcript"), value.get("size")):
+        return None  # the harness only checked; it did not compress (yet)
+    if R.take_value(engine.conn, key, COMPACTED) is None:
+        return None  # a parallel hook carried it
+    project = engine.project or event.project or os.path.abspath(event.cwd)
+    return _rehydrate(engine, key, project)
+
+
 def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
     """Session-state side of a hook event: the session record from finished tool calls
     and prompts (:mod:`.record`), checkpoints on Stop / SessionEnd, the Session State
@@ -291,10 +354,10 @@ def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
     if event.kind == "post_tool":
         if event.tool is not None:
             RC.note_tool(engine.conn, key, event.tool, event.cwd, engine.now, subagent=bool(event.agent_id))
-        return None
+        return carry_after_compaction(event, engine)
     if event.kind == "user_prompt":
         RC.note_prompt(engine.conn, key, event.prompt, engine.now)
-        return None
+        return carry_after_compaction(event, engine)
     if not event.cwd:
         # No working directory: never write .agents/ into wherever this process happens
         # to run. (A cwd that does not exist, e.g. a replayed transcript from another
@@ -315,12 +378,24 @@ def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
         engine.maybe_distill(key, force=True)
         return None
     if event.kind == "pre_compact":
+        # Marked for the events after the compaction (carry_after_compaction): Gemini's
+        # PreCompress cannot add to the summary, Claude Code's SessionStart compact takes
+        # the mark back below.
+        from ..store import session_record as R
+
+        size = None
+        if event.transcript_path:
+            try:
+                size = os.path.getsize(event.transcript_path)
+            except OSError:
+                size = None
+        R.set_value(engine.conn, key, COMPACTED, {"trigger": event.source or "", "transcript": event.transcript_path,
+                                                  "size": size}, engine.now)
         text = session_block(project, rec=RC.load(engine.conn, key))
         return HookResponse(additional_context=text) if text else None
     if event.kind == "session_start" and (event.source or "") in ("compact", "resume"):
-        facts = facts_block(engine.conn, project, engine.now)
-        text = session_block(project, cap=min(BLOCK_CAP, CONTEXT_CAP - (len(facts) + 2 if facts else 0)),
-                             rec=RC.load(engine.conn, key))
-        text = "\n\n".join(t for t in (text, facts) if t)
-        return HookResponse(additional_context=text) if text else None
+        from ..store import session_record as R
+
+        R.take_value(engine.conn, key, COMPACTED)
+        return _rehydrate(engine, key, project)
     return None

@@ -72,6 +72,17 @@ def update_value(conn: sqlite3.Connection, session: str, name: str, fn: Callable
         return new
 
 
+def take_value(conn: sqlite3.Connection, session: str, name: str) -> Any:
+    """Remove ``name`` for the session and return its decoded value (None when it was
+    not set). Under the write lock: of two parallel callers, one gets it."""
+    with atomic(conn):
+        row = conn.execute("SELECT value FROM session_values WHERE session = ? AND name = ?", (session, name)).fetchone()
+        if row is None:
+            return None
+        conn.execute("DELETE FROM session_values WHERE session = ? AND name = ?", (session, name))
+        return json.loads(row[0])
+
+
 def values(conn: sqlite3.Connection, session: str) -> dict[str, dict]:
     """``{name: {"value": decoded JSON, "at": ms}}`` for the session."""
     return {name: {"value": json.loads(value), "at": at} for name, value, at in conn.execute(

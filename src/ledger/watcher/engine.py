@@ -144,8 +144,9 @@ class Engine:
                     self.store_observation(record)
                     if self.session_state is not None:
                         # The session record (todo list, plan, edited files, last commands);
-                        # a spooled observation (store busy) leaves it as it was.
-                        self._record(event)
+                        # a spooled observation (store busy) leaves it as it was. Its answer
+                        # is the Session State carried after a compaction, if one is due.
+                        carried = self._record(event)
             except StoreUnavailable as exc:
                 # Locked longer than the hook may wait: keep the observation in the spool
                 # for the next hook or the distiller (watcher/spool.py), never drop it.
@@ -158,21 +159,22 @@ class Engine:
                 return None
             # After the commit: the distiller (a process, or inline in replays) writes too.
             self.maybe_distill(key)
-            return None
+            return carried if self.session_state is not None else None
         self._touch(event, key)
         if self.session_state is not None:
             return self.session_state(event, self)
         return None
 
-    def _record(self, event: HookEvent) -> None:
-        """Hand a finished tool call to session state; a failure there is logged and never
-        costs the observation stored in the same transaction."""
+    def _record(self, event: HookEvent) -> HookResponse | None:
+        """Hand a finished tool call to session state and return its answer; a failure
+        there is logged and never costs the observation stored in the same transaction."""
         try:
-            self.session_state(event, self)
+            return self.session_state(event, self)
         except StoreUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - the observation matters more
             log_line(f"session record: {type(exc).__name__}: {exc}")
+            return None
 
     def _touch(self, event: HookEvent, key: str) -> None:
         row = W.touch_session(
@@ -359,7 +361,7 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
     used = sum(len(x) + 1 for x in lines)
 
     def note(left: int) -> str:
-        return f"  (+{left} more fact{'s' if left != 1 else ''} left out; `ledger recall <file name>` lists them)"
+        return f"  (+{left} more fact{'s' if left != 1 else ''} left out; `ledger recall` with the file's name lists them)"
 
     for n, f in enumerate(uniq):
         if len(ids) >= max_facts:

@@ -10,7 +10,9 @@ key as after, as long as its directory exists.
 Sources of paths, by tool:
 
 - any tool: ``file_path``, ``path``, ``notebook_path`` inputs (and OpenCode's
-  ``filePath``, ``notebookPath``);
+  ``filePath``, ``notebookPath``), and each concrete entry (no glob characters) of a
+  ``paths`` list (Gemini's ``read_many_files`` and MCP tools, normalised by
+  :mod:`ledger.harness.gemini`);
 - Grep: also ``glob`` when it names one concrete file (``mix.exs``, not ``*.ex``), joined
   to ``path``; Glob: ``pattern`` when it names one concrete file;
 - Bash: the command, tokenised with :mod:`shlex` (quotes, escapes, operators), split
@@ -138,6 +140,9 @@ def files_touched(tool: ToolCall, cwd: str) -> list[str]:
         value = inp.get(key)
         if isinstance(value, str) and value.strip():
             found.append(_resolve(base, value.strip()))
+    listed = inp.get("paths")
+    if isinstance(listed, list):
+        found.extend(_resolve(base, p.strip()) for p in listed[:200] if _concrete(p))
 
     if name == "glob":
         pattern = inp.get("pattern")

@@ -1,7 +1,8 @@
 """The harness registry: one module in this package per harness, found by its name.
 
-``claude-code`` is ``adapters/claude_code.py``, ``codex`` ``adapters/codex.py``, ``opencode`` ``adapters/opencode.py``;
-adding a harness (Gemini, Cursor...) is one new module here plus its tests, and
+``claude-code`` is ``adapters/claude_code.py``, ``codex`` ``adapters/codex.py``, ``gemini``
+``adapters/gemini.py``, ``opencode`` ``adapters/opencode.py``;
+adding a harness (Cursor...) is one new module here plus its tests, and
 ``ledger hook <name>``, ``ledger install <name>`` and ``ledger uninstall <name>`` pick it
 up. Listing reads this folder (no import); :func:`get` imports only the module asked for,
 so the hook path stays stdlib-only and small.
@@ -18,7 +19,9 @@ An adapter module defines:
 - For a harness that runs one process per hook event (``ledger hook <name> <event>``):
   ``parse_payload(raw: bytes, expected_event: str | None) -> HookEvent`` (raises
   ``ValueError`` saying what is wrong) and ``render_response(event, response) -> str``
-  (what to print; ``""`` for nothing).
+  (what to print; ``""`` for nothing). Optionally ``expand(event) -> list[HookEvent]``
+  (several engine events for one hook call) with ``merge(responses) -> HookResponse |
+  None`` (one answer from theirs).
 - For a harness whose plugin talks to one long-lived child instead:
   ``serve_session(args: list[str]) -> int``, run as ``ledger __serve-session <name>``.
 
