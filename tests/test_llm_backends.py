@@ -148,10 +148,10 @@ def test_a_slow_server_times_out_as_an_llm_error(server):
 
 
 def test_an_unknown_backend_is_a_clear_llm_error():
-    for backend in ("none", "", "gemini"):
+    for backend in ("none", "", "ollama"):
         with pytest.raises(LLMError) as e:
             complete("p", {"backend": backend})
-        assert "command, openai, anthropic or codex" in str(e.value)
+        assert "command, openai, anthropic, codex or gemini" in str(e.value)
 
 
 # ---------------------------------------------------------------- command

@@ -54,7 +54,8 @@ class _HarnessChoice(click.Choice):
                    "with `mcp`, the client's project file.")
 @click.option("--dir", "project_dir", type=click.Path(file_okay=False),
               help="A folder of the project (default: current directory; Claude Code hooks go to its repository root).")
-@click.option("--link", is_flag=True, help="OpenCode: symlink the plugin instead of copying it.")
+@click.option("--link", is_flag=True, help="OpenCode: symlink the plugin instead of copying it; Gemini CLI: link the "
+              "extension to a copy in $LEDGER_HOME.")
 @click.option("--no-distill", is_flag=True,
               help="Do not turn distillation on (by default it runs through `claude -p`, `codex exec` or OpenCode itself).")
 @common()
@@ -224,7 +225,7 @@ def uninstall(harness, client, scope, project_dir, db, as_json):
         where = "for this user" if scope == "user" else "here"
         _out(f"no ledger hooks installed for {harness} {where} (nothing removed)")
     else:
-        what = "ledger plugin file" if harness == "opencode" else "ledger hook"
+        what = {"claude-code": "ledger hook", "codex": "ledger hook", "gemini": "ledger extension"}.get(harness, "ledger plugin file")
         _out(f"removed {plural(r['removed'], what)} from {r['path']}")
     for line in r.get("notes") or ():
         _out("  " + line)

@@ -13,6 +13,9 @@ harness's own client, when it can, by writing the ``[llm]`` section of
 - Codex: when ``codex`` is on ``PATH``, backend ``codex``: ``codex exec`` with every hook
   off for that call (``--disable hooks``), nothing saved and a read-only sandbox, with
   Codex's configured model (:func:`ledger.watcher.llm.codex_argv`).
+- Gemini CLI: when ``gemini`` is on ``PATH``, backend ``gemini``: ``gemini -p`` with no
+  extension loaded (``-e none``: ledger's hooks stay out of it), Gemini's own login and
+  default model unless ``[llm] model`` names one.
 - OpenCode: when ``opencode`` is on ``PATH``, backend ``opencode``, which distills
   through OpenCode's own session API from the plugin (no second process, OpenCode's
   configured model unless ``[llm] model`` names a ``provider/model``).
@@ -60,6 +63,8 @@ def _harness_keys(harness: str) -> dict:
         return {"backend": "opencode"}
     if harness == "codex":
         return {"backend": "codex"}
+    if harness == "gemini":
+        return {"backend": "gemini"}
     raise ValueError(f"unknown harness {harness!r}")
 
 
@@ -88,7 +93,7 @@ def _our_block(text: str) -> dict | None:
 
 def _owner(block: dict | None) -> str | None:
     """The harness whose install wrote ``block`` unchanged, else None."""
-    for h in ("claude-code", "opencode", "codex"):
+    for h in ("claude-code", "opencode", "codex", "gemini"):
         if block == _harness_keys(h):
             return h
     return None
@@ -135,7 +140,7 @@ def enable(harness: str, *, path: Path | None = None) -> dict:
         # it distills for every harness already, so it stays.
         result.update(enabled=True, reason=f"set by `ledger install {owner}`" if owner else "already configured")
         return result
-    client = {"claude-code": "claude", "codex": "codex"}.get(harness, "opencode")
+    client = {"claude-code": "claude", "codex": "codex", "gemini": "gemini"}.get(harness, "opencode")
     if not shutil.which(client):
         result.update(enabled=False, backend=backend if ours else "none",
                       reason=f"`{client}` is not on PATH; set [llm] in config.toml to distill")
@@ -187,6 +192,7 @@ def summary(r: dict, harness: str) -> str:
     if r["reason"] == "already configured":
         return f"Distillation on: your [llm] backend \"{r['backend']}\" ({budget})."
     via = {"command": "`claude -p --model haiku` (hooks disabled for that call)",
-           "codex": "`codex exec` (hooks disabled for that call)"}.get(r["backend"], "OpenCode's own session API")
+           "codex": "`codex exec` (hooks disabled for that call)",
+           "gemini": "`gemini -p` (no extensions loaded for that call)"}.get(r["backend"], "OpenCode's own session API")
     return (f"Distillation on: through {via}, {budget}; "
             f"`ledger install {harness} --no-distill` turns it off.")

@@ -5,6 +5,8 @@
   for that child (``LEDGER_HOOKS_DISABLED=1``) so distilling never observes itself.
 * ``openai``: an OpenAI-compatible ``POST {url}/chat/completions`` (OpenAI, Ollama,
   llama.cpp, vLLM). Token use from ``usage.prompt_tokens/completion_tokens``.
+* ``gemini``: Gemini CLI's headless mode (``gemini -p``), through the user's own
+  Gemini login; no extension loaded for the call.
 * ``anthropic``: the Messages API ``POST {url}/v1/messages`` with ``x-api-key`` and
   ``anthropic-version: 2023-06-01``. Token use from ``usage.input_tokens/output_tokens``.
 * ``codex``: Codex CLI itself, ``codex exec`` with the prompt on stdin, every hook off for
@@ -248,6 +250,52 @@ def _codex(prompt: str, llm: dict) -> tuple[str, int, int]:
     # codex exec prints only the final answer on stdout (progress goes to stderr); the
     # system text goes first in the prompt, as exec takes one prompt.
     return _command(SYSTEM + "\n\n" + prompt, {**llm, "command": codex_argv(llm)})
+
+
+@backend("gemini", "Gemini CLI's headless mode, `gemini -p`, with its own login ([llm] command, model)")
+def _gemini(prompt: str, llm: dict) -> tuple[str, int, int]:
+    """``gemini -e none -o json -p SYSTEM`` with the prompt on stdin (Gemini appends the
+    ``-p`` text to its input; docs/harness-contracts.md §C9). ``-e none`` loads no
+    extension, so ledger's own hooks and MCP server stay out of the call (and
+    ``LEDGER_HOOKS_DISABLED=1`` is set too). ``[llm] command`` replaces ``gemini``
+    (a path, or extra flags); ``[llm] model`` is passed as ``-m``. Token counts come from
+    the JSON answer's ``stats.models.*.tokens`` (``prompt``, ``candidates``)."""
+    import shlex
+    import subprocess
+
+    cmd = llm.get("command") or "gemini"
+    argv = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+    argv += ["-e", "none", "-o", "json", "-p", SYSTEM]
+    if llm.get("model"):
+        argv += ["-m", str(llm["model"])]
+    env = dict(os.environ, LEDGER_HOOKS_DISABLED="1")
+    try:
+        p = subprocess.run(argv, input=prompt, capture_output=True, text=True, timeout=float(llm.get("timeout") or 180),
+                           env=env, preexec_fn=die_with_parent())
+    except FileNotFoundError:
+        raise LLMError(f"gemini backend: {argv[0]!r} not found on PATH (npm install -g @google/gemini-cli).") from None
+    except subprocess.TimeoutExpired:
+        raise LLMError(f"gemini backend: {argv[0]} did not answer within {llm.get('timeout') or 180} s.") from None
+    out = p.stdout.strip()
+    try:
+        data = json.loads(out[out.index("{"):]) if "{" in out else None
+    except ValueError:
+        data = None
+    if p.returncode != 0 or not isinstance(data, dict):
+        detail = (data or {}).get("error") if isinstance(data, dict) else None
+        why = (detail.get("message") if isinstance(detail, dict) else None) or (p.stderr or p.stdout).strip()[-300:]
+        raise LLMError(f"gemini backend: {argv[0]} exited {p.returncode}: {why}")
+    text = data.get("response")
+    if not isinstance(text, str):
+        raise LLMError(f"gemini backend: no response in its JSON answer: {out[:200]}")
+    pt = ct = 0
+    models = (data.get("stats") or {}).get("models") if isinstance(data.get("stats"), dict) else None
+    for m in (models or {}).values():
+        tokens = m.get("tokens") if isinstance(m, dict) else None
+        if isinstance(tokens, dict):
+            pt += int(tokens.get("prompt") or 0)
+            ct += int(tokens.get("candidates") or 0)
+    return text, pt, ct
 
 
 _elsewhere("fallback", "distills without a model: the deterministic distiller (ledger.watcher.fallback)")
