@@ -260,3 +260,11 @@ def test_readable_turns_quote_marks_into_bars_and_leaves_other_text():
     block = "### Task (the user's words)\n> port the parser\n>\n> keep x -> y\n- a -> b"
     assert G.readable(block) == "### Task (the user's words)\n│ port the parser\n│\n│ keep x -> y\n- a -> b"
     assert G.readable("no quotes") == "no quotes"
+
+
+def test_the_users_words_leave_out_the_hook_context_gemini_put_in_front():
+    ctx = "<hook_context>## Session State (auto-injected by ledger)\n\n### Task\n│ port it</hook_context>\n\n"
+    assert _ev("BeforeAgent", prompt=ctx + "Continue.").prompt == "Continue."
+    assert _ev("BeforeAgent", prompt=ctx + "a <b> c <hook_context>x</hook_context> d").prompt == "a <b> c d"
+    assert _ev("BeforeAgent", prompt=ctx).prompt is None
+    assert _ev("BeforeAgent", prompt="if a < b then go").prompt == "if a < b then go"

@@ -5,7 +5,8 @@ against Gemini CLI 0.61.0 (``tests/test_gemini_e2e.py``).
 
 Events (one ``ledger hook gemini <Event>`` process each)
     ``SessionStart`` (``source``: startup, resume, clear) -> ``session_start``;
-    ``BeforeAgent`` (``prompt``) -> ``user_prompt``; ``BeforeTool`` -> ``pre_tool``;
+    ``BeforeAgent`` (``prompt``, without the hook context Gemini put in front of it)
+    -> ``user_prompt``; ``BeforeTool`` -> ``pre_tool``;
     ``AfterTool`` -> ``post_tool``; ``AfterAgent`` -> ``stop`` (``stop_hook_active``);
     ``PreCompress`` (``trigger``: auto, manual) -> ``pre_compact`` (source ``check`` for
     auto: Gemini fires it before every model turn, before deciding to compress); ``SessionEnd``
@@ -178,13 +179,26 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
     elif kind == "session_end":
         source = _str(payload.get("reason"))
     elif kind == "user_prompt":
-        prompt = _str(payload.get("prompt"))
+        prompt = user_words(_str(payload.get("prompt")))
     return HookEvent(
         harness=HARNESS, kind=kind, session_id=_str(payload.get("session_id")) or "", cwd=cwd,
         transcript_path=_str(payload.get("transcript_path")), tool=tool, source=source,
         stop_hook_active=payload.get("stop_hook_active") is True, raw_event_name=event_name, prompt=prompt,
         project=project,
     )
+
+
+def user_words(prompt: str | None) -> str | None:
+    """The user's prompt without the hook context Gemini put into it: in ``gemini -p``
+    SessionStart's context is put in front of the prompt, wrapped in
+    ``<hook_context>...</hook_context>`` (C4), and BeforeAgent then sees it as part of
+    the prompt. None when nothing of the user's is left."""
+    if not prompt or "<hook_context>" not in prompt:
+        return prompt
+    import re
+
+    rest = re.sub(r"<hook_context>.*?</hook_context>\s*", "", prompt, flags=re.S).strip()
+    return rest or None
 
 
 def expand(event: HookEvent) -> list[HookEvent]:
