@@ -167,6 +167,7 @@ def test_a_fact_is_handed_back_on_a_repeated_read_and_escalates(gemini_js, world
         call("run_shell_command", {"command": "head -c 6 data.bin", "description": "Header"}),  # 4 escalated
         call("write_file", {"file_path": "summary.md", "content": "# data.bin\nFORMAT-ZETA\n"}),
         call("run_shell_command", {"command": "cat missing.txt", "description": "Fails"}),
+        call("mcp_ledger_recall", {"query": "FORMAT-ZETA"}),  # the extension's MCP server
         answer("All done: data.bin is FORMAT-ZETA."),
     ]
     result = run_gemini(gemini_js, world, "Work out the format of data.bin.", steps, env={"LEDGER_ESCALATE_AFTER": "3"})
@@ -174,7 +175,7 @@ def test_a_fact_is_handed_back_on_a_repeated_read_and_escalates(gemini_js, world
 
     results = tool_results(transcript(world))
     assert [name for name, _ in results] == ["read_file", "run_shell_command", "read_file", "run_shell_command",
-                                             "write_file", "run_shell_command"]
+                                             "write_file", "run_shell_command", "mcp_ledger_recall"]
     out = [o for _, o in results]
     # 1: the remembered fact comes back with the read, inside Gemini's own hook-context wrapper
     assert FACT_DATA in out[0] and "KNOWN FACTS" in out[0] and "<hook_context>" in out[0]
@@ -185,13 +186,16 @@ def test_a_fact_is_handed_back_on_a_repeated_read_and_escalates(gemini_js, world
     assert FACT_DATA not in out[2]
     assert "LEDGER ESCALATION" in out[3] and FACT_DATA in out[3] and "DATAV1" in out[3]
     assert all("&lt;" not in o and "&gt;" not in o for o in out), "nothing we inject is mangled by Gemini's escaping"
-    assert "<hook_context>" not in out[4] + out[5]
+    assert "<hook_context>" not in out[4] + out[5] + out[6]
+    # the MCP server the extension declares runs `ledger mcp` on the same store (its
+    # LEDGER_HOME comes from the extension's settings too)
+    assert FACT_DATA in out[6], out[6]
 
     # the store saw every call, normalised, with the failure as a failure
     (session_id,) = {r[0] for r in query(db, "SELECT session_id FROM watch_sessions")}
     assert session_id == result["session_id"]
     obs = query(db, "SELECT tool, ok FROM observations ORDER BY step")
-    assert obs == [("Read", 1), ("Bash", 1), ("Read", 1), ("Bash", 1), ("Write", 1), ("Bash", 0)]
+    assert obs == [("Read", 1), ("Bash", 1), ("Read", 1), ("Bash", 1), ("Write", 1), ("Bash", 0), ("mcp_ledger_recall", 1)]
     assert [lvl for (lvl,) in query(db, "SELECT level FROM injections ORDER BY id")] == ["gentle", "gentle", "escalated"]
     # AfterAgent wrote the checkpoint, with the file the agent wrote and the failing command
     md = (proj / ".agents" / "checkpoint.md").read_text()
