@@ -2,10 +2,13 @@
 
 Usage::
 
-    python bench/hook.py [--n 40] [--claims 3000] [--harness claude-code|codex] [--json] [--importtime]
+    python bench/hook.py [--n 40] [--claims 3000] [--harness claude-code|codex|gemini] [--json] [--importtime]
 
 ``--harness codex`` sends Codex's payloads instead (a ``Bash`` command touching the file
 before the tool, its plain-text output after; docs/harness-contracts.md, C2).
+``--harness gemini`` measures two ``AfterTool`` events: a ``read_file`` of the fact's
+file (Gemini takes no context before a tool runs, so this one call makes the injection
+decision and records the observation) and a ``run_shell_command`` (docs/harness-contracts.md, D3).
 
 Every tool call of a hooked Claude Code session starts one hook process before the tool
 runs (PreToolUse) and one after (PostToolUse), so this is latency the agent pays on the
@@ -100,6 +103,18 @@ def payloads(target: Path, i: int, harness: str = "claude-code") -> tuple[bytes,
     return json.dumps(pre).encode(), json.dumps(post).encode()
 
 
+def gemini_payloads(target: Path, i: int) -> tuple[bytes, bytes]:
+    """Gemini CLI 0.61.0 shapes (docs/harness-contracts.md §D3): two AfterTool calls."""
+    base = {"session_id": f"bench-{i}", "transcript_path": "/tmp/t.jsonl", "cwd": str(target.parent),
+            "timestamp": "2026-12-01T05:22:06.149Z", "hook_event_name": "AfterTool"}
+    read = {**base, "tool_name": "read_file", "tool_input": {"file_path": str(target)},
+            "tool_response": {"llmContent": "Cannot display content of binary file: model.ckpt", "returnDisplay": "Skipped"}}
+    shell = {**base, "tool_name": "run_shell_command", "tool_input": {"command": "xxd model.ckpt | head"},
+             "tool_response": {"llmContent": "<untrusted_context>\nOutput: 00000000: 8a01 0000\nProcess Group PGID: 7\n"
+                                             "</untrusted_context>", "returnDisplay": "00000000: 8a01 0000"}}
+    return json.dumps(read).encode(), json.dumps(shell).encode()
+
+
 def _cpu_children() -> float:
     try:
         import resource
@@ -122,8 +137,9 @@ def timed(argv: list[str], stdin: bytes, env: dict) -> tuple[float, float, bytes
     return ms, cpu, p.stdout
 
 
-def importtime(ledger: str, stdin: bytes, env: dict, top: int = 15, harness: str = "claude-code") -> list[tuple[str, int]]:
-    p = subprocess.run([sys.executable, "-X", "importtime", ledger, "hook", harness, "PreToolUse"], input=stdin,
+def importtime(ledger: str, stdin: bytes, env: dict, top: int = 15, harness: str = "claude-code",
+               event: str = "PreToolUse") -> list[tuple[str, int]]:
+    p = subprocess.run([sys.executable, "-X", "importtime", ledger, "hook", harness, event], input=stdin,
                        capture_output=True, env=env)
     rows = []
     for line in p.stderr.decode().splitlines():
@@ -138,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=40, help="measured runs of each (interleaved)")
     ap.add_argument("--claims", type=int, default=3000)
-    ap.add_argument("--harness", choices=("claude-code", "codex"), default="claude-code")
+    ap.add_argument("--harness", choices=("claude-code", "codex", "gemini"), default="claude-code")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--importtime", action="store_true", help="also list the hook's heaviest imports")
     a = ap.parse_args(argv)
@@ -159,18 +175,21 @@ def main(argv: list[str] | None = None) -> int:
                        capture_output=True)
         py_pass = [sys.executable, "-c", "pass"]
         hook = lambda ev: [ledger, "hook", a.harness, ev]  # noqa: E731
+        make = gemini_payloads if a.harness == "gemini" else (lambda t, i: payloads(t, i, a.harness))
+        events = ("AfterTool", "AfterTool") if a.harness == "gemini" else ("PreToolUse", "PostToolUse")
         for i in range(3):  # warm-up: page cache, .pyc files
-            pre, post = payloads(target, -1 - i, a.harness)
+            pre, post = make(target, -1 - i)
             timed(py_pass, b"", env)
-            timed(hook("PreToolUse"), pre, env)
-            timed(hook("PostToolUse"), post, env)
-        names = ("python -c pass", "hook PreToolUse (injects)", "hook PostToolUse (observes)")
+            timed(hook(events[0]), pre, env)
+            timed(hook(events[1]), post, env)
+        names = (("python -c pass", "hook AfterTool read_file (injects + observes)", "hook AfterTool shell (observes)")
+                 if a.harness == "gemini" else ("python -c pass", "hook PreToolUse (injects)", "hook PostToolUse (observes)"))
         res: dict[str, list[float]] = {n: [] for n in names}
         cpu: dict[str, list[float]] = {n: [] for n in names}
         injected = 0
         for i in range(a.n):
-            pre, post = payloads(target, i, a.harness)
-            for name, argv, stdin in zip(names, (py_pass, hook("PreToolUse"), hook("PostToolUse")), (b"", pre, post)):
+            pre, post = make(target, i)
+            for name, argv, stdin in zip(names, (py_pass, hook(events[0]), hook(events[1])), (b"", pre, post)):
                 ms, c, out = timed(argv, stdin, env)
                 res[name].append(ms)
                 cpu[name].append(c)
@@ -194,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         worst = max(r["ratioP50"] for k, r in report["runs"].items() if k.startswith("hook"))
         report["meetsTarget"] = worst <= TARGET_RATIO
         if a.importtime:
-            report["imports"] = importtime(ledger, payloads(target, 10_000, a.harness)[0], env, harness=a.harness)
+            report["imports"] = importtime(ledger, make(target, 10_000)[0], env, harness=a.harness, event=events[0])
         if a.json:
             print(json.dumps(report, indent=2))
         else:
