@@ -281,6 +281,30 @@ def test_the_hook_imports_only_the_standard_library(event, make, store_with_fact
     assert log_lines(home) == []
 
 
+def _gemini(event: str, proj, **fields) -> dict:
+    return {"session_id": "g", "transcript_path": "/tmp/g.jsonl", "cwd": str(proj), "hook_event_name": event,
+            "timestamp": "2026-12-01T05:22:06.149Z", **fields}
+
+
+@pytest.mark.parametrize("event,make", [
+    ("AfterTool", lambda proj: _gemini("AfterTool", proj, tool_name="read_file", tool_input={"file_path": "data.bin"},
+                                       tool_response={"llmContent": "x", "returnDisplay": "x"})),
+    ("AfterTool", lambda proj: _gemini("AfterTool", proj, tool_name="run_shell_command", tool_input={"command": "ls -d x"},
+                                       tool_response={"llmContent": "Output: x\nExit Code: 2", "returnDisplay": ""})),
+    ("BeforeAgent", lambda proj: _gemini("BeforeAgent", proj, prompt="<hook_context>s</hook_context>\n\ngo")),
+    ("PreCompress", lambda proj: _gemini("PreCompress", proj, trigger="auto")),
+    ("SessionStart", lambda proj: _gemini("SessionStart", proj, source="resume")),
+])
+def test_the_gemini_hook_imports_only_the_standard_library_too(event, make, store_with_fact, proj, home):
+    mods = imported_modules(["hook", "gemini", event], json.dumps(make(proj)).encode(), {"LEDGER_DB": store_with_fact})
+    startup = _startup_modules()
+    tops = {m.split(".")[0] for m in mods if m not in startup}
+    assert sorted(t for t in tops if t not in sys.stdlib_module_names and t != "ledger") == []
+    assert not [m for m in mods if m.split(".")[0] in _HEAVY or m.startswith(_LEDGER_HEAVY)]
+    assert "ledger.harness.gemini" in mods
+    assert log_lines(home) == []
+
+
 def test_a_failing_hook_does_not_import_heavy_modules_either(home):
     mods = imported_modules(["hook", "claude-code", "PreToolUse"], b"{bad", {})
     assert not [m for m in mods if m.split(".")[0] in _HEAVY or m.startswith(_LEDGER_HEAVY)]
