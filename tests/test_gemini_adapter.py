@@ -1,6 +1,6 @@
 """Gemini CLI adapter, extension install and ``gemini`` LLM backend.
 
-Payloads have the shapes Gemini CLI 0.61.0 sends (docs/harness-contracts.md §C3: the
+Payloads have the shapes Gemini CLI 0.61.0 sends (docs/harness-contracts.md §D3: the
 base fields of every hook, ``tool_name``/``tool_input``/``tool_response {llmContent,
 returnDisplay, error?}``, ``source``, ``trigger``, ``reason``); hooks run as real
 ``ledger hook gemini <Event>`` subprocesses on a real store. The real program runs in

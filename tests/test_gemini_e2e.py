@@ -3,7 +3,7 @@
 Gemini runs headless (``gemini -p``) in a temporary git project, in a throwaway HOME
 where ``ledger install gemini`` wrote ledger's extension. Its model is replaced by canned
 answers through Gemini's own ``--fake-responses`` mode (the one its hook integration
-tests use; docs/harness-contracts.md §C8): the scripted model reads the same file again
+tests use; docs/harness-contracts.md §D8): the scripted model reads the same file again
 and again, and later a long session gets compressed. Everything else is real: Gemini's
 extension loading, its hook calls and their environment, our hook processes, the store.
 What the model saw is read back from Gemini's own transcript, whose path the hooks

@@ -1,6 +1,6 @@
 """``ledger install gemini`` (the Gemini CLI extension) and the ``gemini`` LLM backend,
-as real ``ledger`` subprocesses in a throwaway HOME (docs/harness-contracts.md §C1, §C2,
-§C9)."""
+as real ``ledger`` subprocesses in a throwaway HOME (docs/harness-contracts.md §D1, §D2,
+§D9)."""
 
 from __future__ import annotations
 

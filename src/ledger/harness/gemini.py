@@ -1,6 +1,6 @@
 """Gemini CLI adapter: hook stdin JSON -> :class:`HookEvent`; :class:`HookResponse` -> stdout.
 
-Reference: docs/harness-contracts.md section C (C3 stdin, C4 output, C5 tools), checked
+Reference: docs/harness-contracts.md section D (D3 stdin, D4 output, D5 tools), checked
 against Gemini CLI 0.61.0 (``tests/test_gemini_e2e.py``).
 
 Events (one ``ledger hook gemini <Event>`` process each)
@@ -13,7 +13,7 @@ Events (one ``ledger hook gemini <Event>`` process each)
     (``reason``) -> ``session_end``. The project is ``$GEMINI_PROJECT_DIR``, which Gemini
     sets for every hook to the session's working directory (it does not follow ``cd``).
 
-Tools, normalised at the edge (C5)
+Tools, normalised at the edge (D5)
     The watcher and session state know tools by the names of docs/watcher.md (``Read``,
     ``Bash``...). Gemini's built-in tools are mapped to them, their arguments kept and the
     ones the watcher reads added under its names:
@@ -43,7 +43,7 @@ Tools, normalised at the edge (C5)
     output text, with Gemini's ``<untrusted_context>``/``<output>`` wrapper taken off;
     ``error`` or a shell ``Exit Code: N`` (N != 0) line makes ``ok`` False.
 
-Rendering (:func:`render_response`); ``""`` means print nothing (C4):
+Rendering (:func:`render_response`); ``""`` means print nothing (D4):
 
 =================  ===============================================================
 SessionStart       ``hookSpecificOutput.additionalContext`` (interactive: the first
@@ -172,7 +172,7 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
         source = _str(payload.get("source"))
     elif kind == "pre_compact":
         # Gemini fires PreCompress "auto" before every model turn, before it decides
-        # whether to compress (C6): only a check; session state confirms a compression
+        # whether to compress (D6): only a check; session state confirms a compression
         # from the transcript. "manual" (/compress) always compresses.
         source = _str(payload.get("trigger"))
         source = "check" if source in (None, "auto") else source
@@ -191,7 +191,7 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
 def user_words(prompt: str | None) -> str | None:
     """The user's prompt without the hook context Gemini put into it: in ``gemini -p``
     SessionStart's context is put in front of the prompt, wrapped in
-    ``<hook_context>...</hook_context>`` (C4), and BeforeAgent then sees it as part of
+    ``<hook_context>...</hook_context>`` (D4), and BeforeAgent then sees it as part of
     the prompt. None when nothing of the user's is left."""
     if not prompt or "<hook_context>" not in prompt:
         return prompt

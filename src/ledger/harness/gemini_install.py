@@ -3,7 +3,7 @@
 Gemini CLI loads every folder of ``~/.gemini/extensions/`` (``$GEMINI_CLI_HOME`` in place
 of the home folder when set) holding a ``gemini-extension.json`` at start-up, enabled in
 every workspace unless ``extension-enablement.json`` says otherwise
-(docs/harness-contracts.md §C1, checked in 0.61.0). There is no per-project extensions
+(docs/harness-contracts.md §D1, checked in 0.61.0). There is no per-project extensions
 folder: a "project" install writes the same user folder, and ``install_lines`` says how
 to limit it to one workspace with Gemini's own ``gemini extensions disable/enable
 --scope``.
@@ -14,7 +14,7 @@ The extension (folder ``ledger``) holds:
   ``<ledger executable> mcp`` (stdio), and two settings, ``LEDGER_HOME`` and
   ``LEDGER_DB``. Gemini hands an extension's settings to its hooks as their own
   environment, after it strips variables named like secrets (``KEY``, ``TOKEN``,
-  ``AUTH``... §C2), and to its MCP servers: that is how the store ``install`` used
+  ``AUTH``... §D2), and to its MCP servers: that is how the store ``install`` used
   reaches both, whatever Gemini's environment.
 - ``.env``: the settings' values (``LEDGER_HOME`` always, as an absolute path;
   ``LEDGER_DB`` when one was given).

@@ -286,7 +286,7 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
 #: has been handed back after it.
 COMPACTED = "compacted"
 #: PreCompact ``source`` of a harness that fires its compaction hook before it decides
-#: whether to compact (Gemini's automatic PreCompress, docs/harness-contracts.md §C6).
+#: whether to compact (Gemini's automatic PreCompress, docs/harness-contracts.md §D6).
 CHECK = "check"
 #: Bytes of transcript read looking for a replaced history (the compacted history is
 #: written whole, so this bounds what one check costs).
@@ -297,7 +297,7 @@ _HISTORY_SET = b'{"$set":{"messages":'
 def history_replaced(transcript: object, size: object) -> bool:
     """True when the transcript ``transcript`` got a record replacing the whole history
     after byte ``size``: what Gemini writes when it compresses a session
-    (docs/harness-contracts.md §C6 [obs]). False when unknown or unreadable."""
+    (docs/harness-contracts.md §D6 [obs]). False when unknown or unreadable."""
     if not isinstance(transcript, str) or not transcript or not isinstance(size, int):
         return False
     try:

@@ -255,7 +255,7 @@ def _codex(prompt: str, llm: dict) -> tuple[str, int, int]:
 @backend("gemini", "Gemini CLI's headless mode, `gemini -p`, with its own login ([llm] command, model)")
 def _gemini(prompt: str, llm: dict) -> tuple[str, int, int]:
     """``gemini -e none -o json -p SYSTEM`` with the prompt on stdin (Gemini appends the
-    ``-p`` text to its input; docs/harness-contracts.md §C9). ``-e none`` loads no
+    ``-p`` text to its input; docs/harness-contracts.md §D9). ``-e none`` loads no
     extension, so ledger's own hooks and MCP server stay out of the call (and
     ``LEDGER_HOOKS_DISABLED=1`` is set too). ``[llm] command`` replaces ``gemini``
     (a path, or extra flags); ``[llm] model`` is passed as ``-m``. Token counts come from
