@@ -176,6 +176,10 @@ def measure_api(url: str, runs: int) -> dict:
             "browse_sorted_by_hits": time_requests(c, "/api/search", {**ui, "q": "", "sort": "hits"}, runs),
             "facets": time_requests(c, "/api/facets", {}, runs),
             "stats": time_requests(c, "/api/stats", {}, runs),
+            "agents": time_requests(c, "/api/agents", {}, runs),
+            "sources": time_requests(c, "/api/sources", {}, runs),
+            "clusters": time_requests(c, "/api/clusters", {}, runs),
+            "timeline": time_requests(c, "/api/timeline", {}, runs),
             "graph_5000": time_requests(c, "/api/graph", {"kind": "all", "limit": 5000, "mode": "hybrid"}, max(5, runs // 3), warm=1),
         }
 

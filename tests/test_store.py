@@ -592,3 +592,51 @@ def test_sqlite_errors_leave_the_store_as_ledger_errors(db_file, clock, tmp_path
             led.stats()
         with pytest.raises(StoreUnavailable):
             led.events(5)
+
+
+def test_facets_and_agent_activity_equal_a_per_row_count(ledger, clock):
+    """Browse facets and the Agents page (bulk queries over covering indexes, issue 14)
+    equal counts made row by row in Python, dropped memories and their readers left out."""
+    import random
+    import sqlite3
+
+    rnd = random.Random(5)
+    agents = ["ann", "bob", "cy", "dee"]
+    ids = []
+    for i in range(120):
+        m = ledger.remember(f"fact {i} about {rnd.choice(['deploys', 'caches', 'billing'])} number {i}",
+                            cluster=rnd.choice(["code", "proc", "money"]), agent=rnd.choice(agents)).memory
+        ids.append(m.id)
+    for _ in range(60):
+        ledger.store.count_read(rnd.sample(ids, rnd.randint(1, 8)), rnd.choice(agents), clock())
+    for mid in rnd.sample(ids, 15):
+        ledger.forget([mid], agent="ann")
+    for mid in rnd.sample(ids, 5):
+        ledger.review(mid, "pin")
+    conn = sqlite3.connect(ledger.path)
+    live = {r[0]: r[1:] for r in conn.execute("SELECT id, cluster_id, kind, origin, pinned, writer FROM memories WHERE deleted_at IS NULL")}
+    readers = [(m, a) for m, a in conn.execute("SELECT memory_id, agent_id FROM memory_readers") if m in live]
+    f = ledger.facets()
+    assert sum(f["cluster"].values()) == len(live)
+    for c in {v[0] for v in live.values()}:
+        assert f["cluster"][c] == sum(v[0] == c for v in live.values())
+    assert f["flags"]["pinned"] == sum(bool(v[3]) for v in live.values())
+    assert f["agent"] == {a: n for a in agents if (n := sum(x == a for _, x in readers))}
+    act = {a["id"]: a for a in ledger.agents()["agents"]}
+    for a in agents:
+        assert act[a]["wrote"] == sum(v[4] == a for v in live.values())
+        mine = {}
+        for m, x in readers:
+            if x == a:
+                mine[live[m][0]] = mine.get(live[m][0], 0) + 1
+        assert {t["cluster"]: t["count"] for t in act[a]["top"]} == dict(sorted(mine.items(), key=lambda kv: -kv[1])[:4])
+    by_mem = {}
+    for m, a in readers:
+        by_mem.setdefault(m, set()).add(a)
+    pairs = {}
+    for s in by_mem.values():
+        for a in s:
+            for b in s:
+                if a < b:
+                    pairs[(a, b)] = pairs.get((a, b), 0) + 1
+    assert {(p["a"], p["b"]): p["shared"] for p in ledger.agents()["overlap"]} == pairs

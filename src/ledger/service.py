@@ -810,9 +810,10 @@ class Ledger:
 
     def agents(self) -> dict:
         since = self.clock() - DAY_MS
+        activity, overlap = self.store.agents_activity(since)
         agents = []
         for a in self.store.agents():
             d = a.to_dict()
-            d.update(self.store.agent_activity(a.id, since))
+            d.update(activity.get(a.id, {"wrote": 0, "calls": 0, "hitRate": None, "top": []}))
             agents.append(d)
-        return {"agents": agents, "overlap": self.store.agent_overlap()}
+        return {"agents": agents, "overlap": overlap}
