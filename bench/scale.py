@@ -393,7 +393,7 @@ def measure_recall(path: Path, n: int, queries: int, verify: int, baseline=None)
 
 
 def common_words(led: Ledger, k: int = 40) -> list[str]:
-    """The ``k`` words most memories hold (document frequency, read from the word index's
+    """The ``k`` most frequent words (document frequency, read from the word index's
     vocabulary), stopwords and numbers left out: the terms of "common-term" queries."""
     from ledger.text import QUERY_STOPWORDS
 
@@ -404,8 +404,9 @@ def common_words(led: Ledger, k: int = 40) -> list[str]:
 
 
 def measure_common_terms(led: Ledger, texts: list[str], count: int) -> dict:
-    """Queries of one common word (:func:`common_words`) and one or two words of an
-    existing memory, ranked by the top-k bound (docs/search.md "Top-k") and, forced, by
+    """Queries of one of the most frequent words (:func:`common_words`; in the
+    generated stores they are held by about a tenth of the memories) and one or two
+    words of an existing memory, ranked by the top-k bound (docs/search.md "Top-k") and, forced, by
     scoring every match, interleaved; page and total compared."""
     rng = random.Random(13)
     common = common_words(led)
@@ -747,7 +748,7 @@ def main(argv=None) -> int:
              *(e["common"][k][p] for k in ("search_ms", "search_cpu_ms", "full_ms", "full_cpu_ms") for p in ("p50", "p95")),
              e["common"]["identical"]] for n, e in result["sizes"].items() if "common" in e]
     if crow:
-        print("\ncommon-term queries (a word most memories hold + 1-2 words of a memory): top-k bound vs every match scored, same run")
+        print("\ncommon-term queries (one of the 40 most frequent words + 1-2 words of a memory): top-k bound vs every match scored, same run")
         print(table(["memories", "queries", "paths", "bound p50", "bound p95", "bound CPU p50", "bound CPU p95",
                      "full p50", "full p95", "full CPU p50", "full CPU p95", "identical page+total"], crow))
     for n, e in result["sizes"].items():
