@@ -131,6 +131,21 @@ def test_a_malformed_hooks_file_is_refused_and_left_alone(cli, proj, codex_home,
     assert rc != 0 and needle in err and path.read_text() == text
 
 
+
+@pytest.mark.parametrize("harness, rel", [("codex", ".codex/hooks.json"), ("claude-code", ".claude/settings.local.json")])
+def test_a_hooks_file_that_cannot_be_written_is_named_and_left_alone(cli, proj, codex_home, harness, rel):
+    # It said only "Cannot write: Is a directory." (no file, nothing to do) and could
+    # leave its temporary file in the user's folder.
+    path = proj / rel
+    path.parent.mkdir()
+    path.write_text('{"hooks": {}}\n')
+    blocker = path.with_suffix(path.suffix + ".ledger-tmp")
+    blocker.mkdir()  # our temporary file's name is taken: the write fails, as on a read-only folder
+    rc, out, err = cli("install", harness, "--dir", proj, "--no-distill", db=None)
+    assert rc == 1 and f"Cannot write {path}" in err and "nothing was changed" in err, (out, err)
+    assert "Traceback" not in err and path.read_text() == '{"hooks": {}}\n'
+
+
 def test_the_store_is_written_into_the_hook_command(cli, proj, codex_home, tmp_path):
     db = tmp_path / "elsewhere" / "l.db"
     cli("install", "codex", "--dir", proj, "--no-distill", db=db)

@@ -351,3 +351,159 @@ def test_a_file_with_a_byte_order_mark_keeps_it(home, project):
     assert path.read_text(encoding="utf-8").startswith("\ufeff{")
     mc.uninstall("vscode", "project", project)
     assert path.read_text(encoding="utf-8") == original
+
+
+# ----------------------------------------------------------------------------- files as users leave them
+def cli_install(client: str, project: Path, home: Path, *extra: str):
+    return run("install", "mcp", "--client", client, "--dir", str(project), *extra, home=home)
+
+
+def cli_uninstall(client: str, project: Path, home: Path, *extra: str):
+    return run("uninstall", "mcp", "--client", client, "--dir", str(project), *extra, home=home)
+
+
+def jsonc(path: Path) -> dict:
+    return json.loads(mc._strip_jsonc(path.read_text(encoding="utf-8"))[0].lstrip("\ufeff"))
+
+
+@pytest.mark.parametrize("client, original", [
+    ("cursor", '{"mcpServers": null}'),
+    ("zed", '// Zed settings\n{\n  "context_servers": null, // none yet\n  "theme": "One Dark"\n}\n'),
+    ("gemini", '{\n  "theme": "GitHub",\n  "mcpServers": null\n}\n'),
+])
+def test_a_null_servers_key_counts_as_no_servers_yet(home, project, client, original):
+    # It was a TypeError traceback: the null was kept and then indexed.
+    path = mc.config_path(client, "project", project)
+    path.parent.mkdir(parents=True)
+    path.write_text(original)
+    p = cli_install(client, project, home)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    doc = jsonc(path)
+    assert doc[KEY[client]]["ledger"]["args"] == ["mcp"]
+    assert {k: v for k, v in doc.items() if k != KEY[client]} == \
+        {k: v for k, v in json.loads(mc._strip_jsonc(original)[0]).items() if k != KEY[client]}
+    if "//" in original:
+        assert "// none yet" in path.read_text() and "// Zed settings" in path.read_text()
+    p = cli_uninstall(client, project, home)
+    assert p.returncode == 0 and "removed the ledger MCP server" in p.stdout, p.stderr
+
+
+@pytest.mark.parametrize("client, original", [
+    ("zed", '// Zed settings\n{\n  "theme": "One Dark",\n  "context_servers": {\n    // add servers here\n  }\n}\n'),
+    ("vscode", '{\n  "servers": { /* none yet */ },\n  "inputs": []\n}\n'),
+    ("gemini", '{\n  "mcpServers": {\n    /* github: {"command": "npx"} */\n  }\n}\n'),
+])
+def test_uninstall_keeps_the_users_commented_empty_servers_object(home, project, client, original):
+    # Uninstall took the (now empty) servers object away with the comment in it.
+    path = mc.config_path(client, "project", project)
+    path.parent.mkdir(parents=True)
+    path.write_text(original)
+    assert cli_install(client, project, home).returncode == 0
+    assert jsonc(path)[KEY[client]]["ledger"]
+    p = cli_uninstall(client, project, home)
+    assert p.returncode == 0, p.stderr
+    comment = original[original.index("/", original.index(KEY[client])):original.rindex("/") + 1]
+    assert comment in path.read_text() and jsonc(path) == json.loads(mc._strip_jsonc(original)[0])
+    if client != "vscode":  # a comment on its own line: the file comes back byte for byte
+        assert path.read_text() == original
+
+
+@pytest.mark.parametrize("client, original", [
+    ("cursor", '\ufeff{\n  "mcpServers": {\n    "gh": {"command": "npx"}\n  }\n}\n'),
+    ("claude-code", '\ufeff{"mcpServers": {"gh": {"command": "npx"}}}'),
+    ("vscode", '\ufeff// mine\n{\n  "servers": {"gh": {"type": "stdio", "command": "npx"}}\n}\n'),
+])
+def test_a_file_with_a_byte_order_mark_is_merged_and_keeps_it(home, project, client, original):
+    # Windows editors write a UTF-8 BOM; it was refused as "not valid JSON".
+    path = mc.config_path(client, "project", project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(original, encoding="utf-8")
+    p = cli_install(client, project, home)
+    assert p.returncode == 0, p.stderr
+    assert path.read_text(encoding="utf-8").startswith("\ufeff")
+    assert jsonc(path)[KEY[client]]["ledger"]["args"] == ["mcp"]
+    assert cli_uninstall(client, project, home).returncode == 0
+    assert jsonc(path) == json.loads(mc._strip_jsonc(original)[0].lstrip("\ufeff"))
+
+
+def _immutable(path: Path) -> bool:
+    import shutil
+    import subprocess
+
+    return bool(shutil.which("chattr")) and subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+
+
+def _mutable(path: Path) -> None:
+    import subprocess
+
+    subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+
+
+def test_a_file_that_cannot_be_written_is_named_and_no_temporary_file_is_left(home, project):
+    # It said only "Cannot write: Operation not permitted." and left .mcp.json.ledger-tmp behind.
+    path = project / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    original = '{\n  "mcpServers": {\n    "gh": {"command": "npx"}\n  }\n}\n'
+    path.write_text(original)
+    if not _immutable(path):
+        pytest.skip("chattr +i is not available here (needs root and a file system with attributes)")
+    try:
+        p = cli_install("cursor", project, home)
+    finally:
+        _mutable(path)
+    assert p.returncode == 1 and str(path) in p.stderr and "nothing was changed" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    assert path.read_text() == original and sorted(x.name for x in path.parent.iterdir()) == ["mcp.json"]
+
+
+def test_a_folder_that_cannot_take_our_temporary_file_is_a_clear_error(home, project):
+    # The same kind without chattr: the temporary file's name is taken by a folder.
+    path = project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{\n  "servers": {}\n}\n')
+    (path.parent / ".mcp.json.ledger-tmp").mkdir()
+    p = cli_install("vscode", project, home)
+    assert p.returncode == 1 and f"Cannot write {path}" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert path.read_text() == '{\n  "servers": {}\n}\n'
+
+
+def test_codex_install_reports_an_unwritable_config_toml_and_still_installs_the_hooks(home, project):
+    cfg = project / ".codex" / "config.toml"
+    cfg.parent.mkdir()
+    cfg.write_text('model = "o3"\n')
+    if not _immutable(cfg):
+        pytest.skip("chattr +i is not available here (needs root and a file system with attributes)")
+    try:
+        p = run("install", "codex", "--dir", str(project), "--no-distill", home=home)
+    finally:
+        _mutable(cfg)
+    assert p.returncode == 0, p.stderr
+    assert "MCP server not registered: Cannot write" in p.stdout and str(cfg) in p.stdout, p.stdout
+    assert (project / ".codex" / "hooks.json").is_file() and cfg.read_text() == 'model = "o3"\n'
+    assert not (project / ".codex" / ".config.toml.ledger-tmp").exists()
+
+
+@pytest.mark.parametrize("client", ("cursor", "vscode", "zed", "gemini"))
+def test_uninstall_takes_away_the_folder_install_made_and_nothing_above_it(home, project, client):
+    assert cli_install(client, project, home).returncode == 0
+    folder = mc.config_path(client, "project", project).parent
+    assert folder.is_dir() and folder != project
+    assert cli_uninstall(client, project, home).returncode == 0
+    assert not folder.exists() and project.is_dir()
+
+
+def test_uninstall_never_removes_the_project_folder_itself(home, tmp_path):
+    plain = tmp_path / "plain"  # no git: the folder is the project root, and .mcp.json sits in it
+    plain.mkdir()
+    assert cli_install("claude-code", plain, home).returncode == 0
+    assert sorted(x.name for x in plain.iterdir()) == [".mcp.json"]
+    assert cli_uninstall("claude-code", plain, home).returncode == 0
+    assert plain.is_dir() and not list(plain.iterdir())
+
+
+def test_json_that_is_not_an_object_says_what_to_do(home, project):
+    path = project / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('"mcpServers"')
+    p = cli_install("cursor", project, home)
+    assert p.returncode == 1 and "nothing was changed" in p.stderr and "--print" in p.stderr, p.stderr

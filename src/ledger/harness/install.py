@@ -161,15 +161,25 @@ def _strip_ours(hooks: dict) -> int:
 def _write(path: Path, data: dict, style: dict | None = None) -> None:
     """Write ``data`` where only its ``"hooks"`` member differs from the file's text
     (``style["text"]``): that member is rewritten in the file's indentation and every
-    other byte is kept, key order, one-line arrays and spacing included (jsonedit.py)."""
+    other byte is kept, key order, one-line arrays and spacing included (jsonedit.py).
+    Raises InvalidInput naming the file (the temporary file removed, ``path`` as it
+    was) when the folder or the file cannot be written."""
     from .jsonedit import rewrite
 
     style = style or {"indent": 2, "newline": True}
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".ledger-tmp")
     text = rewrite(style.get("text") or "", data, "hooks", indent=style["indent"], newline=style["newline"])
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        from ..errors import InvalidInput
+
+        if tmp.is_file():
+            tmp.unlink(missing_ok=True)  # never leave our temporary file in the user's folder
+        raise InvalidInput(f"Cannot write {path}: {exc.strerror or exc}; nothing was changed. Check the file's and "
+                           "its folder's permissions, then run this again.", field="path", value=str(path)) from None
 
 
 def _remove_from(path: Path) -> tuple[int, bool]:

@@ -166,10 +166,13 @@ def install(client: str, scope: str | None, project_dir: str | os.PathLike | Non
     scope = scope or default_scope(client)
     path = config_path(client, scope, project_dir)
     entry = server_entry(client, env)
-    if client == "codex":
-        changed, created, backup = _install_toml(path, entry)
-    else:
-        changed, created, backup = _install_json(path, _SERVERS_KEY[client], entry)
+    try:
+        if client == "codex":
+            changed, created, backup = _install_toml(path, entry)
+        else:
+            changed, created, backup = _install_json(path, _SERVERS_KEY[client], entry)
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
     return {"client": client, "scope": scope, "path": str(path), "server": SERVER_NAME, "entry": entry,
             "changed": changed, "created": created, "backup": backup}
 
@@ -187,9 +190,22 @@ def uninstall(client: str, scope: str | None, project_dir: str | os.PathLike | N
     r = {"client": client, "scope": scope, "path": str(path), "removed": 0, "deleted": [], "backup": None}
     if not path.is_file():
         return r
-    if client == "codex":
-        return {**r, **_uninstall_toml(path)}
-    return {**r, **_uninstall_json(path, _SERVERS_KEY[client])}
+    try:
+        r.update(_uninstall_toml(path) if client == "codex" else _uninstall_json(path, _SERVERS_KEY[client]))
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
+    if r["deleted"] and scope == "project" and path.parent != project_root(project_dir):
+        try:
+            path.parent.rmdir()  # the client's folder (.cursor/...) install made, when nothing else is in it
+        except OSError:
+            pass
+    return r
+
+
+def _unwritable(path: Path, exc: OSError) -> InvalidInput:
+    return InvalidInput(f"Cannot write {path}: {exc.strerror or exc}; nothing was changed. Check the file's and its "
+                        "folder's permissions, or paste the snippet from --print by hand.", field="path",
+                        value=str(path))
 
 
 # ------------------------------------------------------------------------------- JSON (and JSONC)
@@ -235,17 +251,24 @@ def _read_json(path: Path) -> tuple[dict, str | int | None, bool, str]:
         return {}, 2, False, ""
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"Cannot read {path}: {exc}. Fix or move it, then run this again.") from None
-    if not text.strip():
+    if not text.lstrip("\ufeff").strip():
         return {}, 2, False, text
     plain, had = _strip_jsonc(text)
     try:
-        doc = json.loads(plain.lstrip("\ufeff"))  # a byte-order mark (Windows editors) is not JSON
+        doc = _loads(plain)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
                            "nothing was changed. Fix it, or paste the snippet from --print by hand.") from None
     if not isinstance(doc, dict):
-        raise InvalidInput(f"{path} holds JSON that is not an object; nothing was changed.")
+        raise InvalidInput(f"{path} holds JSON that is not an object; nothing was changed. Fix it (a client's "
+                           "configuration is one {...} object), or paste the snippet from --print by hand.")
     return doc, _indent(text), had, text
+
+
+def _loads(plain: str):
+    """``json.loads`` past a UTF-8 byte order mark, which Windows editors write and the
+    clients read; the splicer keeps it in the file."""
+    return json.loads(plain.lstrip("\ufeff"))
 
 
 def _indent(text: str) -> str | int | None:
@@ -269,19 +292,28 @@ def _write_json(path: Path, doc: dict, indent, had_comments: bool, original: str
     text = json.dumps(doc, indent=indent, ensure_ascii=False)
     if indent is None:
         text = json.dumps(doc, ensure_ascii=False)
+    if original.startswith("\ufeff"):
+        text = "\ufeff" + text
     _atomic_write(path, text + ("\n" if not original or original.endswith("\n") else ""))
     return backup
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` through a temporary file renamed over ``path``. Raises OSError
+    (the temporary file removed) when the folder or the file cannot be written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.ledger-tmp")
-    tmp.write_text(text, encoding="utf-8")
     try:
-        os.chmod(tmp, path.stat().st_mode & 0o7777)  # ~/.claude.json is private: keep its mode
-    except FileNotFoundError:
-        pass
-    os.replace(tmp, path)
+        tmp.write_text(text, encoding="utf-8")
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o7777)  # ~/.claude.json is private: keep its mode
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, path)
+    except OSError:
+        if tmp.is_file():
+            tmp.unlink(missing_ok=True)  # never leave our temporary file in the user's folder
+        raise
 
 
 def _foreign(path: Path, key: str) -> InvalidInput:
@@ -300,7 +332,7 @@ def _splice(path: Path, original: str, indent, had: bool, edit) -> bool:
         return False
     try:
         text = edit(jsonc_edit, original, "\t" if indent == "\t" else " " * (indent or 2))
-        json.loads(_strip_jsonc(text)[0].lstrip("\ufeff"))  # never write what does not parse back
+        _loads(_strip_jsonc(text)[0])  # never write what does not parse back
     except (jsonc_edit.JsoncError, ValueError):
         return False
     _atomic_write(path, text)
@@ -318,9 +350,13 @@ def _install_json(path: Path, key: str, entry: dict) -> tuple[bool, bool, str | 
         raise _foreign(path, key)
     if old == entry:
         return False, False, None
-    if _splice(path, original, indent, had, lambda je, text, unit: je.set_member(text, [key, SERVER_NAME], entry, unit)):
+    # "mcpServers": null is taken as no servers yet: the object replaces the null.
+    where, value = ([key, SERVER_NAME], entry) if servers is not None else ([key], {SERVER_NAME: entry})
+    if _splice(path, original, indent, had, lambda je, text, unit: je.set_member(text, where, value, unit)):
         return True, created, None
-    doc.setdefault(key, {})[SERVER_NAME] = entry
+    if servers is None:
+        doc[key] = {}
+    doc[key][SERVER_NAME] = entry
     return True, created, _write_json(path, doc, indent, had, original)
 
 
@@ -341,8 +377,10 @@ def _uninstall_json(path: Path, key: str) -> dict:
     def edit(je, text, unit):
         text = je.delete_member(text, [key, SERVER_NAME])
         node = je.get_node(text, [key])
-        return je.delete_member(text, [key]) if node is not None and node.kind == "object" and not node.members \
-            else text
+        # An object left empty goes (install made it), unless comments are in it: those are the user's.
+        empty = node is not None and node.kind == "object" and not node.members \
+            and not text[node.start + 1:node.end - 1].strip()
+        return je.delete_member(text, [key]) if empty else text
 
     if _splice(path, original, indent, had, edit):
         return {"removed": 1}
