@@ -37,14 +37,21 @@ def file_key(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> F
     """A :class:`ledger.models.FileKey` for ``path`` resolved against ``cwd``: absolute
     real path with the file's size (bytes), mtime (epoch ms) and sha256 now. A missing
     file gets a key with no state, so a fact can be keyed to a file that does not exist
-    yet."""
+    yet, and so does a path no file can have (a name too long for the file system, a
+    symlink loop). Raises :class:`ledger.errors.InvalidInput` for a path with a NUL
+    byte, which no file system takes."""
     from .models import FileKey
 
+    if "\x00" in os.fspath(path):
+        from .errors import InvalidInput
+
+        raise InvalidInput(f"A file path cannot contain a NUL byte: {os.fspath(path)!r:.200}. Remove it and try again.",
+                           field="files", value=os.fspath(path))
     p = os.path.realpath(os.path.join(os.fspath(cwd or os.getcwd()), os.path.expanduser(os.fspath(path))))
     try:
         st = os.stat(p)
         return FileKey(p, st.st_size, st.st_mtime_ns // 1_000_000, sha256_of(p))
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+    except OSError:  # missing, a folder, unreadable, a name too long: no state to record
         return FileKey(p)
 
 

@@ -27,9 +27,9 @@ import os
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from .. import __version__, wire
 from ..errors import LedgerError
@@ -37,6 +37,9 @@ from ..vocab import DEFAULT_MODE
 
 #: Used when neither $LEDGER_AGENT nor the client's name is known.
 FALLBACK_AGENT = "mcp"
+#: Characters. A longer tool error is cut in the middle: an argument echoed back (a
+#: megabyte id or query) must not flood the agent's context.
+MAX_ERROR_CHARS = 2000
 
 INSTRUCTIONS = """\
 ledger is the local memory shared by every agent on this machine.
@@ -78,6 +81,52 @@ def compact(m) -> dict:
     return wire.memory_compact(m, stale)
 
 
+def clip_error(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """``text`` cut to at most about ``limit`` characters, keeping its start and end
+    (where the what-to-do sits) around ``…``."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    return f"{text[:head]} … [{len(text) - limit:,} characters cut] … {text[-(limit - head):]}"
+
+
+def arguments_message(exc: ValidationError) -> str:
+    """Pydantic's complaint about a tool's arguments as one line per argument, e.g.
+    ``bad arguments: query: Input should be a valid string (got int); cluster: Field
+    required`` (its own text names internal models and links its docs)."""
+    parts = []
+    for e in exc.errors(include_url=False):
+        where = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
+        got = f" (got {type(e.get('input')).__name__})" if str(e.get("type", "")).endswith("_type") else ""
+        parts.append(f"{where}: {e.get('msg', 'invalid')}{got}")
+    return "bad arguments: " + "; ".join(parts)
+
+
+class _MCPServer(MCPServer):
+    """The SDK's server with ledger's wording for the failures the SDK words itself: bad
+    arguments in one line, a crash with its cause (the SDK sends only "Error executing
+    tool X"), and every tool error at most :data:`MAX_ERROR_CHARS` long."""
+
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            import logging
+
+            cause = exc.__cause__ or exc
+            logging.getLogger(__name__).error("tool %s failed unexpectedly", name, exc_info=cause)
+            raise ToolError(clip_error(f"Error executing tool {name}: ledger failed unexpectedly "
+                                       f"({type(cause).__name__}: {cause}). The server goes on; please report this "
+                                       "as a ledger bug.")) from None
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(clip_error(f"Error executing tool {name}: {arguments_message(cause)}")) from cause
+            if len(str(exc)) > MAX_ERROR_CHARS:
+                raise ToolError(clip_error(str(exc))) from cause
+            raise
+
+
 class Server:
     """The tools bound to one store. ``db``: the store path (None = ``$LEDGER_DB``,
     ``$LEDGER_HOME/ledger.db``, ``~/.ledger/ledger.db``); ``agent``: a fixed agent id
@@ -86,7 +135,7 @@ class Server:
     def __init__(self, db: str | None = None, agent: str | None = None):
         self.db = db
         self.agent = agent or os.environ.get("LEDGER_AGENT") or None
-        self.app = MCPServer(name="ledger", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+        self.app = _MCPServer(name="ledger", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
         for fn, ann in ((self.recall, COUNTED_READ), (self.search, READ), (self.show, READ), (self.remember, WRITE),
                         (self.conflicts, READ), (self.judge, JUDGE), (self.checkpoint, READ)):
             self.app.add_tool(fn, name=fn.__name__, annotations=ann)

@@ -51,6 +51,8 @@ SEED_CLUSTERS = (
 # Re-exported for bench/ scripts that read the search weights from here.
 CONTEXT_WEIGHT = textindex.CONTEXT_WEIGHT
 FUZZY_WEIGHT = textindex.FUZZY_WEIGHT
+#: Characters. A longer ref is not looked up as part of an id (ids are about 16 long).
+MAX_ID_REF = 64
 
 
 @translate_class
@@ -288,7 +290,9 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
             raise missing_id("memory", ref)
         if self.exists(ref):
             return ref
-        if len(ref) >= 4 and ref.replace("_", "").isalnum():
+        # Ids are short: a longer ref cannot be a part of one, and SQLite refuses a LIKE
+        # pattern over 50,000 bytes ("pattern too complex"), which read as a ledger bug.
+        if 4 <= len(ref) <= MAX_ID_REF and ref.replace("_", "").isalnum():
             # Tail first (what search prints), then head; '_' is a LIKE wildcard, so escape it.
             esc = ref.replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%")
             for pattern in ("%" + esc, esc + "%"):

@@ -1,0 +1,127 @@
+"""`ledger mcp` against arguments an agent (or a broken client) can send that the SDK's
+schema check lets through or words badly: paths no file system takes, megabyte strings,
+wrong types. Each is one tool error that says what is wrong, never a blank
+"Error executing tool" or a flood of echoed input, and the server goes on. Driven
+through the SDK's own client over a real stdio subprocess, as tests/test_mcp.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+from conftest import LEDGER_BIN
+from test_mcp import connect, err, ok, run
+
+from ledger.mcp.server import MAX_ERROR_CHARS
+
+
+@pytest.fixture
+def store(tmp_path):
+    return tmp_path / "store" / "ledger.db"
+
+
+def test_file_paths_no_file_system_takes_are_clear_tool_errors_or_keys_without_state(store):
+    # A NUL byte and a name over the file system's limit crashed the tool (the client
+    # saw only "Error executing tool remember", the server's stderr a traceback).
+    long_name = "a" * 5000
+    deep = "/".join(["d"] * 3000)
+
+    async def go():
+        async with connect(store) as s:
+            out = {
+                "nul": err(await s.call_tool("remember", {"claim": "x is y here", "cluster": "code",
+                                                          "files": ["a\x00b.txt"]})),
+                "long": ok(await s.call_tool("remember", {"claim": "a file with a long name", "cluster": "code",
+                                                          "files": [long_name], "detail": True})),
+                "deep": ok(await s.call_tool("remember", {"claim": "a file deep down", "cluster": "code",
+                                                          "files": [deep]})),
+            }
+            out["after"] = ok(await s.call_tool("search", {}))
+            return out
+
+    e = run(go)
+    assert "NUL byte" in e["nul"] and "Remove it" in e["nul"], e["nul"]
+    assert e["long"]["files"][0]["path"].endswith(long_name)
+    assert e["deep"]["id"].startswith("m_")
+    assert e["after"]["total"] == 2  # the NUL one wrote nothing
+
+
+def test_the_cli_says_the_same_about_a_name_too_long(store, tmp_path):
+    # `ledger remember --file <5000 characters>` printed an OSError traceback.
+    p = subprocess.run([LEDGER_BIN, "remember", "a fact about a long name", "--cluster", "code", "--file", "b" * 5000,
+                        "--db", str(store), "--json"], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "LEDGER_HOME": str(tmp_path / "home")}, cwd=tmp_path)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+
+
+def test_megabyte_arguments_get_a_short_answer(store):
+    # A 1 MB id hit SQLite's LIKE limit ("pattern too complex ... report this as a ledger
+    # bug"); errors echoed megabyte arguments back whole into the agent's context.
+    big_id = "m_" + "a" * 1_000_000
+
+    async def go():
+        async with connect(store) as s:
+            return {
+                "show": err(await s.call_tool("show", {"id": big_id})),
+                "kind": err(await s.call_tool("judge", {"candidate": "cc_x", "verdict": "conflict", "kind": "k" * 500_000})),
+                "claim": err(await s.call_tool("remember", {"claim": "w " * 500_000, "cluster": "code"})),
+                "supersedes": err(await s.call_tool("remember", {"claim": "x is y here", "cluster": "code",
+                                                                 "supersedes": "m_" + "z" * 100_000})),
+            }
+
+    e = run(go)
+    assert "No memory m_aaaa" in e["show"] and "ledger bug" not in e["show"] and "too complex" not in e["show"], e["show"]
+    for name, text in e.items():
+        assert len(text) <= MAX_ERROR_CHARS + 100, (name, len(text))
+    assert "characters cut" in e["show"] and e["show"].rstrip().endswith("lists ids.")
+    assert "Unknown kind" in e["kind"] and "max 20000" in e["claim"] and "Nothing was remembered" in e["supersedes"]
+
+
+def test_wrong_types_are_named_per_argument_in_one_line(store):
+    # The SDK passed pydantic's text on: "1 validation error for recallArguments ...
+    # For further information visit https://errors.pydantic.dev/...".
+    async def go():
+        async with connect(store) as s:
+            return {
+                "query": err(await s.call_tool("recall", {"query": 123})),
+                "two": err(await s.call_tool("remember", {"claim": 42})),
+                "files": err(await s.call_tool("remember", {"claim": "x is y", "cluster": "code", "files": "a.txt"})),
+                "note": err(await s.call_tool("remember", {"claim": "x is y", "cluster": "code", "note": None})),
+                "limit": err(await s.call_tool("search", {"query": "x", "limit": 1.5})),
+            }
+
+    e = run(go)
+    for text in e.values():
+        assert "pydantic" not in text and "Arguments" not in text and "\n" not in text, text
+        assert text.startswith("Error executing tool ") and "bad arguments: " in text
+    assert "query: Input should be a valid string (got int)" in e["query"]
+    assert "claim: Input should be a valid string (got int)" in e["two"] and "cluster: Field required" in e["two"]
+    assert "files: Input should be a valid list (got str)" in e["files"]
+    assert "note: Input should be a valid string (got NoneType)" in e["note"]
+    assert "limit:" in e["limit"]
+
+
+def test_a_crash_in_a_tool_is_answered_with_its_cause_and_clipped():
+    # The SDK answers a crash with only "Error executing tool <name>"; the agent then
+    # cannot tell a bug from its own mistake.
+    import anyio
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from ledger.mcp.server import _MCPServer
+
+    app = _MCPServer(name="t")
+
+    def boom(n: int) -> str:
+        """Fails."""
+        raise RuntimeError("x" * 10 * MAX_ERROR_CHARS if n else "the disk went away")
+
+    app.add_tool(boom, name="boom")
+    for n in (0, 1):
+        with pytest.raises(ToolError) as info:
+            anyio.run(app.call_tool, "boom", {"n": n})
+        text = str(info.value)
+        assert text.startswith("Error executing tool boom: ledger failed unexpectedly (RuntimeError: ")
+        assert text.endswith("please report this as a ledger bug.") and len(text) <= MAX_ERROR_CHARS + 100
+        assert ("the disk went away" in text) == (n == 0)
