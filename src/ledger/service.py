@@ -326,16 +326,27 @@ class Ledger:
         """What ``ledger export`` writes: each match of ``query`` as ``Memory.to_dict()``
         plus ``links`` (linked ids) and ``source`` (the source record, for chunks and
         claims from a document), so ``ledger import`` can restore it elsewhere
-        (``store/transfer.py``)."""
-        from .store import transfer
+        (``store/transfer.py``); then history lines (``{"record": ...}``): every
+        conflict, event, session, observation and checkpoint for a whole-store export
+        (no query, no filter), only the conflicts among the exported memories otherwise
+        (``store/transfer_history.py``)."""
+        from .store import transfer, transfer_history
 
+        whole = not (query or "").strip() and not kw
         page: list[Memory] = []
+        ids: list[str] = []
         for m in self.export(query, batch=batch, **kw):
             page.append(m)
+            ids.append(m.id)
             if len(page) >= batch:
                 yield from self._with_extras(page, transfer)
                 page = []
         yield from self._with_extras(page, transfer)
+        if whole:  # the dropped memories its conflicts name come along, dropped
+            missing = transfer_history.conflict_sides(self.store, set(ids))
+            for start in range(0, len(missing), batch):
+                yield from self._with_extras(self.store.get_many(missing[start:start + batch], self.clock()), transfer)
+        yield from transfer_history.export_history(self.store, None if whole else ids)
 
     def _with_extras(self, page: list, transfer) -> Iterator[dict]:
         extras = transfer.export_extras(self.store, [m.id for m in page])
@@ -348,14 +359,18 @@ class Ledger:
         duplicates (``store/transfer.py`` says how ids and equal claims are merged).
         Records must already be checked with :func:`ledger.store.transfer.validate`.
         Writes ``batch`` records per transaction; ``progress(n)`` is called after each
-        with the number just written. Returns ``{"imported", "merged", "sources",
-        "clusters", "links"}``."""
-        from .store import transfer
+        with the number just written. History lines (``{"record": ...}``, checked with
+        :func:`ledger.store.transfer_history.validate_history`) are written after the
+        memories. Returns ``{"imported", "merged", "sources", "clusters", "links",
+        "conflicts", "events", "sessions", "observations", "checkpoints"}``."""
+        from .store import transfer, transfer_history
 
         now = self.clock()
         keys = transfer.claim_keys(self.store)
         total = {"imported": 0, "merged": 0, "sources": 0, "clusters": 0, "links": 0}
         pending: list[tuple[str, str]] = []
+        history: list[dict] = []
+        renamed: dict[str, str] = {}
         chunk_sources: set[str] = set()
         page: list[tuple[int, dict]] = []
 
@@ -366,11 +381,17 @@ class Ledger:
             for k in total:
                 total[k] += r[k]
             pending.extend(r["pendingLinks"])
+            renamed.update(r["renamed"])
             if progress:
                 progress(len(page))
             page.clear()
 
         for line, rec in records:
+            if "record" in rec:
+                history.append(rec)
+                if progress:
+                    progress(1)
+                continue
             page.append((line, rec))
             if rec.get("kind") == "chunk" and isinstance(rec.get("sourceId"), str):
                 chunk_sources.add(rec["sourceId"])
@@ -380,6 +401,7 @@ class Ledger:
         with self.store.atomic():
             total["links"] += transfer.add_links(self.store, pending)
         transfer.reindex_contexts(self.store, sorted(chunk_sources))
+        total.update(transfer_history.import_history(self.store, history, renamed))
         return total
 
     def forget(self, ids: Sequence[str], *, agent: str) -> int:

@@ -406,7 +406,8 @@ def import_(file, db, as_json):
     """Restore a `ledger export` file into this store, without duplicates.
 
     Memories keep their ids, times, reads, readers, flags and links; their sources and
-    clusters come along. A memory already here (same id, or a live claim with the same
+    clusters come along, and from a whole-store export the history too (conflicts, the
+    log, sessions and observations, checkpoints). A memory already here (same id, or a live claim with the same
     text in the same cluster) is merged: readers unioned, the larger hit count kept.
     The whole file is checked before anything is written. A progress bar shows on a
     terminal.
@@ -432,12 +433,16 @@ def import_(file, db, as_json):
 
     _out(f"imported {plural(r['imported'], 'memory', 'memories')} from {file}"
          + (f", merged {r['merged']} already here" if r["merged"] else "")
-         + f" · {plural(r['sources'], 'new source')} · {plural(r['clusters'], 'new cluster')} · {plural(r['links'], 'link')}")
+         + f" · {plural(r['sources'], 'new source')} · {plural(r['clusters'], 'new cluster')} · {plural(r['links'], 'link')}"
+         + "".join(f" · {plural(r[k], one, many)}" for k, one, many in (
+             ("conflicts", "conflict", None), ("events", "log entry", "log entries"),
+             ("observations", "observation", None), ("checkpoints", "checkpoint", None)) if r.get(k)))
 
 
 def _read_export(file: str) -> list[tuple[int, dict]]:
     """Parse and check every line first, so a bad file changes nothing."""
     from ..store.transfer import validate
+    from ..store.transfer_history import validate_history
 
     stream = sys.stdin if file == "-" else None
     try:
@@ -454,7 +459,7 @@ def _read_export(file: str) -> list[tuple[int, dict]]:
             except ValueError as exc:
                 raise InvalidInput(f"line {n} of {file} is not JSON ({exc.msg}); is this a `ledger export` file? "
                                    "Nothing was imported.") from None
-            out.append((n, validate(rec, n)))
+            out.append((n, validate_history(rec, n) if isinstance(rec, dict) and "record" in rec else validate(rec, n)))
     except UnicodeDecodeError:
         raise InvalidInput(f"{file} is not UTF-8 text; is this a `ledger export` file? Nothing was imported.") from None
     finally:

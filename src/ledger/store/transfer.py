@@ -16,7 +16,9 @@ Import (:func:`import_batch`) writes records into this store without duplicates:
 * anything else is inserted with its own id, times, hits, readers, flags, topic and
   file keys, and indexed for search; a dropped memory stays dropped (``asof:`` finds it);
 * clusters, agents and sources that are missing are created with their original ids;
-* links are added once both ends exist.
+* links are added once both ends exist;
+* the store's history (conflicts, the log, sessions, observations, checkpoints) comes
+  along in a whole-store export: ``store/transfer_history.py``.
 
 Times are epoch ms, as exported. Nothing is inferred from ``strength``: it is computed
 on read from what was restored.
@@ -84,12 +86,13 @@ def validate(rec, line: int) -> dict:
 def import_batch(store, records: Iterable[tuple[int, dict]], *, now: int, agent: str = "import",
                  keys: dict[int, str] | None = None) -> dict:
     """Write validated ``(line, record)`` pairs in one transaction; returns counts
-    ``{"imported", "merged", "sources", "clusters", "links", "pendingLinks"}`` where
-    ``pendingLinks`` lists ``(a, b)`` pairs whose other end has not arrived yet (the
-    caller retries them after the last batch with :func:`add_links`). ``keys`` is
+    ``{"imported", "merged", "sources", "clusters", "links", "pendingLinks", "renamed"}``
+    where ``pendingLinks`` lists ``(a, b)`` pairs whose other end has not arrived yet (the
+    caller retries them after the last batch with :func:`add_links`) and ``renamed``
+    maps an exported id to the equal claim here it was merged into. ``keys`` is
     :func:`claim_keys` of this store, kept up to date with the claims inserted here."""
     conn = conn_of(store)
-    counts = {"imported": 0, "merged": 0, "sources": 0, "clusters": 0, "links": 0, "pendingLinks": []}
+    counts = {"imported": 0, "merged": 0, "sources": 0, "clusters": 0, "links": 0, "pendingLinks": [], "renamed": {}}
     with atomic(conn):
         for _line, rec in records:
             _ensure_cluster(conn, rec, now, counts)
@@ -102,6 +105,8 @@ def import_batch(store, records: Iterable[tuple[int, dict]], *, now: int, agent:
             if target:
                 _merge(store, target, rec)
                 counts["merged"] += 1
+                if target != rec["id"]:
+                    counts["renamed"][rec["id"]] = target
             else:
                 _insert(store, rec)
                 counts["imported"] += 1

@@ -1,0 +1,201 @@
+"""The store's history in ``ledger export`` / ``ledger import``: conflicts, the operation
+log (events), checkpoints, and the watcher's sessions and observations.
+
+``ledger export`` without a query writes, after the memory lines, one line per history
+row with a ``"record"`` field naming its kind (memory lines have none)::
+
+    {"record": "conflict", "id", "kind", "clusterId", "a", "b", "detector", "note", "status",
+     "createdAt", "resolvedAt", "resolution", "resolvedBy"}
+    {"record": "event", "at", "agent", "op", "memoryId", "detail", "ms"}
+    {"record": "session", "key", "harness", "sessionId", "project", "cwd", "agent",
+     "transcriptPath", "startedAt", "lastSeen", "steps", "distilledStep"}
+    {"record": "observation", "session", "step", "at", "tool", "input", "output", "ok",
+     "durationMs", "toolUseId", "files"}
+    {"record": "checkpoint", "session", "project", "at", "event", "branch", "content"}
+
+A whole-store export also writes the dropped memories a conflict names (a resolution
+retires one side), as memory lines with their ``deletedAt``, so every conflict keeps
+its two sides. An export with a query carries only the conflicts between memories it
+exports (the log, sessions and checkpoints belong to the whole store). Times are epoch ms.
+
+Import (:func:`import_history`) runs after the memories, so a conflict finds its two
+sides (through ``renamed``: a memory merged into an equal claim here goes by that id).
+Nothing is written twice: a conflict is known by its id, a session by its key, an
+observation by its session and tool-use id (or step, time and tool), an event and a
+checkpoint by all their fields. Imported from ``ledger export`` files written before
+this existed, it is simply not there.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from ..errors import InvalidInput
+from .source_sync import conn_of
+
+#: The ``"record"`` values of history lines, in the order import writes them.
+RECORDS = ("conflict", "event", "session", "observation", "checkpoint")
+
+_CONFLICT = (("id", "id"), ("kind", "kind"), ("clusterId", "cluster_id"), ("a", "a"), ("b", "b"),
+             ("detector", "detector"), ("note", "note"), ("status", "status"), ("createdAt", "created_at"),
+             ("resolvedAt", "resolved_at"), ("resolution", "resolution"), ("resolvedBy", "resolved_by"))
+_EVENT = (("at", "at"), ("agent", "agent"), ("op", "op"), ("memoryId", "memory_id"), ("detail", "detail"), ("ms", "ms"))
+_SESSION = (("key", "key"), ("harness", "harness"), ("sessionId", "session_id"), ("project", "project"), ("cwd", "cwd"),
+            ("agent", "agent"), ("transcriptPath", "transcript_path"), ("startedAt", "started_at"),
+            ("lastSeen", "last_seen"), ("steps", "steps"), ("distilledStep", "distilled_step"))
+_OBSERVATION = (("session", "session"), ("step", "step"), ("at", "at"), ("tool", "tool"), ("input", "input"),
+                ("output", "output"), ("ok", "ok"), ("durationMs", "duration_ms"), ("toolUseId", "tool_use_id"))
+_CHECKPOINT = (("session", "session"), ("project", "project"), ("at", "at"), ("event", "event"), ("branch", "branch"),
+               ("content", "content"))
+_FIELDS = {"conflict": _CONFLICT, "event": _EVENT, "session": _SESSION, "observation": _OBSERVATION,
+           "checkpoint": _CHECKPOINT}
+#: Fields each record must have, with their JSON types (the rest may be null).
+_REQUIRED = {
+    "conflict": (("id", str), ("kind", str), ("clusterId", str), ("a", str), ("b", str), ("status", str), ("createdAt", int)),
+    "event": (("at", int), ("agent", str), ("op", str)),
+    "session": (("key", str), ("harness", str), ("sessionId", str), ("project", str), ("startedAt", int)),
+    "observation": (("session", str), ("step", int), ("at", int), ("tool", str), ("input", str)),
+    "checkpoint": (("project", str), ("at", int), ("event", str), ("content", str)),
+}
+
+
+def export_history(store, memory_ids: Sequence[str] | None) -> Iterable[dict]:
+    """History lines for an export: every row when ``memory_ids`` is None (a whole-store
+    export), else only the conflicts whose two sides are in ``memory_ids``."""
+    conn = conn_of(store)
+    wanted = None if memory_ids is None else set(memory_ids)
+    cols = ", ".join(c for _, c in _CONFLICT)
+    for row in conn.execute(f"SELECT {cols} FROM conflicts ORDER BY created_at, id"):
+        rec = _record("conflict", _CONFLICT, row)
+        if wanted is None or (rec["a"] in wanted and rec["b"] in wanted):
+            yield rec
+    if wanted is not None:
+        return
+    yield from (_record("event", _EVENT, r) for r in conn.execute(
+        f"SELECT {', '.join(c for _, c in _EVENT)} FROM events ORDER BY id"))
+    yield from (_record("session", _SESSION, r) for r in conn.execute(
+        f"SELECT {', '.join(c for _, c in _SESSION)} FROM watch_sessions ORDER BY started_at, key"))
+    files: dict[int, list[str]] = {}
+    for oid, path in conn.execute("SELECT observation_id, path FROM observation_files ORDER BY observation_id, path"):
+        files.setdefault(oid, []).append(path)
+    for r in conn.execute(f"SELECT id, {', '.join(c for _, c in _OBSERVATION)} FROM observations ORDER BY id"):
+        rec = _record("observation", _OBSERVATION, tuple(r)[1:])
+        rec["files"] = files.get(r[0], [])
+        yield rec
+    yield from (_record("checkpoint", _CHECKPOINT, r) for r in conn.execute(
+        f"SELECT {', '.join(c for _, c in _CHECKPOINT)} FROM checkpoints ORDER BY at, id"))
+
+
+def conflict_sides(store, exported: set[str]) -> list[str]:
+    """Ids of memories some conflict names that are not in ``exported`` (the side a
+    resolution retired is dropped, and a plain export leaves dropped memories out):
+    a whole-store export adds them, dropped, so every conflict has its two sides."""
+    conn = conn_of(store)
+    sides = {x for a, b in conn.execute("SELECT a, b FROM conflicts") for x in (a, b)}
+    return sorted(sides - exported)
+
+
+def _record(kind: str, fields, row) -> dict:
+    return {"record": kind, **{k: v for (k, _), v in zip(fields, tuple(row))}}
+
+
+def validate_history(rec: dict, line: int) -> dict:
+    """Check one history line (see the module docstring); returns it, or raises
+    :class:`InvalidInput` naming the line."""
+    kind = rec.get("record")
+    if kind not in _REQUIRED:
+        raise InvalidInput(f"line {line}: unknown record {kind!r} (this ledger reads memories and "
+                           f"{', '.join(RECORDS)}); was it written by a newer ledger? Nothing was imported.")
+    for key, typ in _REQUIRED[kind]:
+        v = rec.get(key)
+        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+            raise InvalidInput(f"line {line}: {kind} {key!r} is missing or not a {typ.__name__}. Nothing was imported.")
+    if kind == "observation" and not isinstance(rec.get("files", []), list):
+        raise InvalidInput(f"line {line}: observation 'files' is not a list. Nothing was imported.")
+    return rec
+
+
+def import_history(store, records: Iterable[dict], renamed: dict[str, str]) -> dict:
+    """Write history records (already validated) that this store does not have yet, in
+    one transaction. ``renamed`` maps an exported memory id to the id it was merged
+    into here. A conflict whose sides are both missing here is skipped. Returns counts
+    ``{"conflicts", "events", "sessions", "observations", "checkpoints"}``."""
+    conn = conn_of(store)
+    counts = {"conflicts": 0, "events": 0, "sessions": 0, "observations": 0, "checkpoints": 0}
+    by_kind: dict[str, list[dict]] = {k: [] for k in RECORDS}
+    for rec in records:
+        by_kind[rec["record"]].append(rec)
+    with store.atomic():
+        for rec in by_kind["conflict"]:
+            counts["conflicts"] += _conflict(conn, rec, renamed)
+        for rec in by_kind["event"]:
+            counts["events"] += _once(conn, "events", _EVENT, {**rec, "memoryId": renamed.get(rec.get("memoryId"),
+                                                                                                 rec.get("memoryId"))})
+        for rec in by_kind["session"]:
+            counts["sessions"] += conn.execute(
+                f"INSERT OR IGNORE INTO watch_sessions ({', '.join(c for _, c in _SESSION)}) "
+                f"VALUES ({', '.join('?' * len(_SESSION))})",
+                [_value(rec, k) for k, _ in _SESSION]).rowcount
+        for rec in by_kind["observation"]:
+            counts["observations"] += _observation(conn, rec)
+        for rec in by_kind["checkpoint"]:
+            counts["checkpoints"] += _once(conn, "checkpoints", _CHECKPOINT, rec)
+    return counts
+
+
+_DEFAULTS = {"detector": 0.0, "note": "", "cwd": "", "agent": "", "steps": 0, "distilledStep": 0, "output": "",
+             "detail": ""}
+
+
+def _value(rec: dict, key: str):
+    v = rec.get(key)
+    if v is None and key in _DEFAULTS:
+        return _DEFAULTS[key]
+    if key == "lastSeen" and v is None:
+        return rec.get("startedAt")
+    return v
+
+
+def _once(conn, table: str, fields, rec: dict) -> int:
+    """Insert ``rec`` into ``table`` unless a row with all the same fields is there."""
+    cols = [c for _, c in fields]
+    vals = [_value(rec, k) for k, _ in fields]
+    where = " AND ".join(f"{c} IS ?" for c in cols)
+    if conn.execute(f"SELECT 1 FROM {table} WHERE {where} LIMIT 1", vals).fetchone():
+        return 0
+    conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
+    return 1
+
+
+def _conflict(conn, rec: dict, renamed: dict[str, str]) -> int:
+    if conn.execute("SELECT 1 FROM conflicts WHERE id = ?", (rec["id"],)).fetchone():
+        return 0
+    a, b = renamed.get(rec["a"], rec["a"]), renamed.get(rec["b"], rec["b"])
+    if conn.execute("SELECT count(*) FROM memories WHERE id IN (?, ?)", (a, b)).fetchone()[0] != (1 if a == b else 2):
+        return 0  # a side that is not in this store (a partial export): nothing to hang it on
+    if not conn.execute("SELECT 1 FROM clusters WHERE id = ?", (rec["clusterId"],)).fetchone():
+        rec = {**rec, "clusterId": conn.execute("SELECT cluster_id FROM memories WHERE id = ?", (a,)).fetchone()[0]}
+    vals = [_value({**rec, "a": a, "b": b}, k) for k, _ in _CONFLICT]
+    conn.execute(f"INSERT INTO conflicts ({', '.join(c for _, c in _CONFLICT)}) VALUES ({', '.join('?' * len(_CONFLICT))})",
+                 vals)
+    return 1
+
+
+def _observation(conn, rec: dict) -> int:
+    if not conn.execute("SELECT 1 FROM watch_sessions WHERE key = ?", (rec["session"],)).fetchone():
+        harness, _, sid = rec["session"].partition(":")
+        conn.execute("INSERT INTO watch_sessions (key, harness, session_id, project, cwd, agent, started_at, last_seen) "
+                     "VALUES (?, ?, ?, '', '', '', ?, ?)", (rec["session"], harness, sid, rec["at"], rec["at"]))
+    if rec.get("toolUseId"):
+        dup = conn.execute("SELECT 1 FROM observations WHERE session = ? AND tool_use_id = ?",
+                           (rec["session"], rec["toolUseId"])).fetchone()
+    else:
+        dup = conn.execute("SELECT 1 FROM observations WHERE session = ? AND step = ? AND at = ? AND tool = ? AND input = ?",
+                           (rec["session"], rec["step"], rec["at"], rec["tool"], rec["input"])).fetchone()
+    if dup:
+        return 0
+    cur = conn.execute(f"INSERT INTO observations ({', '.join(c for _, c in _OBSERVATION)}) "
+                       f"VALUES ({', '.join('?' * len(_OBSERVATION))})", [_value(rec, k) for k, _ in _OBSERVATION])
+    conn.executemany("INSERT OR IGNORE INTO observation_files (observation_id, path) VALUES (?, ?)",
+                     [(cur.lastrowid, p) for p in rec.get("files") or [] if isinstance(p, str)])
+    return 1

@@ -1,0 +1,127 @@
+"""``ledger export`` / ``ledger import`` carry the store's history, not only memories
+(fresh-user defect: conflicts, the log, checkpoints and observations were lost in a
+move). Real stores, the real CLI, real hook processes for the observations."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from fakes.hooks import post_bash, run_hook
+
+from ledger.service import Ledger
+
+
+def _rows(db, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as c:
+        return [tuple(r) for r in c.execute(sql)]
+
+
+HISTORY = {
+    "conflicts": "SELECT id, kind, cluster_id, a, b, detector, note, status, created_at, resolved_at, resolution, resolved_by "
+                 "FROM conflicts ORDER BY id",
+    "events": "SELECT at, agent, op, memory_id, detail, ms FROM events WHERE op != 'import' ORDER BY at, id",
+    "sessions": "SELECT key, harness, session_id, project, cwd, agent, started_at, steps FROM watch_sessions ORDER BY key",
+    "observations": "SELECT session, step, at, tool, input, output, ok, duration_ms, tool_use_id FROM observations "
+                    "ORDER BY session, step",
+    "observation_files": "SELECT o.tool_use_id, f.path FROM observation_files f JOIN observations o ON o.id = f.observation_id "
+                         "ORDER BY 1, 2",
+    "checkpoints": "SELECT session, project, at, event, branch, content FROM checkpoints ORDER BY at, id",
+}
+
+
+def _seed(db, proj) -> dict:
+    with Ledger.open(db) as led:
+        a = led.remember("The cache TTL is 300 seconds", cluster="code", agent="claude").memory.id
+        b = led.remember("The cache TTL is 600 seconds", cluster="code", agent="codex", supersedes=a)
+        c = led.remember("Staging deploys need the VPN", cluster="proc", agent="claude").memory.id
+        d = led.remember("Staging deploys do not need the VPN", cluster="proc", agent="codex").memory.id
+        for cand in led.candidates(10):
+            led.judge(cand.id, "conflict", agent="claude", kind="direct contradiction", detector=0.9, note="one is stale")
+        open_ = [x for x in led.conflicts() if x.status == "open"]
+        assert open_, "the proposer should have paired a contradiction"
+        led.resolve(open_[0].id, "a", by="human")
+        led.store.watch.add_checkpoint(session="claude-code:s9", project=str(proj), event="PreCompact", branch="main",
+                                       content="# Checkpoint\n\n- edited app.py\n", now=led.clock())
+    for i in range(3):
+        p = run_hook("PostToolUse", post_bash(f"pytest -k case{i}", stdout=f"{i} passed", cwd=proj, session="s9"),
+                     env={"LEDGER_DB": db})
+        assert p.returncode == 0
+    return {"a": a, "b": b.memory.id, "c": c, "d": d}
+
+
+def test_a_whole_store_export_round_trips_its_history(cli, tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    src = tmp_path / "src.db"
+    _seed(src, proj)
+    before = {k: _rows(src, q) for k, q in HISTORY.items()}
+    assert all(before[k] for k in ("conflicts", "events", "sessions", "observations", "checkpoints")), before
+    rc, out, err = cli("export", db=src)
+    assert rc == 0, err
+    lines = [json.loads(x) for x in out.splitlines()]
+    kinds = {r.get("record", "memory") for r in lines}
+    assert kinds == {"memory", "conflict", "event", "session", "observation", "checkpoint"}, kinds
+    f = tmp_path / "all.jsonl"
+    f.write_text(out)
+    dst = tmp_path / "dst.db"
+    rc, out, err = cli("import", str(f), "--json", db=dst)
+    assert rc == 0, err
+    r = json.loads(out)
+    assert r["conflicts"] == len(before["conflicts"]) and r["observations"] == len(before["observations"])
+    assert r["checkpoints"] == 1 and r["events"] == len(before["events"])
+    after = {k: _rows(dst, q) for k, q in HISTORY.items()}
+    assert after == before
+    # importing the same file again adds nothing
+    rc, out, err = cli("import", str(f), "--json", db=dst)
+    again = json.loads(out)
+    assert {k: again[k] for k in ("imported", "conflicts", "events", "observations", "checkpoints")} == dict.fromkeys(
+        ("imported", "conflicts", "events", "observations", "checkpoints"), 0), again
+    assert {k: _rows(dst, q) for k, q in HISTORY.items()} == before
+    # the review queue and the checkpoint read back through the library as in the source store
+    with Ledger.open(src) as a, Ledger.open(dst) as b:
+        assert [c.to_dict() for c in a.conflicts()] == [c.to_dict() for c in b.conflicts()]
+        assert a.checkpoints(project=str(proj)) == b.checkpoints(project=str(proj))
+
+
+def test_a_filtered_export_carries_the_conflicts_among_its_memories_only(cli, tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    src = tmp_path / "src.db"
+    ids = _seed(src, proj)
+    rc, out, err = cli("export", "cluster:code", db=src)
+    lines = [json.loads(x) for x in out.splitlines()]
+    conflicts = [r for r in lines if r.get("record") == "conflict"]
+    assert conflicts and all({c["a"], c["b"]} <= {ids["a"], ids["b"]} for c in conflicts)
+    assert {r.get("record") for r in lines} == {None, "conflict"}  # no log, sessions or checkpoints
+
+
+def test_a_conflict_follows_a_claim_merged_into_an_equal_one(cli, tmp_path):
+    """The destination already holds the same claim under another id: the conflict is
+    attached to that id."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    src = tmp_path / "src.db"
+    _seed(src, proj)
+    dst = tmp_path / "dst.db"
+    with Ledger.open(dst) as led:
+        mine = led.remember("The cache TTL is 300 seconds", cluster="code", agent="me").memory.id
+    rc, out, err = cli("export", db=src)
+    f = tmp_path / "all.jsonl"
+    f.write_text(out)
+    rc, out, err = cli("import", str(f), "--json", db=dst)
+    assert rc == 0, err
+    sides = {x for row in _rows(dst, "SELECT a, b FROM conflicts") for x in row}
+    assert mine in sides
+
+
+def test_a_bad_history_line_changes_nothing_and_names_the_line(cli, tmp_path):
+    f = tmp_path / "bad.jsonl"
+    good = {"id": "m_x1", "text": "A fact", "kind": "claim", "origin": "chat", "clusterId": "code", "writer": "a",
+            "createdAt": 1, "lastReadAt": 1, "hits": 0}
+    for bad, needle in (({"record": "event", "agent": "a", "op": "x"}, "'at'"),
+                        ({"record": "teleport", "x": 1}, "unknown record 'teleport'")):
+        f.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+        rc, out, err = cli("import", str(f), db=tmp_path / "d.db")
+        assert rc == 1 and "line 2" in err and needle in err and "Nothing was imported" in err, err
+    assert not (tmp_path / "d.db").exists() or _rows(tmp_path / "d.db", "SELECT count(*) FROM memories") == [(0,)]
