@@ -23,10 +23,12 @@ PENDING = 0
 #: Write-lock hold per ingest batch, ms (one commit on top: the hold stays under ~200 ms).
 BATCH_MS = 150
 #: Pause between batches, ms: the window in which waiting writers take the lock. SQLite's
-#: busy handler retries at most 100 ms apart, so a pause of 100 ms is sure to see every
-#: waiting writer try once; with 25 ms one writer in ten still timed out after 1 s of
-#: waiting (measured with the 24,000-chunk test in tests/test_reliability.py). The
-#: price is ingest speed: about 60% of one transaction's (docs/benchmarks.md).
+#: busy handler retries at most 100 ms apart, so a pause of 100 ms sees every waiting
+#: writer try once. A pause alone was not enough (with 25 or 100 ms, a writer with a 1 s
+#: wait limit still timed out in most runs of the 24,000-chunk test in
+#: tests/test_reliability.py): the ingest must also not barge in after it, see
+#: ``_enter_deferring``. The price is ingest speed: 1.4-1.6x one transaction's wall
+#: time without other writers (docs/benchmarks.md).
 YIELD_MS = 100
 #: Pause before retrying while another writer holds the lock between batches, ms
 #: (longer than the 100 ms retry of writers that have waited a while).
