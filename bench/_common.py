@@ -6,6 +6,7 @@ from a checkout where the package is not installed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sqlite3
@@ -115,3 +116,24 @@ class Progress:
         rate = done / el if el > 0 else 0.0
         eta = (self.total - done) / rate if rate > 0 else float("inf")
         print(f"  {self.label}: {done:,}/{self.total:,} ({rate:,.0f}/s, {el:.0f}s elapsed, eta {eta:.0f}s)", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def pg_schema(server: str, prefix: str = "bench"):
+    """A fresh, empty PostgreSQL store in ``server`` (a ``postgresql://`` URL): its own
+    schema, dropped on exit. Yields the store URL (the schema first on the search path,
+    pg_trgm reachable in public). ``scripts/pg-test-cluster start DIR`` prints a server URL."""
+    import uuid
+
+    import psycopg
+
+    schema = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+        c.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    sep = "&" if "?" in server else "?"
+    try:
+        yield f"{server}{sep}options=-csearch_path%3D{schema}%2Cpublic"
+    finally:
+        with psycopg.connect(server, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

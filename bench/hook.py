@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/hook.py [--n 40] [--claims 3000] [--harness claude-code|codex|gemini] [--json] [--importtime]
+    python bench/hook.py [--n 40] [--claims 3000] [--harness claude-code|codex|gemini] [--json] [--importtime] [--pg URL]
 
 ``--harness codex`` sends Codex's payloads instead (a ``Bash`` command touching the file
 before the tool, its plain-text output after; docs/harness-contracts.md, C2).
@@ -28,6 +28,7 @@ from one run, compare the ratio, not the milliseconds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -39,7 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import dist, import_ledger, machine, table  # noqa: E402
+from _common import dist, import_ledger, machine, pg_schema, table  # noqa: E402
 
 import_ledger()
 
@@ -48,22 +49,25 @@ WORDS = ("cache schema index parser token model config deploy branch test fixtur
          "retry timeout header column encoder decoder layout buffer checkpoint tensor weights shard").split()
 
 
-def build_store(root: Path, claims: int) -> tuple[Path, Path]:
-    """A store with ``claims`` claims and one fact keyed to ``<project>/model.ckpt``."""
+def build_store(root: Path, claims: int, db: str | None = None) -> tuple[str, Path]:
+    """A store with ``claims`` claims and one fact keyed to ``<project>/model.ckpt`` (at
+    ``db``, a file or a PostgreSQL URL; default ``root/ledger.db``)."""
     from ledger.filekeys import file_key
     from ledger.service import Ledger
     from ledger.store import watch as W
 
     proj = root / "proj"
-    (proj / "src").mkdir(parents=True)
+    (proj / "src").mkdir(parents=True, exist_ok=True)
     target = proj / "model.ckpt"
-    target.write_bytes(os.urandom(4096))
+    if not target.exists():  # a second store (--pg) keys its facts to the same, unchanged files
+        target.write_bytes(os.urandom(4096))
     files = []
     for i in range(50):
         f = proj / "src" / f"mod_{i}.py"
-        f.write_text(f"X = {i}\n")
+        if not f.exists():
+            f.write_text(f"X = {i}\n")
         files.append(file_key(f))
-    db = root / "ledger.db"
+    db = db or str(root / "ledger.db")
     rnd = random.Random(7)
     now = int(time.time() * 1000)
     with Ledger.open(db) as led:
@@ -157,8 +161,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--harness", choices=("claude-code", "codex", "gemini"), default="claude-code")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--importtime", action="store_true", help="also list the hook's heaviest imports")
+    ap.add_argument("--pg", metavar="URL", help="also measure against a PostgreSQL store on this server (docs/postgres.md)")
     a = ap.parse_args(argv)
+    with contextlib.ExitStack() as stack:
+        pg = stack.enter_context(pg_schema(a.pg, "hookbench")) if a.pg else None
+        return _run(a, pg)
 
+
+def _run(a, pg: str | None) -> int:
     ledger = str(Path(sys.executable).with_name("ledger"))
     if not Path(ledger).exists():
         raise SystemExit(f"no ledger console script next to {sys.executable}: install the package (pip install -e .)")
@@ -169,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         # PYTHONDONTWRITEBYTECODE, which would recompile every changed module per call).
         env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_") and k != "PYTHONDONTWRITEBYTECODE"}
         env.update({"LEDGER_DB": str(db), "LEDGER_HOME": str(root / "home")})
+        env_pg = None
+        if pg:
+            build_store(root, a.claims, pg)
+            env_pg = {**env, "LEDGER_DB": pg}
         import ledger as ledger_pkg
 
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(ledger_pkg.__file__).parent)], env=env,
@@ -184,17 +198,23 @@ def main(argv: list[str] | None = None) -> int:
             timed(hook(events[1]), post, env)
         names = (("python -c pass", "hook AfterTool read_file (injects + observes)", "hook AfterTool shell (observes)")
                  if a.harness == "gemini" else ("python -c pass", "hook PreToolUse (injects)", "hook PostToolUse (observes)"))
+        if env_pg:
+            names = (*names, f"{names[1]}, PostgreSQL", f"{names[2]}, PostgreSQL")
         res: dict[str, list[float]] = {n: [] for n in names}
         cpu: dict[str, list[float]] = {n: [] for n in names}
         injected = 0
         for i in range(a.n):
             pre, post = make(target, i)
-            for name, argv, stdin in zip(names, (py_pass, hook(events[0]), hook(events[1])), (b"", pre, post)):
-                ms, c, out = timed(argv, stdin, env)
+            runs = [(py_pass, b"", env), (hook(events[0]), pre, env), (hook(events[1]), post, env)]
+            if env_pg:
+                pre2, post2 = make(target, 50_000 + i)
+                runs += [(hook(events[0]), pre2, env_pg), (hook(events[1]), post2, env_pg)]
+            for name, (argv, stdin, e) in zip(names, runs):
+                ms, c, out = timed(argv, stdin, e)
                 res[name].append(ms)
                 cpu[name].append(c)
                 injected += b"KNOWN FACTS" in out
-        if injected != a.n:  # only the PreToolUse calls print facts
+        if injected != a.n * (2 if env_pg else 1):  # only the PreToolUse calls print facts
             raise SystemExit(f"only {injected} of {a.n} PreToolUse calls injected the fact: the benchmark is not measuring the real path")
         log = root / "home" / "hook.log"
         if log.exists():
@@ -210,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             report["runs"][name] = {**d, "ratioP50": round(ratio, 2), "ratioP95": round(d["p95"] / base["p95"], 2),
                                     "cpu": c, "cpuRatioP50": round(cratio, 2)}
             rows.append([name, d["p50"], d["p95"], d["min"], round(ratio, 2), c["p50"], round(cratio, 2)])
-        worst = max(r["ratioP50"] for k, r in report["runs"].items() if k.startswith("hook"))
+        worst = max(r["ratioP50"] for k, r in report["runs"].items() if k.startswith("hook") and "PostgreSQL" not in k)
         report["meetsTarget"] = worst <= TARGET_RATIO
         if a.importtime:
             report["imports"] = importtime(ledger, make(target, 10_000)[0], env, harness=a.harness, event=events[0])

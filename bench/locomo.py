@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/locomo.py PATH/locomo.json [--k 1 5 10 25] [--mode hybrid] [--json]
+    python bench/locomo.py PATH/locomo.json [--k 1 5 10 25] [--mode hybrid] [--json] [--pg URL]
                            [--limit-conversations N] [--neighbours 2] [--context-weight W]
                            [--no-date] [--no-caption] [--as-claims] [--no-counted]
 
@@ -36,6 +36,7 @@ with every recall.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -44,7 +45,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import dist, import_ledger, machine, table  # noqa: E402
+from _common import dist, import_ledger, machine, pg_schema, table  # noqa: E402
 
 import_ledger()
 from ledger.service import Ledger  # noqa: E402
@@ -182,6 +183,8 @@ def main(argv=None) -> int:
     ap.add_argument("--as-claims", action="store_true", help="store turns as claims through remember (no neighbour context)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", type=Path, help="also write the JSON result to this file")
+    ap.add_argument("--pg", metavar="URL", help="build each conversation's store on this PostgreSQL server (a fresh "
+                    "schema each, dropped afterwards) instead of a SQLite file")
     args = ap.parse_args(argv)
     args.k = sorted(set(args.k))
 
@@ -198,7 +201,9 @@ def main(argv=None) -> int:
     t_build = 0.0
     with tempfile.TemporaryDirectory(prefix="ledger-locomo-") as tmp:
         for i, sample in enumerate(data):
-            with Ledger.open(Path(tmp) / f"conv{i}.db") as led:
+            with contextlib.ExitStack() as stack:
+                target = stack.enter_context(pg_schema(args.pg, "locomo")) if args.pg else Path(tmp) / f"conv{i}.db"
+                led = stack.enter_context(Ledger.open(target))
                 t0 = time.perf_counter()
                 ids = build(led, sample, args)
                 t_build += time.perf_counter() - t0
@@ -214,6 +219,7 @@ def main(argv=None) -> int:
         "bench": "locomo",
         "machine": machine(),
         "data": str(args.path),
+        "engine": "postgresql" if args.pg else "sqlite",
         "conversations": len(data),
         "turns": turns,
         "questions_skipped_no_evidence": skipped,

@@ -1,6 +1,13 @@
-"""Shared fixtures: an isolated LEDGER_HOME for every test, a Ledger on a real SQLite file
-with a settable clock, and a helper that runs the installed ``ledger`` command in a real
-subprocess."""
+"""Shared fixtures: an isolated LEDGER_HOME for every test, a Ledger on a real store with a
+settable clock, and a helper that runs the installed ``ledger`` command in a real
+subprocess.
+
+Engines: the store is a SQLite file unless a test module declares
+``ENGINES = BOTH_ENGINES``; its tests then run once per engine, the PostgreSQL run on a
+fresh schema of a real PostgreSQL 15 (``$LEDGER_TEST_PG_URL``, else a throwaway cluster
+that :func:`pg_server` starts with ``scripts/pg-test-cluster``; skipped with the reason
+when neither is possible). A test that must stay on SQLite in such a module is marked
+``@pytest.mark.sqlite_only`` (it reads the file itself)."""
 
 from __future__ import annotations
 
@@ -8,6 +15,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,6 +27,12 @@ from ledger.service import Ledger
 
 #: 2026-01-15T12:00:00Z, a fixed "now" for in-process tests.
 T0 = int(datetime(2026, 1, 15, 12, 0, tzinfo=timezone.utc).timestamp() * 1000)
+
+#: ``ENGINES = BOTH_ENGINES`` in a test module runs its store tests on both engines.
+BOTH_ENGINES = ("sqlite", "postgresql")
+ROOT = Path(__file__).resolve().parent.parent
+PG_BIN = Path(os.environ.get("LEDGER_PG_BIN", "/usr/lib/postgresql/15/bin"))
+
 
 def iso(ms: int) -> str:
     """Epoch ms as an ISO instant with milliseconds, for ``asof:`` queries."""
@@ -50,10 +65,85 @@ def db_file(tmp_path) -> Path:
     return tmp_path / "store" / "ledger.db"
 
 
+def pytest_generate_tests(metafunc):
+    """Run a module's store tests once per engine when it declares ``ENGINES``."""
+    if "engine" not in metafunc.fixturenames:
+        return
+    engines = tuple(getattr(metafunc.module, "ENGINES", ("sqlite",)))
+    if metafunc.definition.get_closest_marker("sqlite_only"):
+        engines = ("sqlite",)
+    if engines != ("sqlite",):
+        metafunc.parametrize("engine", engines, indirect=True)
+
+
 @pytest.fixture
-def ledger(db_file, clock):
-    """A Ledger on a real file in tmp_path whose clock the test can move."""
-    led = Ledger.open(db_file, clock=clock)
+def engine(request) -> str:
+    """``"sqlite"`` or ``"postgresql"``: the engine this test's store runs on."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The URL of a PostgreSQL 15 server for the tests: ``$LEDGER_TEST_PG_URL`` (what
+    .ci/run exports), else a throwaway cluster started for this session and stopped
+    after it. Skips, saying why, when neither is possible."""
+    url = os.environ.get("LEDGER_TEST_PG_URL")
+    if url:
+        yield url
+        return
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install -e '.[test]')")
+    if not (PG_BIN / "initdb").exists():
+        pytest.skip(f"PostgreSQL 15 is not installed ({PG_BIN}/initdb missing: apt-get install postgresql-15), "
+                    "and $LEDGER_TEST_PG_URL is not set")
+    d = tempfile.mkdtemp(prefix="ledger-pg-", dir="/tmp")
+    p = subprocess.run([str(ROOT / "scripts" / "pg-test-cluster"), "start", d], capture_output=True, text=True,
+                       timeout=180)
+    if p.returncode:
+        shutil.rmtree(d, ignore_errors=True)
+        pytest.skip(f"could not start a PostgreSQL test cluster: {p.stderr.strip()[-400:]}")
+    try:
+        yield p.stdout.strip()
+    finally:
+        subprocess.run([str(ROOT / "scripts" / "pg-test-cluster"), "stop", d], capture_output=True, timeout=120)
+
+
+def pg_schema_url(server: str, schema: str) -> str:
+    """``server`` with ``schema`` first on the search path (pg_trgm stays reachable in public)."""
+    sep = "&" if "?" in server else "?"
+    return f"{server}{sep}options=-csearch_path%3D{schema}%2Cpublic"
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """A fresh, empty PostgreSQL store (its own schema), dropped after the test."""
+    import psycopg
+
+    schema = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_server, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield pg_schema_url(pg_server, schema)
+    finally:
+        with psycopg.connect(pg_server, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture
+def store_target(engine, request):
+    """Where this test's store lives: a SQLite file path, or a PostgreSQL URL."""
+    if engine == "postgresql":
+        return request.getfixturevalue("pg_url")
+    return request.getfixturevalue("db_file")
+
+
+@pytest.fixture
+def ledger(store_target, clock):
+    """A Ledger on a real store (file in tmp_path, or a PostgreSQL schema) whose clock
+    the test can move."""
+    led = Ledger.open(store_target, clock=clock)
     try:
         yield led
     finally:
@@ -64,7 +154,7 @@ class Cli:
     """Runs the installed ``ledger`` command: ``cli("recall", "x")`` → (rc, stdout, stderr).
     ``--db`` is added (pointing at the test's store) unless ``db=None``."""
 
-    def __init__(self, db: Path):
+    def __init__(self, db: Path | str):
         self.db = db
 
     def __call__(self, *args: str, input: str | bytes | None = None, db: Path | None | bool = True,
@@ -91,5 +181,5 @@ class Cli:
 
 
 @pytest.fixture
-def cli(db_file) -> Cli:
-    return Cli(db_file)
+def cli(store_target) -> Cli:
+    return Cli(store_target)

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import time
 
-from conftest import iso
+from conftest import BOTH_ENGINES, iso
 
 from ledger.clock import FixedClock
 from ledger.service import Ledger
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 
 def texts(led: Ledger, query: str) -> list[str]:
@@ -34,8 +36,8 @@ def test_supersede_then_merge_through_the_cli(cli):
     assert now == ["The cache TTL is 600 seconds"]
 
 
-def test_every_edit_is_answerable(db_file, clock: FixedClock):
-    with Ledger.open(db_file, clock=clock) as led:
+def test_every_edit_is_answerable(store_target, clock: FixedClock):
+    with Ledger.open(store_target, clock=clock) as led:
         mid = led.remember("Staging runs on host kestrel", cluster="proc", agent="claude").memory.id
         t1 = clock()
         clock.advance(ms=60_000)
@@ -52,8 +54,8 @@ def test_every_edit_is_answerable(db_file, clock: FixedClock):
         assert [m.text for m in led.export(f"staging asof:{iso(t1)}")] == ["Staging runs on host kestrel"]
 
 
-def test_resolve_merge_with_a_fixed_clock(db_file, clock: FixedClock):
-    with Ledger.open(db_file, clock=clock) as led:
+def test_resolve_merge_with_a_fixed_clock(store_target, clock: FixedClock):
+    with Ledger.open(store_target, clock=clock) as led:
         a = led.remember("The invoice terms are net 30", cluster="money", agent="claude").memory.id
         clock.advance(ms=1_000)
         res = led.remember("The invoice terms are net 45", cluster="money", agent="codex", supersedes=a)

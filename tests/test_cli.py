@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 
 import pytest
-from conftest import LEDGER_BIN
+from conftest import BOTH_ENGINES, LEDGER_BIN
 
 from ledger.ingest import source_from_text
 from ledger.service import Ledger
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 SEED_EXPORT_FIELDS = {
     "id", "text", "kind", "origin", "clusterId", "clusterLabel", "clusterColor", "writer", "readers", "sourceId",
@@ -131,8 +134,8 @@ def test_remember_plain_json_and_text_option(cli):
     assert (m["text"], m["writer"], m["provenance"], m["kind"], m["origin"]) == ("CI runs on Python 3.11", "claude", "tox.ini", "claim", "chat")
 
 
-def test_recall_format_accounting_and_json(cli, db_file):
-    with Ledger.open(db_file) as led:
+def test_recall_format_accounting_and_json(cli, store_target):
+    with Ledger.open(store_target) as led:
         a = led.remember("Staging deploys need the VPN", cluster="proc", agent="w").memory
         b = led.remember("Prod deploys need   two\napprovals", cluster="proc", agent="w").memory
         led.ingest(source_from_text("# Deploy guide\n\nDeploys start\nfrom the release branch.\n\nThen tag.", "guide.md"),
@@ -242,8 +245,8 @@ def test_remember_supersedes(cli):
 # ---------------------------------------------------------------------------- resolve, review
 
 
-def _open_conflict(db_file, texts=("Office opens at 08:00", "Office opens at 09:00")) -> tuple[str, str, str]:
-    with Ledger.open(db_file) as led:
+def _open_conflict(store_target, texts=("Office opens at 08:00", "Office opens at 09:00")) -> tuple[str, str, str]:
+    with Ledger.open(store_target) as led:
         led.remember(texts[0], cluster="home", agent="x")
         led.remember(texts[1], cluster="home", agent="y")
         (cand,) = led.candidates()
@@ -251,8 +254,8 @@ def _open_conflict(db_file, texts=("Office opens at 08:00", "Office opens at 09:
         return cf, cand.a.id, cand.b.id
 
 
-def test_resolve(cli, db_file):
-    cf, a, b = _open_conflict(db_file)
+def test_resolve(cli, store_target):
+    cf, a, b = _open_conflict(store_target)
     assert fail(*cli("resolve", cf)).startswith(f"Which outcome? Try: ledger resolve {cf} a|b|both|merge|dismiss")
     msg = fail(*cli("resolve", cf, "keep"))
     assert 'Unknown outcome "keep"' in msg
@@ -260,7 +263,7 @@ def test_resolve(cli, db_file):
     assert ok(*cli("resolve", cf, "merge")) == f"resolved {cf} — merged B's text into A\n"
     assert memory(cli, a)["text"] == "Office opens at 09:00" and memory(cli, b)["deletedAt"] is not None
     fail(*cli("resolve", cf, "a"))
-    cf2, a2, b2 = _open_conflict(db_file, ("Bins go out on Monday", "Bins go out on Tuesday"))
+    cf2, a2, b2 = _open_conflict(store_target, ("Bins go out on Monday", "Bins go out on Tuesday"))
     d = json.loads(ok(*cli("resolve", cf2, "dismiss", "--json")))
     assert (d["id"], d["status"], d["resolution"]) == (cf2, "dismissed", "dismiss")
 
@@ -298,9 +301,9 @@ def test_resolve_a_waiting_candidate_in_one_step(cli):
     assert "cc_" not in ok(*cli("review"))
 
 
-def test_review_is_a_plain_dump_without_a_tty(cli, db_file):
-    cf, a, b = _open_conflict(db_file)
-    with Ledger.open(db_file) as led:
+def test_review_is_a_plain_dump_without_a_tty(cli, store_target):
+    cf, a, b = _open_conflict(store_target)
+    with Ledger.open(store_target) as led:
         p = led.remember("Prefers tea over coffee", cluster="prefs", agent="writer").memory
     out = ok(*cli("review"))
     lines = out.splitlines()
@@ -355,8 +358,8 @@ def test_ingest_refuses_unreadable_input(cli, tmp_path):
     assert json.loads(ok(*cli("sources", "--json"))) == []
 
 
-def test_sources_list_trust_drop(cli, db_file):
-    with Ledger.open(db_file) as led:
+def test_sources_list_trust_drop(cli, store_target):
+    with Ledger.open(store_target) as led:
         res = led.ingest(source_from_text("Alpha paragraph.\n\n" * 1 + "Beta paragraph.", "notes.md"), cluster="reading", agent="a", trust=0.5)
         claim = led.remember("Alpha is first", cluster="reading", agent="a", source_id=res.source_id).memory
         led.review(claim.id, "keep")
@@ -381,8 +384,8 @@ def test_sources_list_trust_drop(cli, db_file):
 # ---------------------------------------------------------------------------- search, show
 
 
-def test_search_and_show(cli, db_file):
-    with Ledger.open(db_file) as led:
+def test_search_and_show(cli, store_target):
+    with Ledger.open(store_target) as led:
         m = led.remember("Kafka brokers listen on 9092", cluster="code", agent="writer").memory
         led.remember("Kafka topics are compacted", cluster="code", agent="writer")
     out = ok(*cli("search", "kafka"))
@@ -403,8 +406,8 @@ def test_search_and_show(cli, db_file):
 # ---------------------------------------------------------------------------- stats, export
 
 
-def test_stats(cli, db_file):
-    with Ledger.open(db_file) as led:
+def test_stats(cli, store_target):
+    with Ledger.open(store_target) as led:
         led.remember("Renews every 12 months", cluster="money", agent="a")
         led.remember("Renews every 24 months", cluster="money", agent="b")
         led.ingest(source_from_text("One.\n\nTwo.", "x.md"), cluster="reading", agent="a")
@@ -412,9 +415,9 @@ def test_stats(cli, db_file):
     st = json.loads(ok(*cli("stats", "--json")))
     assert (st["memories"], st["claims"], st["chunks"], st["pending"], st["candidates"], st["conflicts"], st["sources"], st["agents"]) == (
         3, 2, 1, 2, 1, 0, 1, 3)
-    assert st["requestsToday"] == 4 and st["db"] == str(db_file)
+    assert st["requestsToday"] == 4 and st["db"] == str(store_target)
     lines = ok(*cli("stats")).splitlines()
-    assert lines[0] == f"▍ LEDGER  {db_file}"
+    assert lines[0] == f"▍ LEDGER  {store_target}"
     assert lines[1] == "     3  memories   2 claims · 1 chunk"
     assert lines[2] == "     2  waiting in review   2 claims · 0 conflicts"
     assert lines[3] == "     0  open conflicts   1 candidate awaiting an agent"
@@ -423,8 +426,8 @@ def test_stats(cli, db_file):
     assert any(re.fullmatch(r" +\d+\.\d  MB on disk", line) for line in lines[6:])
 
 
-def test_export_streams_every_match(cli, db_file):
-    with Ledger.open(db_file) as led:
+def test_export_streams_every_match(cli, store_target):
+    with Ledger.open(store_target) as led:
         led.ingest_chunks("bulk.txt", [f"bulk chunk {i} about archive retention" for i in range(1000)], cluster="reading", agent="a")
         st = led.store
         with st.atomic():
@@ -480,25 +483,25 @@ def test_show_accepts_the_short_id_that_search_prints(cli):
     assert "No memory" in fail(*cli("show", "zzzzzz"))
 
 
-def test_export_into_a_closed_pipe_is_not_an_error(cli, db_file):
-    with Ledger.open(db_file) as led:
+def test_export_into_a_closed_pipe_is_not_an_error(cli, store_target):
+    with Ledger.open(store_target) as led:
         led.ingest_chunks("big.md", [f"chunk {i} text" for i in range(3000)], cluster="code", agent="a")
-    p = subprocess.run(f"{LEDGER_BIN} export --db {db_file} | head -1", shell=True, capture_output=True, text=True,
+    p = subprocess.run(f"{LEDGER_BIN} export --db {shlex.quote(str(store_target))} | head -1", shell=True, capture_output=True, text=True,
                        env={**os.environ, "NO_COLOR": "1"}, executable="/bin/bash")
     assert p.returncode == 0 and p.stdout.count("\n") == 1 and "Traceback" not in p.stderr
-    p = subprocess.run(f"{LEDGER_BIN} export --db {db_file} | head -1; echo ${{PIPESTATUS[0]}}", shell=True,
+    p = subprocess.run(f"{LEDGER_BIN} export --db {shlex.quote(str(store_target))} | head -1; echo ${{PIPESTATUS[0]}}", shell=True,
                        capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}, executable="/bin/bash")
     assert p.stdout.splitlines()[-1] == "0", p.stderr
 
 
-def test_closed_std_streams_and_full_disk_do_not_crash(cli, db_file):
+def test_closed_std_streams_and_full_disk_do_not_crash(cli, store_target):
     remember(cli, "A fact")
     for redirect in ("<&-", ">&-"):
-        p = subprocess.run(f"{LEDGER_BIN} recall fact --db {db_file} {redirect}", shell=True, capture_output=True,
+        p = subprocess.run(f"{LEDGER_BIN} recall fact --db {shlex.quote(str(store_target))} {redirect}", shell=True, capture_output=True,
                            text=True, executable="/bin/bash")
         assert "Traceback" not in p.stderr and p.returncode == 0, p.stderr
     if os.path.exists("/dev/full"):
-        p = subprocess.run(f"{LEDGER_BIN} stats --db {db_file} > /dev/full", shell=True, capture_output=True, text=True,
+        p = subprocess.run(f"{LEDGER_BIN} stats --db {shlex.quote(str(store_target))} > /dev/full", shell=True, capture_output=True, text=True,
                            executable="/bin/bash")
         assert p.returncode == 1 and "Traceback" not in p.stderr and p.stderr.startswith("✕")
 
@@ -534,6 +537,7 @@ def test_recall_with_nothing_to_look_for_is_an_error(cli):
     assert "cluster: needs a value" in fail(*cli("recall", "cluster:"))  # the bare key is named, not dropped
 
 
+@pytest.mark.sqlite_only
 def test_a_sqlite_error_is_a_store_error_with_the_clis_hint(cli):
     import sqlite3
 
@@ -553,3 +557,17 @@ def test_core_errors_get_the_clis_flags_as_hints(cli):
     cc = "cc_nope"
     assert "--verdict must be" in fail(*cli("judge", cc, "--verdict", "maybe"))
     assert fail(*cli("show", "m_nothere")).endswith("`ledger search` lists ids.")
+
+
+def test_every_write_records_its_machine_and_agent(cli):
+    """Row-level attribution (issue 20): $LEDGER_MACHINE (else the host name) names the
+    machine of every write; the Connections screen's machines come from it."""
+    ok(*cli("remember", "CI runs on Python 3.11", "--cluster", "code", "--agent", "claude", env={"LEDGER_MACHINE": "laptop-ana"}))
+    ok(*cli("remember", "Deploys go out on Tuesdays", "--cluster", "proc", "--agent", "codex", env={"LEDGER_MACHINE": "ci-3"}))
+    ok(*cli("recall", "python", "--agent", "codex", env={"LEDGER_MACHINE": "ci-3"}))
+    ok(*cli("remember", "The cache TTL is 300 seconds", "--cluster", "code", "--agent", "codex", env={"LEDGER_MACHINE": None}))
+    with Ledger.open(cli.db) as led:
+        machines = {m["machine"]: m for m in led.agents()["machines"]}
+    assert machines["laptop-ana"]["agents"] == ["claude"] and machines["laptop-ana"]["writes"] == 1
+    assert machines["ci-3"]["agents"] == ["codex"] and machines["ci-3"]["writes"] == 2
+    assert set(machines) == {"laptop-ana", "ci-3", os.uname().nodename}

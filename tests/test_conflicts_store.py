@@ -7,12 +7,14 @@ import json
 import re
 
 import pytest
-from conftest import iso
+from conftest import BOTH_ENGINES, iso
 
 from ledger.clock import DAY_MS
 from ledger.errors import InvalidInput, NotAClaim, UnknownCandidate, UnknownConflict
 from ledger.ingest import source_from_text
 from ledger.models import FileKey
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 
 def ids(res) -> list[str]:

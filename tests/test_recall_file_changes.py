@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 
+from conftest import BOTH_ENGINES
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
+
 
 def _remember(cli, text: str, *files) -> str:
     args = ["remember", text, "--cluster", "code", "--agent", "alice"]

@@ -8,7 +8,9 @@ import json
 import os
 import time
 
-from conftest import iso
+from conftest import BOTH_ENGINES, iso
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 DOC = """# Staging
 

@@ -15,13 +15,15 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import T0
+from conftest import BOTH_ENGINES, T0
 from fakes.gitrepo import GIT_ENV, git, make_repo
 from fakes.hooks import handle, payload, post_bash, post_edit, post_write, run_hook
 
 from ledger.session import record as RC
 from ledger.session import state as ST
 from ledger.store import watch as W
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 MIN = 60_000
 DATA = Path(__file__).parent / "data" / "claude_code_2.1.332_task_tools.jsonl"
@@ -72,8 +74,8 @@ def todos(rec: dict) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------- todo lists
 
 
-def test_real_task_tool_payloads_make_the_todo_list(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_real_task_tool_payloads_make_the_todo_list(store_target, repo):
+    hook = Hook(store_target, repo)
     for line in DATA.read_text().splitlines():
         hook(json.loads(line))
     rec = hook.record()
@@ -84,8 +86,8 @@ def test_real_task_tool_payloads_make_the_todo_list(db_file, repo):
     assert RC.todo_text(rec) == "- [x] Write foo\n- [ ] Test foo"
 
 
-def test_task_update_changes_status_and_subject_and_deletes(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_task_update_changes_status_and_subject_and_deletes(store_target, repo):
+    hook = Hook(store_target, repo)
     for i, subject in enumerate(["parse", "render", "ship"], 1):
         hook.tool("TaskCreate", {"subject": subject, "description": "d"}, {"task": {"id": str(i), "subject": subject}})
     hook.tool("TaskUpdate", {"taskId": "1", "status": "in_progress"}, {"success": True, "taskId": "1"})
@@ -96,8 +98,8 @@ def test_task_update_changes_status_and_subject_and_deletes(db_file, repo):
     assert "- [~] parse (in progress)" in RC.todo_text(hook.record())
 
 
-def test_todowrite_replaces_the_whole_list(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_todowrite_replaces_the_whole_list(store_target, repo):
+    hook = Hook(store_target, repo)
     first = [{"content": "Read the spec", "status": "completed", "activeForm": "Reading"},
              {"content": "Write the parser", "status": "in_progress", "activeForm": "Writing"},
              {"content": "Test it", "status": "pending", "activeForm": "Testing"}]
@@ -125,8 +127,8 @@ def test_opencode_todowrite_shape_and_odd_statuses():
 # ---------------------------------------------------------------- prompts, plan, commands
 
 
-def test_prompts_are_redacted_bounded_and_harness_turns_skipped(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_prompts_are_redacted_bounded_and_harness_turns_skipped(store_target, repo):
+    hook = Hook(store_target, repo)
     hook.prompt("Fix the login bug; the key is sk-ant-api03-" + "A" * 40 + " and password=hunter2hunter2")
     hook.prompt("<task-notification> <task-id>b0be39e</task-id> done</task-notification>")
     hook.prompt("[Request interrupted by user for tool use]")
@@ -139,8 +141,8 @@ def test_prompts_are_redacted_bounded_and_harness_turns_skipped(db_file, repo):
     assert len(ps[1]) <= RC.PROMPT_CHARS and "chars cut" in ps[1]
 
 
-def test_the_first_prompt_and_the_latest_ones_are_kept(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_the_first_prompt_and_the_latest_ones_are_kept(store_target, repo):
+    hook = Hook(store_target, repo)
     for i in range(40):
         hook.prompt(f"prompt number {i}")
     ps = [p["text"] for p in hook.record()["prompts"]]
@@ -154,15 +156,15 @@ def test_the_first_prompt_and_the_latest_ones_are_kept(db_file, repo):
     ({"plan": "1. Parse\n2. Render"}, {}),  # the contract's ExitPlanMode input
     ({}, {"plan": "1. Parse\n2. Render", "filePath": "/home/u/.claude/plans/x.md"}),  # plan only in the response
 ])
-def test_the_latest_plan_comes_from_exit_plan_mode(db_file, repo, inp, resp):
-    hook = Hook(db_file, repo)
+def test_the_latest_plan_comes_from_exit_plan_mode(store_target, repo, inp, resp):
+    hook = Hook(store_target, repo)
     hook.tool("ExitPlanMode", {"plan": "an older plan"}, {})
     hook.tool("ExitPlanMode", inp, resp)
     assert hook.record()["plan"] == "1. Parse\n2. Render"
 
 
-def test_last_failing_and_passing_commands(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_last_failing_and_passing_commands(store_target, repo):
+    hook = Hook(store_target, repo)
     hook(post_bash("pytest -q", stdout="3 passed"))
     hook(payload("PostToolUseFailure", tool_name="Bash", tool_input={"command": "make   build"}, tool_use_id="t1",
                  error="Exit code 2\nmake: *** No rule to make target 'build'.  Stop.", is_interrupt=False))
@@ -175,8 +177,8 @@ def test_last_failing_and_passing_commands(db_file, repo):
     assert RC.commands_text(rec).splitlines()[0] == "- last failing: `make build`"
 
 
-def test_edited_files_from_edit_tools_and_patches(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_edited_files_from_edit_tools_and_patches(store_target, repo):
+    hook = Hook(store_target, repo)
     hook(post_edit(repo / "src" / "a.py"))
     hook(post_write(repo / "new.md"))
     hook(payload("PostToolUseFailure", tool_name="Edit", tool_input={"file_path": str(repo / "failed.py")},
@@ -194,8 +196,8 @@ def test_edited_files_from_edit_tools_and_patches(db_file, repo):
 # ---------------------------------------------------------------- the Session State block
 
 
-def test_the_block_is_built_from_the_record_without_agents_files(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_the_block_is_built_from_the_record_without_agents_files(store_target, repo):
+    hook = Hook(store_target, repo)
     hook.prompt("Add CSV export to the report page (TASK-CSV)")
     hook.tool("TodoWrite", {"todos": [{"content": "write exporter", "status": "in_progress", "activeForm": "w"}]}, {})
     hook(post_edit(repo / "src" / "a.py"))
@@ -212,8 +214,8 @@ def test_the_block_is_built_from_the_record_without_agents_files(db_file, repo):
     assert not (repo / ".agents").exists()  # reading never creates the folder
 
 
-def test_agent_files_take_precedence_and_are_merged(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_agent_files_take_precedence_and_are_merged(store_target, repo):
+    hook = Hook(store_target, repo)
     hook.prompt("Ship the exporter")
     hook.tool("TodoWrite", {"todos": [{"content": "RECORDED-TODO", "status": "pending", "activeForm": "x"}]}, {})
     hook.stop = lambda: hook(payload("Stop", stop_hook_active=False))
@@ -228,12 +230,12 @@ def test_agent_files_take_precedence_and_are_merged(db_file, repo):
     assert "halfway through the exporter" in hook(payload("PreCompact", trigger="auto"))
 
 
-def test_a_new_session_resumes_from_the_last_checkpoint(db_file, repo):
-    first = Hook(db_file, repo, session="old")
+def test_a_new_session_resumes_from_the_last_checkpoint(store_target, repo):
+    first = Hook(store_target, repo, session="old")
     first.prompt("Rename the CLI flag --out to --output (TASK-RENAME)")
     first(post_edit(repo / "src" / "a.py"))
     first(payload("SessionEnd", reason="prompt_input_exit"))
-    ctx = json.loads(Hook(db_file, repo, session="new")(payload("SessionStart", source="resume")))
+    ctx = json.loads(Hook(store_target, repo, session="new")(payload("SessionStart", source="resume")))
     text = ctx["hookSpecificOutput"]["additionalContext"]
     assert ST.block_sections(text) == ["Last Checkpoint"]
     assert "TASK-RENAME" in text and "_Written by ledger on SessionEnd" in text
@@ -242,8 +244,8 @@ def test_a_new_session_resumes_from_the_last_checkpoint(db_file, repo):
 # ---------------------------------------------------------------- checkpoints
 
 
-def test_checkpoints_carry_the_record(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_checkpoints_carry_the_record(store_target, repo):
+    hook = Hook(store_target, repo)
     hook.prompt("Make the importer idempotent (TASK-IMP)")
     hook.tool("ExitPlanMode", {"plan": "1. hash rows\n2. skip seen hashes"}, {})
     hook.tool("TaskCreate", {"subject": "hash rows"}, {"task": {"id": "1", "subject": "hash rows"}})
@@ -260,22 +262,22 @@ def test_checkpoints_carry_the_record(db_file, repo):
     # a todo status change is a change: a new checkpoint
     hook.tool("TaskUpdate", {"taskId": "1", "status": "completed"}, {"success": True})
     hook(payload("Stop", stop_hook_active=False))
-    rows = W.open_store(str(db_file)).execute("SELECT content FROM checkpoints ORDER BY id").fetchall()
+    rows = W.open_store(str(store_target)).execute("SELECT content FROM checkpoints ORDER BY id").fetchall()
     assert len(rows) == 2 and "- [x] hash rows" in rows[1][0]
 
 
-def test_a_replayed_session_without_its_folder_keeps_checkpoints_in_the_store_only(db_file, tmp_path):
+def test_a_replayed_session_without_its_folder_keeps_checkpoints_in_the_store_only(store_target, tmp_path):
     gone = tmp_path / "not-here"
-    hook = Hook(db_file, gone)
+    hook = Hook(store_target, gone)
     hook.prompt("Work on bead X")
     hook(payload("Stop", stop_hook_active=False))
     assert not gone.exists()
-    (row,) = W.open_store(str(db_file)).execute("SELECT content FROM checkpoints").fetchall()
+    (row,) = W.open_store(str(store_target)).execute("SELECT content FROM checkpoints").fetchall()
     assert "## Current Task\n> Work on bead X" in row[0] and "## Branch" not in row[0]
 
 
-def test_checkpoints_list_and_show(cli, db_file, repo):
-    hook = Hook(db_file, repo)
+def test_checkpoints_list_and_show(cli, store_target, repo):
+    hook = Hook(store_target, repo)
     hook.prompt("Task for show (TASK-SHOW)")
     hook(payload("Stop", stop_hook_active=False))
     hook(post_write(repo / "b.txt"))
@@ -301,25 +303,25 @@ def test_checkpoints_list_and_show(cli, db_file, repo):
 # ---------------------------------------------------------------- .agents/ out of git status
 
 
-def test_agents_dir_is_excluded_in_a_linked_worktree(db_file, repo, tmp_path):
+def test_agents_dir_is_excluded_in_a_linked_worktree(store_target, repo, tmp_path):
     wt = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", str(wt), "-b", "side")
-    Hook(db_file, wt)(payload("Stop", stop_hook_active=False))
+    Hook(store_target, wt)(payload("Stop", stop_hook_active=False))
     assert (wt / ".agents" / "checkpoint.md").exists()
     assert "/.agents/" in (repo / ".git" / "info" / "exclude").read_text().splitlines()  # the common dir
     assert git(wt, "status", "--short") == ""
-    Hook(db_file, repo, session="s2")(payload("Stop", stop_hook_active=False))
+    Hook(store_target, repo, session="s2")(payload("Stop", stop_hook_active=False))
     assert (repo / ".git" / "info" / "exclude").read_text().count("/.agents/") == 1  # added once
     assert git(repo, "status", "--short") == ""
 
 
-def test_a_tracked_agents_dir_is_left_alone(db_file, repo):
+def test_a_tracked_agents_dir_is_left_alone(store_target, repo):
     (repo / ".agents").mkdir()
     (repo / ".agents" / "decisions.md").write_text("- keep\n")
     git(repo, "add", ".agents")
     git(repo, "commit", "-qm", "track agent notes")
     before = (repo / ".git" / "info" / "exclude").read_text() if (repo / ".git" / "info" / "exclude").exists() else ""
-    Hook(db_file, repo)(payload("Stop", stop_hook_active=False))
+    Hook(store_target, repo)(payload("Stop", stop_hook_active=False))
     after = (repo / ".git" / "info" / "exclude").read_text() if (repo / ".git" / "info" / "exclude").exists() else ""
     assert after == before
     assert "?? .agents/checkpoint.md" in git(repo, "status", "--short")  # the user sees it, as they chose
@@ -336,16 +338,16 @@ def test_a_subfolder_project_excludes_its_own_agents_dir(repo):
     assert ST.exclude_agents_dir(str(sub)) is None  # already there
 
 
-def test_user_prompt_submit_hook_prints_nothing(db_file, repo):
+def test_user_prompt_submit_hook_prints_nothing(store_target, repo):
     p = run_hook("UserPromptSubmit", payload("UserPromptSubmit", cwd=repo, prompt="Refactor the store"),
-                 env={"LEDGER_DB": db_file})
+                 env={"LEDGER_DB": store_target})
     assert p.returncode == 0 and p.stdout == b"" and p.stderr == b""
-    conn = W.open_store(str(db_file))
+    conn = W.open_store(str(store_target))
     assert RC.load(conn, "claude-code:s1")["prompts"][0]["text"] == "Refactor the store"
 
 
-def test_a_subagents_todo_list_and_plan_are_not_the_sessions(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_a_subagents_todo_list_and_plan_are_not_the_sessions(store_target, repo):
+    hook = Hook(store_target, repo)
     hook.tool("TodoWrite", {"todos": [{"content": "MAIN-TODO", "status": "pending", "activeForm": "m"}]}, {})
     sub = {"agent_id": "a1b2", "agent_type": "general-purpose"}
     hook.tool("TodoWrite", {"todos": [{"content": "SUB-TODO", "status": "pending", "activeForm": "s"}]}, {}, **sub)

@@ -9,13 +9,15 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import T0
+from conftest import BOTH_ENGINES, T0
 from fakes.gitrepo import GIT_ENV, git, make_repo
 from fakes.hooks import handle, payload, post_edit, post_read, post_write, run_hook
 
 from ledger.filekeys import file_key
 from ledger.session import state as ST
 from ledger.store import watch as W
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 MIN = 60_000
 
@@ -55,8 +57,8 @@ def checkpoint_rows(db) -> list[dict]:
         conn.close()
 
 
-def test_stop_writes_the_checkpoint_in_the_seed_format(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_stop_writes_the_checkpoint_in_the_seed_format(store_target, repo):
+    hook = Hook(store_target, repo)
     (repo / "src" / "a.py").write_text("A = 2\nB = 3\n")
     hook(post_edit(repo / "src" / "a.py"))
     hook(post_write(repo / "notes.txt", "hello"))
@@ -82,27 +84,27 @@ def test_stop_writes_the_checkpoint_in_the_seed_format(db_file, repo):
     assert "## Active Task List\n- [ ] HITL: ship checkpoints\n- [x] AFK: write tests\n" in md
     assert md.rstrip().splitlines()[-2:] == ["---", md.rstrip().splitlines()[-1]]
     assert re.search(r"^_Written by ledger on Stop at \d{4}-\d\d-\d\d \d\d:\d\d UTC_$", md, re.M)
-    (row,) = checkpoint_rows(db_file)
+    (row,) = checkpoint_rows(store_target)
     assert row["content"] == md and row["branch"] == "feature/ckpt" and row["event"] == "Stop"
     assert row["project"] == str(repo) and row["session"] == "claude-code:s1"
 
 
-def test_loop_state_task_and_iteration(db_file, repo, tmp_path, monkeypatch):
+def test_loop_state_task_and_iteration(store_target, repo, tmp_path, monkeypatch):
     ls = tmp_path / "loop.json"
     ls.write_text(json.dumps({"task": "migrate the store", "iter": 3}))
     monkeypatch.setenv("LEDGER_LOOP_STATE", str(ls))
-    Hook(db_file, repo).stop()
+    Hook(store_target, repo).stop()
     md = (repo / ".agents" / "checkpoint.md").read_text()
     assert "## Current Task\nmigrate the store\nLoop iteration: 3\n" in md
     ls.write_text("{broken")
-    Hook(db_file, repo, session="s2").stop()
+    Hook(store_target, repo, session="s2").stop()
     assert "## Current Task" not in (repo / ".agents" / "checkpoint.md").read_text()
 
 
-def test_a_clean_repo_says_clean_and_no_uncommitted_changes(db_file, repo):
+def test_a_clean_repo_says_clean_and_no_uncommitted_changes(store_target, repo):
     git(repo, "checkout", "-q", "main")
     (repo / ".git" / "info" / "exclude").write_text(".agents/\n")
-    Hook(db_file, repo).stop()
+    Hook(store_target, repo).stop()
     md = (repo / ".agents" / "checkpoint.md").read_text()
     assert "## Branch\nmain\n" in md
     assert "## Git Status\nclean\n" in md
@@ -111,33 +113,33 @@ def test_a_clean_repo_says_clean_and_no_uncommitted_changes(db_file, repo):
     assert "## Active Task List" not in md and "_" not in md.split("---")[0].replace("_Written", "")
 
 
-def test_stop_with_stop_hook_active_writes_nothing(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_stop_with_stop_hook_active_writes_nothing(store_target, repo):
+    hook = Hook(store_target, repo)
     assert hook.stop(active=True) == ""
     assert not (repo / ".agents").exists()
-    assert checkpoint_rows(db_file) == []
+    assert checkpoint_rows(store_target) == []
 
 
-def test_checkpoints_are_idempotent_and_kept_as_history(db_file, repo, cli):
-    hook = Hook(db_file, repo)
+def test_checkpoints_are_idempotent_and_kept_as_history(store_target, repo, cli):
+    hook = Hook(store_target, repo)
     hook.stop()
     hook.stop()  # nothing changed but the time
     hook.stop()
-    assert len(checkpoint_rows(db_file)) == 1
+    assert len(checkpoint_rows(store_target)) == 1
     (repo / "src" / "a.py").write_text("A = 42\n")
     hook(post_edit(repo / "src" / "a.py"))
     hook.stop()
-    assert len(checkpoint_rows(db_file)) == 2
+    assert len(checkpoint_rows(store_target)) == 2
     hook(payload("SessionEnd", reason="prompt_input_exit"))  # nothing new: no new row
-    assert len(checkpoint_rows(db_file)) == 2
+    assert len(checkpoint_rows(store_target)) == 2
     git(repo, "commit", "-qam", "answer")
     hook(payload("SessionEnd", reason="prompt_input_exit"))
-    rows = checkpoint_rows(db_file)
+    rows = checkpoint_rows(store_target)
     assert len(rows) == 3 and rows[0]["event"] == "SessionEnd"
     assert "_Written by ledger on SessionEnd" in (repo / ".agents" / "checkpoint.md").read_text()
     # another session in the same project keeps its own history
-    Hook(db_file, repo, session="other").stop()
-    assert len(checkpoint_rows(db_file)) == 4
+    Hook(store_target, repo, session="other").stop()
+    assert len(checkpoint_rows(store_target)) == 4
 
     rc, out, err = cli("checkpoints")
     assert rc == 0, err
@@ -152,10 +154,10 @@ def test_checkpoints_are_idempotent_and_kept_as_history(db_file, repo, cli):
     assert "# Checkpoint — " in out and "## Git Status\nclean" in out
 
 
-def test_outside_git_and_without_agents_dir(db_file, tmp_path):
+def test_outside_git_and_without_agents_dir(store_target, tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
-    hook = Hook(db_file, plain)
+    hook = Hook(store_target, plain)
     hook(post_write(plain / "x.txt"))
     hook.stop()
     md = (plain / ".agents" / "checkpoint.md").read_text()
@@ -163,10 +165,10 @@ def test_outside_git_and_without_agents_dir(db_file, tmp_path):
     assert "## Files Changed This Session\n- x.txt\n" in md
 
 
-def test_a_session_that_moves_into_a_subdirectory_checkpoints_the_folder_it_started_in(db_file, repo):
+def test_a_session_that_moves_into_a_subdirectory_checkpoints_the_folder_it_started_in(store_target, repo):
     # The project is where the session started (its first cwd; Claude Code also says it
     # in $CLAUDE_PROJECT_DIR), not wherever the agent cd'd to (docs/watcher.md).
-    hook = Hook(db_file, repo)
+    hook = Hook(store_target, repo)
     hook(post_read(repo / "README.md", "# repo"))
     hook.cwd = repo / "src"
     hook.stop()
@@ -174,20 +176,20 @@ def test_a_session_that_moves_into_a_subdirectory_checkpoints_the_folder_it_star
     assert not (repo / "src" / ".agents").exists()
 
 
-def test_a_session_started_in_a_subfolder_of_a_repository_checkpoints_that_folder(db_file, repo):
+def test_a_session_started_in_a_subfolder_of_a_repository_checkpoints_that_folder(store_target, repo):
     # A harness started in repo/src has repo/src as its project (Claude Code keys its
     # projects by that folder); the parent repository's .agents/ is not touched.
-    Hook(db_file, repo / "src").stop()
+    Hook(store_target, repo / "src").stop()
     assert (repo / "src" / ".agents" / "checkpoint.md").exists()
     assert not (repo / ".agents").exists()
     md = (repo / "src" / ".agents" / "checkpoint.md").read_text()
     assert "_not a git repo_" not in md  # git still answers from the subfolder
 
 
-def test_a_read_only_project_still_keeps_the_checkpoint_in_the_store(db_file, repo):
+def test_a_read_only_project_still_keeps_the_checkpoint_in_the_store(store_target, repo):
     (repo / ".agents").write_text("a file where the folder should be")
-    Hook(db_file, repo).stop()
-    assert len(checkpoint_rows(db_file)) == 1
+    Hook(store_target, repo).stop()
+    assert len(checkpoint_rows(store_target)) == 1
     assert (repo / ".agents").read_text().startswith("a file")
 
 
@@ -203,11 +205,11 @@ def write_state(repo: Path, tasks="- [ ] finish the parser\n", decisions="- Use 
         (a / "decisions.md").write_text(decisions)
 
 
-def test_pre_compact_prints_the_session_state_block_as_plain_text(db_file, repo):
+def test_pre_compact_prints_the_session_state_block_as_plain_text(store_target, repo):
     write_state(repo)
-    Hook(db_file, repo).stop()
+    Hook(store_target, repo).stop()
     p = run_hook("PreCompact", payload("PreCompact", session="s1", cwd=repo, trigger="auto", custom_instructions=""),
-                 env={"LEDGER_DB": db_file})
+                 env={"LEDGER_DB": store_target})
     assert p.returncode == 0 and p.stderr == b""
     out = p.stdout.decode()
     assert not out.lstrip().startswith("{")  # plain text: merged into the compaction instructions
@@ -217,20 +219,20 @@ def test_pre_compact_prints_the_session_state_block_as_plain_text(db_file, repo)
     assert "# Checkpoint — " in out and "feature/ckpt" in out
 
 
-def test_pre_compact_with_nothing_recorded_prints_nothing(db_file, tmp_path):
+def test_pre_compact_with_nothing_recorded_prints_nothing(store_target, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert Hook(db_file, empty)(payload("PreCompact", trigger="manual")) == ""
-    assert Hook(db_file, empty)(payload("SessionStart", source="compact")) == ""
+    assert Hook(store_target, empty)(payload("PreCompact", trigger="manual")) == ""
+    assert Hook(store_target, empty)(payload("SessionStart", source="compact")) == ""
 
 
 @pytest.mark.parametrize("source", ["compact", "resume"])
-def test_session_start_after_compaction_or_resume_injects_state_and_facts(ledger, db_file, repo, source):
+def test_session_start_after_compaction_or_resume_injects_state_and_facts(ledger, store_target, repo, source):
     write_state(repo)
     ledger.remember("src/a.py defines A; the tests expect A == 42", cluster="code", agent="a", files=[file_key(repo / "src" / "a.py")])
     ledger.remember("Some unrelated fact about another project", cluster="code", agent="a",
                     files=[file_key(repo.parent / "elsewhere.py")])
-    out = Hook(db_file, repo)(payload("SessionStart", source=source))
+    out = Hook(store_target, repo)(payload("SessionStart", source=source))
     h = json.loads(out)["hookSpecificOutput"]
     assert h["hookEventName"] == "SessionStart"
     ctx = h["additionalContext"]
@@ -240,19 +242,19 @@ def test_session_start_after_compaction_or_resume_injects_state_and_facts(ledger
 
 
 @pytest.mark.parametrize("source", ["startup", "clear", None])
-def test_session_start_otherwise_injects_nothing(db_file, repo, source):
+def test_session_start_otherwise_injects_nothing(store_target, repo, source):
     write_state(repo)
     p = payload("SessionStart") if source is None else payload("SessionStart", source=source)
-    assert Hook(db_file, repo)(p) == ""
+    assert Hook(store_target, repo)(p) == ""
 
 
-def test_compaction_context_is_bounded_with_visible_notes(ledger, db_file, repo):
+def test_compaction_context_is_bounded_with_visible_notes(ledger, store_target, repo):
     write_state(repo, tasks="- [ ] task " + "x" * 60 + "\n" * 1 + ("- [ ] another long task line with words\n" * 2000),
                 decisions="- decision\n" * 3000)
     for i in range(40):
         ledger.remember(f"src/a.py fact number {i}: " + "detail " * 20, cluster="code", agent="a",
                         files=[file_key(repo / "src" / "a.py")])
-    out = Hook(db_file, repo)(payload("SessionStart", source="compact"))
+    out = Hook(store_target, repo)(payload("SessionStart", source="compact"))
     ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert len(ctx) < 10_000  # Claude Code's cap for one string (A4)
     # each section is bounded, with a visible note of what was cut
@@ -260,62 +262,62 @@ def test_compaction_context_is_bounded_with_visible_notes(ledger, db_file, repo)
     facts = ctx.split("## Known facts about this project (from ledger)")[1]
     assert len(facts) <= ST.FACTS_CAP + 100
     assert re.search(r"_\(\+\d+ more left out; `ledger recall` finds them\)_", facts)
-    pre = Hook(db_file, repo)(payload("PreCompact", trigger="auto"))
+    pre = Hook(store_target, repo)(payload("PreCompact", trigger="auto"))
     assert len(pre) <= ST.BLOCK_CAP
 
 
-def test_a_huge_tasks_file_is_read_bounded(db_file, repo):
+def test_a_huge_tasks_file_is_read_bounded(store_target, repo):
     a = repo / ".agents"
     a.mkdir()
     (a / "tasks.md").write_bytes(b"- [ ] t\n" * 2_000_000)  # 16 MB
     text, note = ST.read_bounded(str(a / "tasks.md"))
     assert len(text.encode()) <= ST.READ_CAP and note == f"_… tasks.md cut at {ST.READ_CAP} bytes_"
-    Hook(db_file, repo).stop()
+    Hook(store_target, repo).stop()
     md = (a / "checkpoint.md").read_text()
     assert len(md) < ST.READ_CAP + 2_000 and f"_… tasks.md cut at {ST.READ_CAP} bytes_" in md
-    out = Hook(db_file, repo)(payload("PreCompact", trigger="auto"))
+    out = Hook(store_target, repo)(payload("PreCompact", trigger="auto"))
     assert len(out) <= ST.BLOCK_CAP
 
 
-def test_an_unreadable_state_file_is_reported_in_one_line(db_file, repo):
+def test_an_unreadable_state_file_is_reported_in_one_line(store_target, repo):
     a = repo / ".agents"
     a.mkdir()
     (a / "decisions.md").mkdir()  # unreadable as a file, even for root
     (a / "tasks.md").write_text("- [ ] real task\n")
-    out = Hook(db_file, repo)(payload("PreCompact", trigger="auto"))
+    out = Hook(store_target, repo)(payload("PreCompact", trigger="auto"))
     notes = [l for l in out.splitlines() if "unreadable" in l]
     assert notes == ["_decisions.md unreadable: Is a directory_"]
     assert "real task" in out and "_No " not in out
     (a / "tasks.md").unlink()
     (a / "tasks.md").mkdir()
-    Hook(db_file, repo).stop()
+    Hook(store_target, repo).stop()
     md = (a / "checkpoint.md").read_text()
     assert [l for l in md.splitlines() if "unreadable" in l] == ["_tasks.md unreadable: Is a directory_"]
 
 
-def test_session_end_writes_a_checkpoint_and_forces_a_distillation(db_file, repo):
+def test_session_end_writes_a_checkpoint_and_forces_a_distillation(store_target, repo):
     spawned = []
     from fakes.hooks import cfg_with, post_bash
 
     cfg = cfg_with(every=100, llm_backend="command")
     now = T0 + MIN
-    handle({**post_bash("ls", stdout="x"), "cwd": str(repo)}, db=db_file, now=now, cfg=cfg, spawn=lambda k, o: spawned.append(k))
+    handle({**post_bash("ls", stdout="x"), "cwd": str(repo)}, db=store_target, now=now, cfg=cfg, spawn=lambda k, o: spawned.append(k))
     assert spawned == []  # 1 step < every
-    handle(payload("SessionEnd", cwd=repo, reason="other"), db=db_file, now=now + 1, cfg=cfg,
+    handle(payload("SessionEnd", cwd=repo, reason="other"), db=store_target, now=now + 1, cfg=cfg,
            spawn=lambda k, o: spawned.append(k))
     assert spawned == ["claude-code:s1"]
-    assert checkpoint_rows(db_file)[0]["event"] == "SessionEnd"
+    assert checkpoint_rows(store_target)[0]["event"] == "SessionEnd"
 
 
-def test_a_tracked_checkpoint_file_does_not_make_every_stop_a_new_checkpoint(db_file, repo):
-    hook = Hook(db_file, repo)
+def test_a_tracked_checkpoint_file_does_not_make_every_stop_a_new_checkpoint(store_target, repo):
+    hook = Hook(store_target, repo)
     hook.stop()
     git(repo, "add", "-f", ".agents")  # ledger excluded it; the user tracks it anyway
     git(repo, "commit", "-qm", "track the agent state")
     hook.stop()  # the status changed (committed): one new checkpoint
-    n = len(checkpoint_rows(db_file))
+    n = len(checkpoint_rows(store_target))
     for _ in range(3):
         hook.stop()  # rewriting the tracked checkpoint.md must not count as a change
-    assert len(checkpoint_rows(db_file)) == n
+    assert len(checkpoint_rows(store_target)) == n
     md = (repo / ".agents" / "checkpoint.md").read_text()
     assert "checkpoint.md" not in md.split("## Git Status")[1]

@@ -6,13 +6,15 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from conftest import T0, iso
+from conftest import BOTH_ENGINES, T0, iso
 
 from ledger.clock import DAY_MS, FixedClock
 from ledger.errors import InvalidInput, InvalidQuery, UnknownCluster, UnknownMemory, UnknownSource
 from ledger.ingest import source_from_text
 from ledger.service import Ledger, file_key
 from ledger.store.store import SEED_CLUSTERS
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 
 def ids(res) -> list[str]:
@@ -446,6 +448,15 @@ def test_facets_agree_with_search(ledger):
     assert f["flags"]["pending"] == 3
 
 
+def test_a_second_connection_sees_writes_at_once(ledger, store_target, clock):
+    m = ledger.remember("shared between connections", cluster="prefs", agent="a").memory
+    with Ledger.open(store_target, clock=clock) as other:
+        assert other.get(m.id).text == "shared between connections"
+        other.remember("written by the other", cluster="prefs", agent="b")
+    assert ledger.search("written other").total == 1
+
+
+@pytest.mark.sqlite_only
 def test_a_second_process_sees_writes(ledger, db_file):
     m = ledger.remember("shared between processes", cluster="prefs", agent="a").memory
     conn = sqlite3.connect(db_file)

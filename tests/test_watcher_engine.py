@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from conftest import T0
+from conftest import BOTH_ENGINES, T0
 from fakes.hooks import (
     cfg_with,
     context_of,
@@ -32,6 +32,8 @@ from ledger.filekeys import file_key
 from ledger.store import watch as W
 from ledger.watcher.distill import distill_session
 from ledger.watcher.engine import Engine
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 MIN = 60_000
 GENTLE = "📋 KNOWN FACTS"
@@ -82,8 +84,8 @@ def level(ctx: str) -> str:
 # ---------------------------------------------------------------- observation
 
 
-def test_every_tool_call_is_an_observation_bounded_redacted_with_resolved_files(ledger, db_file, proj):
-    hook = Hook(db_file)
+def test_every_tool_call_is_an_observation_bounded_redacted_with_resolved_files(ledger, store_target, proj):
+    hook = Hook(store_target)
     secret = "ghp_" + "A1b2C3d4" * 5
     big = "\n".join(f"row {i}" for i in range(20_000)) + f"\nGITHUB_TOKEN={secret}\nthe end"
     assert hook(post_bash("cat data.csv && head x/model.ckpt", stdout=big, cwd=proj)) == ""
@@ -104,8 +106,8 @@ def test_every_tool_call_is_an_observation_bounded_redacted_with_resolved_files(
     assert W.session(ledger.store._conn, "claude-code:s1")["steps"] == 3
 
 
-def test_observation_of_a_huge_output_stays_fast(ledger, db_file, proj):
-    hook = Hook(db_file)
+def test_observation_of_a_huge_output_stays_fast(ledger, store_target, proj):
+    hook = Hook(store_target)
     # 12 MB of tool output full of words that trigger the secret patterns
     huge = "password=abc token: sk-123456789012345678901234 ghp_ eyJ AKIA\n" * 200_000
     t0 = time.perf_counter()
@@ -117,10 +119,10 @@ def test_observation_of_a_huge_output_stays_fast(ledger, db_file, proj):
 # ---------------------------------------------------------------- injection
 
 
-def test_injection_only_for_facts_keyed_to_the_exact_file(ledger, db_file, proj):
+def test_injection_only_for_facts_keyed_to_the_exact_file(ledger, store_target, proj):
     ckpt = proj / "x" / "model.ckpt"
     fid = fact(ledger, "model.ckpt is a safetensors file with 124M parameters", ckpt)
-    hook = Hook(db_file)
+    hook = Hook(store_target)
     assert hook(pre_read(proj / "x" / "model.ckpt.bak", cwd=proj)) == ""
     assert hook(pre_bash("cat x/model.ckpt.bak | head", cwd=proj)) == ""
     assert hook(pre_bash("ls x", cwd=proj)) == ""
@@ -132,7 +134,7 @@ def test_injection_only_for_facts_keyed_to_the_exact_file(ledger, db_file, proj)
     assert "permissionDecision" not in json.loads(out)["hookSpecificOutput"]  # user's permission flow untouched
 
 
-def test_injection_works_for_read_grep_glob_edit_and_relative_paths(ledger, db_file, proj):
+def test_injection_works_for_read_grep_glob_edit_and_relative_paths(ledger, store_target, proj):
     fact(ledger, "data.csv has two columns a and b", proj / "data.csv")
     for i, p in enumerate([
         pre_read(proj / "data.csv", cwd=proj),
@@ -141,13 +143,13 @@ def test_injection_works_for_read_grep_glob_edit_and_relative_paths(ledger, db_f
                                                              "new_string": "c"}, cwd=proj),
         pre_bash("wc -l ./data.csv", cwd=proj),
     ]):
-        ctx = Hook(db_file).ctx({**p, "session_id": f"s-{i}"})
+        ctx = Hook(store_target).ctx({**p, "session_id": f"s-{i}"})
         assert "two columns" in ctx, p["tool_name"]
 
 
-def test_non_file_tools_are_neither_injected_nor_counted(ledger, db_file, proj):
+def test_non_file_tools_are_neither_injected_nor_counted(ledger, store_target, proj):
     fact(ledger, "data.csv has two columns", proj / "data.csv")
-    hook = Hook(db_file)
+    hook = Hook(store_target)
     assert hook(payload("PreToolUse", tool_name="WebFetch", tool_input={"url": str(proj / "data.csv")}, cwd=proj)) == ""
     assert hook(payload("PreToolUse", tool_name="TodoWrite", tool_input={"file_path": str(proj / "data.csv")}, cwd=proj)) == ""
     assert level(hook.ctx(pre_read(proj / "data.csv", cwd=proj))) == "gentle"
@@ -162,9 +164,9 @@ def test_non_file_tools_are_neither_injected_nor_counted(ledger, db_file, proj):
     (2, ["gentle", "escalated", "escalated"]),
     (3, ["gentle", "quiet", "escalated", "escalated"]),
 ])
-def test_escalation_ladder(ledger, db_file, proj, threshold, expected):
+def test_escalation_ladder(ledger, store_target, proj, threshold, expected):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
-    hook = Hook(db_file, cfg=cfg_with(escalate_after=threshold))
+    hook = Hook(store_target, cfg=cfg_with(escalate_after=threshold))
     got = []
     for _ in expected:
         got.append(level(hook.ctx(pre_read(proj / "x" / "model.ckpt", cwd=proj))))
@@ -172,9 +174,9 @@ def test_escalation_ladder(ledger, db_file, proj, threshold, expected):
     assert got == expected
 
 
-def test_escalated_message_counts_times_and_steps(ledger, db_file, proj):
+def test_escalated_message_counts_times_and_steps(ledger, store_target, proj):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
-    hook = Hook(db_file)
+    hook = Hook(store_target)
     ctxs = []
     for _ in range(5):
         ctxs.append(hook.ctx(pre_bash("xxd x/model.ckpt", cwd=proj)))
@@ -185,10 +187,10 @@ def test_escalated_message_counts_times_and_steps(ledger, db_file, proj):
     assert "ESTABLISHED FACTS" in ctxs[4] and "fp16" in ctxs[4]
 
 
-def test_counters_are_per_session_and_per_file(ledger, db_file, proj):
+def test_counters_are_per_session_and_per_file(ledger, store_target, proj):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
     fact(ledger, "data.csv has two columns", proj / "data.csv")
-    hook = Hook(db_file, cfg=cfg_with(escalate_after=2))
+    hook = Hook(store_target, cfg=cfg_with(escalate_after=2))
 
     def shown(p: dict) -> str:
         # one tool call = one step: PreToolUse, then the tool ran (PostToolUse)
@@ -211,20 +213,20 @@ def test_counters_are_per_session_and_per_file(ledger, db_file, proj):
                     ("claude-code:B", str(proj / "x" / "model.ckpt")): 2}
 
 
-def test_a_call_touching_two_files_shows_the_highest_level(ledger, db_file, proj):
+def test_a_call_touching_two_files_shows_the_highest_level(ledger, store_target, proj):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
     fact(ledger, "data.csv has two columns", proj / "data.csv")
-    hook = Hook(db_file, cfg=cfg_with(escalate_after=2))
+    hook = Hook(store_target, cfg=cfg_with(escalate_after=2))
     hook(pre_read(proj / "x" / "model.ckpt", cwd=proj))
     hook(post_read(proj / "x" / "model.ckpt", "…", cwd=proj))
     ctx = hook.ctx(pre_bash("cat data.csv x/model.ckpt", cwd=proj))
     assert level(ctx) == "escalated" and "fp16" in ctx and "two columns" in ctx
 
 
-def test_counters_persist_across_separate_hook_processes(ledger, db_file, proj):
+def test_counters_persist_across_separate_hook_processes(ledger, store_target, proj):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
     ledger.close()
-    env = {"LEDGER_DB": str(db_file)}
+    env = {"LEDGER_DB": str(store_target)}
     got = []
     for i in range(5):
         p = run_hook("PreToolUse", pre_read(proj / "x" / "model.ckpt", cwd=proj), env=env)
@@ -235,10 +237,10 @@ def test_counters_persist_across_separate_hook_processes(ledger, db_file, proj):
     assert got == ["gentle", "quiet", "quiet", "escalated", "escalated"]
 
 
-def test_a_newer_fact_for_the_file_resets_its_counter(ledger, db_file, proj, clock):
+def test_a_newer_fact_for_the_file_resets_its_counter(ledger, store_target, proj, clock):
     ckpt = proj / "x" / "model.ckpt"
     fact(ledger, "model.ckpt stores weights in fp16", ckpt)
-    hook = Hook(db_file, cfg=cfg_with(escalate_after=2))
+    hook = Hook(store_target, cfg=cfg_with(escalate_after=2))
     assert level(hook.step(pre_read(ckpt, cwd=proj))) == "gentle"
     assert level(hook.step(pre_read(ckpt, cwd=proj))) == "escalated"
     fact(ledger, "model.ckpt header is 8 bytes of little-endian length", ckpt)
@@ -250,11 +252,11 @@ def test_a_newer_fact_for_the_file_resets_its_counter(ledger, db_file, proj, clo
     assert level(hook.step(pre_read(ckpt, cwd=proj))) == "escalated"
 
 
-def test_a_distillation_that_adds_findings_resets_the_sessions_counters(ledger, db_file, proj):
+def test_a_distillation_that_adds_findings_resets_the_sessions_counters(ledger, store_target, proj):
     ckpt = proj / "x" / "model.ckpt"
     fact(ledger, "model.ckpt stores weights in fp16", ckpt)
     fact(ledger, "data.csv has two columns", proj / "data.csv")
-    hook = Hook(db_file, cfg=cfg_with(escalate_after=2))
+    hook = Hook(store_target, cfg=cfg_with(escalate_after=2))
     for s in ("A", "B"):
         hook.step(pre_read(ckpt, cwd=proj, session=s))
         assert level(hook.step(pre_read(ckpt, cwd=proj, session=s))) == "escalated"
@@ -276,9 +278,9 @@ def test_a_distillation_that_adds_findings_resets_the_sessions_counters(ledger, 
     assert level(hook.step(pre_read(ckpt, cwd=proj, session="A"))) == "escalated"
 
 
-def test_deny_on_escalation_denies_the_pre_tool_call(ledger, db_file, proj):
+def test_deny_on_escalation_denies_the_pre_tool_call(ledger, store_target, proj):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
-    hook = Hook(db_file, cfg=cfg_with(escalate_after=2, deny_on_escalation=True))
+    hook = Hook(store_target, cfg=cfg_with(escalate_after=2, deny_on_escalation=True))
     first = json.loads(hook(pre_read(proj / "x" / "model.ckpt", cwd=proj)))
     assert "permissionDecision" not in first["hookSpecificOutput"]
     # a parallel call of the same step is the same showing: nothing new, never denied
@@ -288,16 +290,16 @@ def test_deny_on_escalation_denies_the_pre_tool_call(ledger, db_file, proj):
     assert second["permissionDecision"] == "deny"
     assert ESCALATED in second["permissionDecisionReason"] and "fp16" in second["permissionDecisionReason"]
     # and without the option the escalated call is not denied
-    hook2 = Hook(db_file, cfg=cfg_with(escalate_after=2))
+    hook2 = Hook(store_target, cfg=cfg_with(escalate_after=2))
     hook2.step(pre_read(proj / "x" / "model.ckpt", cwd=proj, session="other"))
     out = json.loads(hook2(pre_read(proj / "x" / "model.ckpt", cwd=proj, session="other")))["hookSpecificOutput"]
     assert ESCALATED in out["additionalContext"] and "permissionDecision" not in out
 
 
-def test_deny_on_escalation_from_the_environment(ledger, db_file, proj):
+def test_deny_on_escalation_from_the_environment(ledger, store_target, proj):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
     ledger.close()
-    env = {"LEDGER_DB": str(db_file), "LEDGER_ESCALATE_AFTER": "1", "LEDGER_DENY_ON_ESCALATION": "1"}
+    env = {"LEDGER_DB": str(store_target), "LEDGER_ESCALATE_AFTER": "1", "LEDGER_DENY_ON_ESCALATION": "1"}
     p = run_hook("PreToolUse", pre_read(proj / "x" / "model.ckpt", cwd=proj), env=env)
     # never on the first showing: the agent has not had a chance to act yet
     assert "permissionDecision" not in json.loads(p.stdout)["hookSpecificOutput"]
@@ -309,35 +311,35 @@ def test_deny_on_escalation_from_the_environment(ledger, db_file, proj):
 # ---------------------------------------------------------------- budget, staleness, accounting
 
 
-def test_injection_budget_at_most_8_facts_and_about_1200_chars(ledger, db_file, proj):
+def test_injection_budget_at_most_8_facts_and_about_1200_chars(ledger, store_target, proj):
     ckpt = proj / "x" / "model.ckpt"
     for i in range(12):
         fact(ledger, f"model.ckpt detail number {i}: tensor block {i} is aligned to {2 ** i} bytes", ckpt)
-    ctx = Hook(db_file).ctx(pre_read(ckpt, cwd=proj))
+    ctx = Hook(store_target).ctx(pre_read(ckpt, cwd=proj))
     facts = [l for l in ctx.splitlines() if l.startswith("  - [")]
     assert len(facts) == 8
     assert "(+4 more facts left out" in ctx
     # long facts: the char budget binds before the count does
     for i in range(6):
         fact(ledger, f"data.csv long note {i}: " + "lorem ipsum dolor sit amet " * 12, proj / "data.csv")
-    ctx = Hook(db_file).ctx(pre_read(proj / "data.csv", cwd=proj))
+    ctx = Hook(store_target).ctx(pre_read(proj / "data.csv", cwd=proj))
     facts = [l for l in ctx.splitlines() if l.startswith("  - [")]
     assert 1 <= len(facts) < 6
     assert len(ctx) <= 1200 + 120  # the budget plus the "+N more" note
     assert f"(+{6 - len(facts)} more fact" in ctx
     # one fact longer than the whole budget is cut, not dropped
     fact(ledger, "other.py: " + "very long explanation " * 100, proj / "other.py")
-    ctx = Hook(db_file).ctx(pre_read(proj / "other.py", cwd=proj))
+    ctx = Hook(store_target).ctx(pre_read(proj / "other.py", cwd=proj))
     assert len(ctx) <= 1200 + 120 and ctx.rstrip().endswith("…")
 
 
-def test_a_file_changed_since_the_fact_was_learned_is_marked_may_be_stale(ledger, db_file, proj):
+def test_a_file_changed_since_the_fact_was_learned_is_marked_may_be_stale(ledger, store_target, proj):
     ckpt = proj / "x" / "model.ckpt"
     fact(ledger, "model.ckpt stores weights in fp16", ckpt)
     fact(ledger, "data.csv has two columns", proj / "data.csv")
     fact(ledger, "other.py prints one", proj / "other.py")
     fact(ledger, "gone.txt is empty", proj / "gone.txt")  # no file state recorded: never stale
-    hook = Hook(db_file)
+    hook = Hook(store_target)
     assert "may be stale" not in hook.ctx(pre_read(ckpt, cwd=proj, session="a"))
     # same content, new mtime: the hash says it did not change
     os.utime(ckpt, ns=(time.time_ns() + 5 * 10**9, time.time_ns() + 5 * 10**9))
@@ -357,12 +359,12 @@ def test_a_file_changed_since_the_fact_was_learned_is_marked_may_be_stale(ledger
 
 
 @pytest.mark.parametrize("agent", [None, "claude-main"])
-def test_an_injection_counts_as_a_retrieval(ledger, db_file, proj, monkeypatch, agent):
+def test_an_injection_counts_as_a_retrieval(ledger, store_target, proj, monkeypatch, agent):
     if agent:
         monkeypatch.setenv("LEDGER_AGENT", agent)
     fid = fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
     before = ledger.get(fid)
-    hook = Hook(db_file)
+    hook = Hook(store_target)
     hook(pre_read(proj / "x" / "model.ckpt", cwd=proj))
     after = ledger.get(fid)
     assert after.hits == before.hits + 1
@@ -375,9 +377,9 @@ def test_an_injection_counts_as_a_retrieval(ledger, db_file, proj, monkeypatch, 
     assert [(r[0], json.loads(r[1]), json.loads(r[2])) for r in inj] == [("gentle", [fid], [str(proj / "x" / "model.ckpt")])]
 
 
-def test_watcher_disabled_injects_nothing_but_still_observes(ledger, db_file, proj):
+def test_watcher_disabled_injects_nothing_but_still_observes(ledger, store_target, proj):
     fact(ledger, "model.ckpt stores weights in fp16", proj / "x" / "model.ckpt")
-    hook = Hook(db_file, cfg=cfg_with(enabled=False))
+    hook = Hook(store_target, cfg=cfg_with(enabled=False))
     assert hook(pre_read(proj / "x" / "model.ckpt", cwd=proj)) == ""
     hook(post_read(proj / "x" / "model.ckpt", "x", cwd=proj))
     assert W.session(ledger.store._conn, "claude-code:s1")["steps"] == 1
@@ -391,9 +393,9 @@ def _observe(hook, proj, n, session="s1"):
         hook(post_bash(f"xxd -l 16 x/model.ckpt # {i}", stdout="00000000: 8943 4b50 5400 0102", cwd=proj, session=session))
 
 
-def test_maybe_distill_spawns_every_n_steps_with_one_lease(ledger, db_file, proj):
+def test_maybe_distill_spawns_every_n_steps_with_one_lease(ledger, store_target, proj):
     spawned = []
-    hook = Hook(db_file, cfg=cfg_with(every=3, llm_backend="command"), spawn=lambda k, o: spawned.append((k, o)))
+    hook = Hook(store_target, cfg=cfg_with(every=3, llm_backend="command"), spawn=lambda k, o: spawned.append((k, o)))
     _observe(hook, proj, 2)
     assert spawned == []
     _observe(hook, proj, 1)
@@ -405,22 +407,22 @@ def test_maybe_distill_spawns_every_n_steps_with_one_lease(ledger, db_file, proj
     assert len(spawned) == 2
 
 
-def test_no_llm_configured_means_no_distillation(ledger, db_file, proj):
+def test_no_llm_configured_means_no_distillation(ledger, store_target, proj):
     spawned = []
-    hook = Hook(db_file, cfg=cfg_with(every=1), spawn=lambda k, o: spawned.append(k))
+    hook = Hook(store_target, cfg=cfg_with(every=1), spawn=lambda k, o: spawned.append(k))
     _observe(hook, proj, 3)
     assert spawned == []
 
 
-def test_two_concurrent_maybe_distill_spawn_once(db_file, proj, ledger):
-    hook = Hook(db_file)  # no LLM configured: observing takes no lease
+def test_two_concurrent_maybe_distill_spawn_once(store_target, proj, ledger):
+    hook = Hook(store_target)  # no LLM configured: observing takes no lease
     _observe(hook, proj, 2)
     from ledger.store.watch import open_store
 
     spawned, barrier = [], threading.Barrier(8)
 
     def worker():
-        conn = open_store(str(db_file))
+        conn = open_store(str(store_target))
         try:
             eng = Engine(conn, cfg_with(every=1, llm_backend="command"), T0 + 10 * MIN, spawn_distill=lambda k, o: spawned.append(o))
             barrier.wait()
@@ -436,7 +438,7 @@ def test_two_concurrent_maybe_distill_spawn_once(db_file, proj, ledger):
     assert len(spawned) == 1
 
 
-def test_concurrent_hook_processes_start_one_distiller(ledger, db_file, proj, tmp_path):
+def test_concurrent_hook_processes_start_one_distiller(ledger, store_target, proj, tmp_path):
     """Six real PostToolUse hook processes at once, each due for distillation: the lease
     lets exactly one of them start a (slow) distiller."""
     import shlex
@@ -447,7 +449,7 @@ def test_concurrent_hook_processes_start_one_distiller(ledger, db_file, proj, tm
     calls = tmp_path / "calls.txt"
     cli = Path(__file__).parent / "fakes" / "llm_cli.py"
     cmd = " ".join(shlex.quote(x) for x in (sys.executable, str(cli), "--append-to", str(calls), "--sleep", "3"))
-    env = {"LEDGER_DB": str(db_file), "LEDGER_DISTILL_EVERY": "1", "LEDGER_LLM_BACKEND": "command", "LEDGER_LLM_COMMAND": cmd}
+    env = {"LEDGER_DB": str(store_target), "LEDGER_DISTILL_EVERY": "1", "LEDGER_LLM_BACKEND": "command", "LEDGER_LLM_COMMAND": cmd}
     run_hook("PostToolUse", post_bash("ls", stdout="warm", cwd=proj, session="other"), env={**env, "LEDGER_LLM_BACKEND": "none"})
     results = []
     threads = [threading.Thread(target=lambda i=i: results.append(
@@ -464,7 +466,7 @@ def test_concurrent_hook_processes_start_one_distiller(ledger, db_file, proj, tm
     assert calls.read_text().count("\n") == 1
     from ledger.store.watch import open_store
 
-    conn = open_store(str(db_file))
+    conn = open_store(str(store_target))
     try:
         assert W.session(conn, "claude-code:s1")["steps"] == 6  # and no observation was lost
         deadline = time.monotonic() + 15
@@ -491,8 +493,8 @@ def _distill(ledger, key, answer, cfg=None, tokens=(120, 30), logs=None):
                            log=(logs.append if logs is not None else (lambda m: None)))
 
 
-def test_findings_become_watcher_claims_with_provenance_topic_and_file_keys(ledger, db_file, proj):
-    hook = Hook(db_file)
+def test_findings_become_watcher_claims_with_provenance_topic_and_file_keys(ledger, store_target, proj):
+    hook = Hook(store_target)
     _observe(hook, proj, 3)
     ckpt = proj / "x" / "model.ckpt"
     prompts = []
@@ -535,8 +537,8 @@ def test_findings_become_watcher_claims_with_provenance_topic_and_file_keys(ledg
     assert W.session(ledger.store._conn, "claude-code:s1")["distilled_step"] == 5
 
 
-def test_distilled_facts_are_injected_on_the_next_touch(ledger, db_file, proj):
-    hook = Hook(db_file)
+def test_distilled_facts_are_injected_on_the_next_touch(ledger, store_target, proj):
+    hook = Hook(store_target)
     _observe(hook, proj, 2)
     _distill(ledger, "claude-code:s1", [{"fact": "model.ckpt has a 5-byte magic 89 CKPT", "topic": "file-format:model.ckpt",
                                           "files": ["x/model.ckpt"]}])
@@ -544,11 +546,11 @@ def test_distilled_facts_are_injected_on_the_next_touch(ledger, db_file, proj):
     assert "5-byte magic" in ctx
 
 
-def test_a_near_duplicate_finding_corroborates_instead_of_adding(ledger, db_file, proj):
+def test_a_near_duplicate_finding_corroborates_instead_of_adding(ledger, store_target, proj):
     # docs/store.md "Corroboration": the confirming agent becomes a reader, once.
     ckpt = proj / "x" / "model.ckpt"
     fid = fact(ledger, "model.ckpt stores its weights in fp16 precision", ckpt)
-    hook = Hook(db_file)
+    hook = Hook(store_target)
     _observe(hook, proj, 2)
     before = ledger.get(fid)
     r = _distill(ledger, "claude-code:s1", [{"fact": "model.ckpt stores its weights in FP16 precision.", "topic": "dtype",
@@ -591,10 +593,10 @@ def _claims(ledger):
      "app.cfg names the on-call owner of the nightly backup job in the staging cluster as Bob"),  # a name
     ("app.cfg schedules the release freeze for 2026-03-01", "app.cfg schedules the release freeze for 2026-03-15"),  # a date
 ])
-def test_a_finding_that_changes_a_value_is_a_new_claim_proposed_against_the_old(ledger, db_file, proj, old, new):
+def test_a_finding_that_changes_a_value_is_a_new_claim_proposed_against_the_old(ledger, store_target, proj, old, new):
     cfg_file = proj / "app.cfg"
     cfg_file.write_text("PORT=8080\n")
-    hook = Hook(db_file)
+    hook = Hook(store_target)
     _read_file(hook, proj, cfg_file)
     r = _distill(ledger, "claude-code:s1", [{"fact": old, "topic": "config:app.cfg", "files": ["app.cfg"]}])
     assert r["added"] == 1
@@ -607,8 +609,8 @@ def test_a_finding_that_changes_a_value_is_a_new_claim_proposed_against_the_old(
     assert {cand.a.text, cand.b.text} == {old, new}
 
 
-def test_many_findings_differing_only_in_numbers_stay_separate_claims(ledger, db_file, proj):
-    hook = Hook(db_file)
+def test_many_findings_differing_only_in_numbers_stay_separate_claims(ledger, store_target, proj):
+    hook = Hook(store_target)
     _observe(hook, proj, 1)
     ckpt = str(proj / "x" / "model.ckpt")
     findings = [{"fact": f"service {i} listens on port {8000 + i}", "topic": "ports", "files": [ckpt]} for i in range(25)]
@@ -626,8 +628,8 @@ def test_many_findings_differing_only_in_numbers_stay_separate_claims(ledger, db
     assert len(_claims(ledger)) == 50
 
 
-def test_near_duplicates_are_looked_for_only_under_the_same_file_keys(ledger, db_file, proj):
-    hook = Hook(db_file)
+def test_near_duplicates_are_looked_for_only_under_the_same_file_keys(ledger, store_target, proj):
+    hook = Hook(store_target)
     _observe(hook, proj, 1)
     other = proj / "other.py"
     fact(ledger, "The module reads its settings from the environment", other)  # another file
@@ -638,8 +640,8 @@ def test_near_duplicates_are_looked_for_only_under_the_same_file_keys(ledger, db
     assert len(_claims(ledger)) == 3
 
 
-def test_malformed_findings_are_rejected_and_the_rest_kept(ledger, db_file, proj):
-    hook = Hook(db_file)
+def test_malformed_findings_are_rejected_and_the_rest_kept(ledger, store_target, proj):
+    hook = Hook(store_target)
     _observe(hook, proj, 2)
     answer = "Here you go:\n```json\n" + json.dumps([
         {"fact": "model.ckpt is little-endian", "topic": "endianness", "files": ["x/model.ckpt"]},
@@ -662,8 +664,8 @@ def test_malformed_findings_are_rejected_and_the_rest_kept(ledger, db_file, proj
     assert ledger.store._conn.execute("SELECT count(*) FROM memories WHERE writer = 'watcher'").fetchone()[0] == 1
 
 
-def test_a_finding_the_store_refuses_does_not_lose_the_others(ledger, db_file, proj, monkeypatch):
-    hook = Hook(db_file)
+def test_a_finding_the_store_refuses_does_not_lose_the_others(ledger, store_target, proj, monkeypatch):
+    hook = Hook(store_target)
     _observe(hook, proj, 1)
     import ledger.watcher.distill as D
 
@@ -675,8 +677,8 @@ def test_a_finding_the_store_refuses_does_not_lose_the_others(ledger, db_file, p
     assert W.session(ledger.store._conn, "claude-code:s1")["lease_owner"] is None
 
 
-def test_the_daily_token_budget_stops_distillation_and_logs_it(ledger, db_file, proj, tmp_path):
-    hook = Hook(db_file)
+def test_the_daily_token_budget_stops_distillation_and_logs_it(ledger, store_target, proj, tmp_path):
+    hook = Hook(store_target)
     _observe(hook, proj, 3)
     conn = ledger.store._conn
     W.record_llm_call(conn, session="earlier", backend="openai", model="m", prompt_tokens=900, completion_tokens=150,
@@ -699,8 +701,8 @@ def test_the_daily_token_budget_stops_distillation_and_logs_it(ledger, db_file, 
     assert r["skipped"] is None and marker.exists()
 
 
-def test_a_failed_llm_call_is_recorded_and_the_lease_released(ledger, db_file, proj, tmp_path):
-    hook = Hook(db_file)
+def test_a_failed_llm_call_is_recorded_and_the_lease_released(ledger, store_target, proj, tmp_path):
+    hook = Hook(store_target)
     _observe(hook, proj, 2)
     from ledger.watcher.llm import LLMError
 
@@ -714,8 +716,8 @@ def test_a_failed_llm_call_is_recorded_and_the_lease_released(ledger, db_file, p
     assert s["lease_owner"] is None and s["distilled_step"] == 0  # retried next time
 
 
-def test_llm_calls_and_tokens_are_in_stats(ledger, db_file, proj, cli):
-    hook = Hook(db_file)
+def test_llm_calls_and_tokens_are_in_stats(ledger, store_target, proj, cli):
+    hook = Hook(store_target)
     _observe(hook, proj, 1)
     _distill(ledger, "claude-code:s1", [], tokens=(1000, 234))
     W.record_llm_call(ledger.store._conn, session=None, backend="openai", model=None, prompt_tokens=0, completion_tokens=0,
@@ -728,7 +730,7 @@ def test_llm_calls_and_tokens_are_in_stats(ledger, db_file, proj, cli):
     assert st["watcher"]["observations"] == 1 and st["watcher"]["sessions"] == 1
 
 
-def test_stats_text_shows_llm_calls_and_tokens(ledger, db_file, proj, cli):
+def test_stats_text_shows_llm_calls_and_tokens(ledger, store_target, proj, cli):
     W.record_llm_call(ledger.store._conn, session=None, backend="openai", model=None, prompt_tokens=1000,
                       completion_tokens=234, ms=5, ok=True, error=None, now=int(time.time() * 1000))
     rc, out, _ = cli("stats")

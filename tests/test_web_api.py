@@ -22,10 +22,14 @@ with warnings.catch_warnings():  # Starlette 1.x nudges towards httpx2; httpx is
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: E402
 
+from conftest import BOTH_ENGINES
+
 from ledger.service import Ledger  # noqa: E402
 from ledger.web import security  # noqa: E402
 from ledger.web.server import STATIC, create_app, serve  # noqa: E402
 from ledger.web.views import NODE_TEXT  # noqa: E402
+
+ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient` is deprecated")
 
@@ -34,10 +38,10 @@ ORIGIN = {"origin": BASE}
 
 
 @pytest.fixture()
-def store(tmp_path):
+def store(store_target):
     """A small store: claims by two agents, a conflict, a candidate, a document with a
     distilled claim, a link and a dropped memory."""
-    db = tmp_path / "web.db"
+    db = store_target
     ids: dict = {}
     with Ledger.open(db) as led:
         ids["python"] = led.remember("CI runs on Python 3.11 in GitHub Actions", cluster="code", agent="claude").memory.id
@@ -490,8 +494,9 @@ def test_serve_port_zero_prints_banner_and_answers(store):
             url, port = m.group(1), int(m.group(2))
             assert port != 0
             second, third = proc.stdout.readline(), proc.stdout.readline()
-            assert re.search(r"\d+ memories · \d+ pending review · .*web\.db", second)
-            assert "Bound to loopback. Nothing in this store leaves this machine." in third
+            assert re.search(r"\d+ memories · \d+ pending review · ", second) and second.rstrip().endswith(str(db))
+            assert ("Bound to loopback. Nothing in this store leaves this machine." in third if isinstance(db, Path)
+                    else "Bound to loopback. The store is a shared PostgreSQL database" in third)
             for _ in range(50):
                 try:
                     r = httpx.get(url + "health", timeout=2)
@@ -504,7 +509,7 @@ def test_serve_port_zero_prints_banner_and_answers(store):
         finally:
             proc.terminate()
             proc.communicate(timeout=10)
-    assert Path(db).exists()
+    assert not isinstance(db, Path) or db.exists()
 
 
 def test_serve_remote_needs_the_flag_and_warns(store):

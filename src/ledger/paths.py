@@ -1,7 +1,9 @@
 """Where state lives. One function decides the store path; everything else asks it.
 
-Order (docs/design.md): ``--db`` argument, then ``$LEDGER_DB``, then ``$LEDGER_HOME/ledger.db``,
-then ``~/.ledger/ledger.db``. Stdlib only (L0). The string versions (:func:`home_dir`,
+Order (docs/design.md): ``--db`` argument, then ``$LEDGER_DB``, then ``store.db`` in
+``$LEDGER_HOME/config.toml`` (``ledger config set store.db ...``), then
+``$LEDGER_HOME/ledger.db``, then ``~/.ledger/ledger.db``. A store is a SQLite file or a
+PostgreSQL URL (``postgresql://...``, docs/postgres.md). Stdlib only (L0). The string versions (:func:`home_dir`,
 :func:`db_file`) exist for the hook path, which must not pay for importing ``pathlib``.
 """
 
@@ -63,7 +65,31 @@ def db_file(explicit: str | os.PathLike | None = None) -> str:
     env = os.environ.get("LEDGER_DB")
     if env:
         return os.path.expanduser(env)
+    configured = _configured_db()
+    if configured:
+        return os.path.expanduser(configured)
     return os.path.join(home_dir(), "ledger.db")
+
+
+def _configured_db() -> str | None:
+    """``store.db`` from ``$LEDGER_HOME/config.toml``, if set. ``tomllib`` is imported
+    only when the file has a ``[store]`` table; an unreadable file is ignored here
+    (``ledger config`` and hook.log report it)."""
+    path = os.path.join(home_dir(), "config.toml")
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    if b"[store]" not in raw:
+        return None
+    import tomllib
+
+    try:
+        value = tomllib.loads(raw.decode("utf-8")).get("store", {}).get("db")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        return None
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def ledger_home() -> "Path":
@@ -73,12 +99,30 @@ def ledger_home() -> "Path":
     return Path(home_dir())
 
 
+def is_store_url(target: object) -> bool:
+    """Whether a store target is a PostgreSQL URL (``postgresql://...``), not a file."""
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
 def db_path(explicit: str | os.PathLike | None = None) -> "Path":
     """Resolve the store path. The folder is *not* created here; the store creates it
-    on first open so that read-only commands like ``--help`` never touch the disk."""
+    on first open so that read-only commands like ``--help`` never touch the disk.
+    A PostgreSQL store's URL is returned as the string it is (a ``Path`` would fold
+    its ``//``)."""
     from pathlib import Path
 
-    return Path(db_file(explicit))
+    f = db_file(explicit)
+    return f if is_store_url(f) else Path(f)
+
+
+def machine_id() -> str:
+    """This machine's name, recorded with every write (row-level attribution on a shared
+    store): ``$LEDGER_MACHINE``, else the host name, else ``"unknown"``."""
+    name = (os.environ.get("LEDGER_MACHINE") or "").strip()
+    if not name:
+        uname = getattr(os, "uname", None)
+        name = (uname().nodename if uname else os.environ.get("COMPUTERNAME", "")).strip()
+    return name or "unknown"
 
 
 def default_agent(explicit: str | None = None) -> str:

@@ -838,4 +838,4 @@ class Ledger:
             d = a.to_dict()
             d.update(activity.get(a.id, {"wrote": 0, "calls": 0, "hitRate": None, "top": []}))
             agents.append(d)
-        return {"agents": agents, "overlap": overlap}
+        return {"agents": agents, "overlap": overlap, "machines": self.store.machines(), "engine": self.store.engine}

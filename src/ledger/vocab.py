@@ -35,6 +35,10 @@ DIRECTIONS = ("desc", "asc")
 #: Search score = RELEVANCE_WEIGHT * relevance + STRENGTH_WEIGHT * strength, both 0-1
 #: (the LEDGER seed's ranking, docs/store.md "Ranking"). The SQL is generated from these.
 RELEVANCE_WEIGHT = 0.75
+#: Word-index weight of a chunk's neighbour context (docs/design.md, retrieval notes).
+CONTEXT_WEIGHT = 0.3
+#: A fuzzy-only hit's relevance factor (docs/originals.md §1.6): below an equally good exact one.
+FUZZY_WEIGHT = 0.6
 STRENGTH_WEIGHT = 0.25
 
 # ---------------------------------------------------------------- sources

@@ -86,7 +86,8 @@ def install(harness, client, print_only, scope, project_dir, link, no_distill, d
     # ``env`` is optional in the adapter contract (a harness may have nowhere to put it).
     takes_env = "env" in inspect.signature(adapter.install).parameters
     r = adapter.install(scope, project_dir, link=link, **({"env": store_env} if takes_env else {}))
-    r["store"] = str(db_path(db).resolve())
+    where = db_path(db)
+    r["store"] = where if isinstance(where, str) else str(where.resolve())
     r["store_env"] = store_env
     d = distill_setup.disable() if no_distill else distill_setup.enable(harness)
     if as_json:

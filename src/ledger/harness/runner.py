@@ -65,6 +65,7 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
     from .adapters import with_hook
 
     adapter = with_hook(harness)  # the registry: one module per harness (ledger/harness/adapters/)
+    from ..errors import StoreUnavailable
     from ..watcher import config as config_mod
     from ..watcher.engine import Engine
 
@@ -75,8 +76,17 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
     events = expand(event) if expand is not None else [event]
     if cfg is None:
         cfg = config_mod.load_logged()  # a bad setting falls back to its default, one log line each
-    engine = Engine.open(db, cfg, now if now is not None else time.time_ns() // 1_000_000,
-                         busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS, spawn_distill=spawn, session_state=_session_state)
+    now = now if now is not None else time.time_ns() // 1_000_000
+    try:
+        engine = Engine.open(db, cfg, now, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS, spawn_distill=spawn,
+                             session_state=_session_state)
+    except StoreUnavailable as exc:
+        # A shared store out of reach (network, server down): a finished tool call waits
+        # in this machine's spool and the next hook that reaches the store drains it.
+        # The hook still fails open: the error is logged by hook_main, the agent goes on.
+        if getattr(exc, "reason", "") == "unreachable":
+            Engine.offline(db, cfg, now).spool_observation(event, exc)
+        raise
     try:
         answers = [engine.handle(e) for e in events]
         resp = adapter.merge(answers) if len(answers) > 1 else answers[0]

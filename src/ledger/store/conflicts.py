@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
 from ..errors import UnknownCandidate, UnknownConflict
 from ..ids import new_id
 from ..models import Candidate, Conflict, Memory
-from .connection import translate_module
+from .connection import is_postgres, translate_module
 from .store import Store
 
 PEER_LIMIT = 200  # best full-text peers compared per write; ranked by BM25, not recency
@@ -39,7 +39,12 @@ def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[st
         file_peers = {r[0]: (r[0], r[1], True) for r in rows}
     else:
         file_peers = {}
-    if terms:
+    if terms and is_postgres(store._conn):
+        from .textindex_pg import peers
+
+        rows = peers(store._conn, terms, cluster_id, memory_id, limit)
+        out.update((r[0], file_peers.get(r[0], (r[0], r[1], False))) for r in rows)
+    elif terms:
         expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         rows = store._conn.execute(
             """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import sys
 import time
 
 from ..errors import StoreUnavailable, store_unavailable
@@ -25,8 +26,22 @@ SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLIT
     5, 6, 8, 10, 11, 13, 14, 26)
 
 
+def is_postgres(conn: object) -> bool:
+    """Whether ``conn`` is a PostgreSQL store connection (:mod:`.pg`), not SQLite."""
+    return getattr(conn, "is_postgres", False)
+
+
+def is_url(target: object) -> bool:
+    """Whether a store target (``--db``, ``$LEDGER_DB``) is a PostgreSQL URL rather
+    than a SQLite file path."""
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
 def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
     """Open (and for writers create, with its folder) the store at ``path``.
+
+    A ``postgresql://`` URL opens the PostgreSQL dialect instead (:func:`.pg.connect`;
+    psycopg is imported only then). What follows is the SQLite policy.
 
     WAL journal, ``busy_timeout`` of ``busy_timeout_ms`` (default 10 s), foreign keys
     on, ``synchronous=NORMAL`` (safe with WAL: a power cut may lose the last commits,
@@ -44,6 +59,10 @@ def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms:
     the path and the real cause.
     """
     p = os.fspath(path)
+    if is_url(p):
+        from . import pg
+
+        return pg.connect(p, readonly=readonly, wait_ms=BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms)
     wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else max(0, int(busy_timeout_ms))
     deadline = time.monotonic() + wait_ms / 1000
     delay = 0.005
@@ -203,13 +222,22 @@ def _refuse_foreign(conn: sqlite3.Connection) -> None:
         )
 
 
-@contextlib.contextmanager
-def atomic(conn: sqlite3.Connection, *, wait_ms: int | None = None) -> Iterator[sqlite3.Connection]:
+def atomic(conn: sqlite3.Connection, *, wait_ms: int | None = None):
     """A write transaction: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error.
     Nested use becomes a savepoint, so a helper that writes can be called inside a
     larger transaction. ``wait_ms`` (outermost transaction only) bounds the wait for
     the write lock below the connection's busy timeout, for writes that may be skipped
-    (counting a recall) rather than make the caller wait."""
+    (counting a recall) rather than make the caller wait. On PostgreSQL the write lock
+    is the store's advisory lock (:func:`.pg.atomic`)."""
+    if is_postgres(conn):
+        from . import pg
+
+        return pg.atomic(conn, wait_ms=wait_ms)
+    return _sqlite_atomic(conn, wait_ms=wait_ms)
+
+
+@contextlib.contextmanager
+def _sqlite_atomic(conn: sqlite3.Connection, *, wait_ms: int | None = None) -> Iterator[sqlite3.Connection]:
     if conn.in_transaction:
         name = f"sp_{id(conn)}_{os.urandom(3).hex()}"
         conn.execute(f"SAVEPOINT {name}")
@@ -288,16 +316,38 @@ def store_error(exc: BaseException, path: object = None) -> StoreUnavailable:
     return store_unavailable(msg, reason=reason, detail=detail, path=None if path is None else str(path))
 
 
+def _pg_module():
+    """:mod:`.pg` if a PostgreSQL store was opened in this process (never imports it)."""
+    pg = sys.modules.get(__package__ + ".pg")
+    return pg if pg is not None and getattr(pg, "psycopg", None) is not None else None
+
+
+def _driver_errors() -> tuple:
+    """The driver errors :func:`translating` maps: sqlite3's, and psycopg's once a
+    PostgreSQL store is open."""
+    pg = _pg_module()
+    return (sqlite3.Error,) if pg is None else (sqlite3.Error, pg.psycopg.Error)
+
+
+def driver_error(exc: BaseException, where: object = None) -> StoreUnavailable:
+    """:func:`store_error` for either engine's driver error."""
+    pg = _pg_module()
+    if pg is not None and isinstance(exc, pg.psycopg.Error):
+        return pg.store_error(exc, where)
+    return store_error(exc, where)
+
+
 def translating(fn, path_of=None):
-    """``fn`` with ``sqlite3`` errors raised as :func:`store_error`. ``path_of(args)``
-    names the store file for the message (default: the first argument's ``path``)."""
+    """``fn`` with driver (``sqlite3``, psycopg) errors raised as :func:`store_error`.
+    ``path_of(args)`` names the store file for the message (default: the first
+    argument's ``path``)."""
 
     def call(*args, **kw):
         try:
             return fn(*args, **kw)
-        except sqlite3.Error as exc:
+        except _driver_errors() as exc:
             where = path_of(args) if path_of else getattr(args[0], "path", None) if args else None
-            raise store_error(exc, where) from exc
+            raise driver_error(exc, where) from exc
 
     call.__name__ = getattr(fn, "__name__", "call")
     call.__qualname__ = getattr(fn, "__qualname__", call.__name__)

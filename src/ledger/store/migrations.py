@@ -2,14 +2,20 @@
 
 Each migration runs in one transaction together with its row in ``_migrations``. Never
 edit, rename or reorder a migration that has shipped: add a new one.
+
+One list serves both engines. Migrations are written in the shared dialect (the
+PostgreSQL connection translates types and keys, see :mod:`.pg`); the few steps that
+only one engine has (SQLite's FTS5 virtual tables, PostgreSQL's tsvector tables) are
+chosen with :func:`.connection.is_postgres`.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 
 from ..errors import NewerStore
-from .connection import atomic
+from .connection import atomic, is_postgres
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - keeps typing off the hook path
@@ -111,8 +117,19 @@ def m001_initial(conn: sqlite3.Connection) -> None:
         CREATE INDEX candidates_pending ON conflict_candidates (judged_at, score);
         CREATE INDEX candidates_b ON conflict_candidates (b);
         CREATE INDEX events_at ON events (at DESC);
-        CREATE INDEX events_op_at ON events (op, at);
+        CREATE INDEX events_op_at ON events (op, at)
+        """
+    )
+    if is_postgres(conn):
+        from . import textindex_pg
 
+        textindex_pg.ensure_trgm(conn)
+        for stmt in textindex_pg.SCHEMA_M001:
+            conn.run(stmt)
+        return
+    _run_script(
+        conn,
+        """
         -- Word index: BM25 over the text, plus a second column of neighbour context
         -- (a chunk's neighbours in its source) weighted 0.3 at query time. Rows are
         -- kept when a memory is dropped so asof: text search still reaches it.
@@ -141,7 +158,9 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     migration this version does not know: a newer ledger wrote it, and using it would
     fail later naming columns this version has never heard of."""
     check_not_newer(conn)
-    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
+    if "_migrations" not in table_names(conn):
+        with atomic(conn):  # two processes may create a new store at once (PostgreSQL: no IF NOT EXISTS race)
+            conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
     done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
     applied = []
     for name, fn in MIGRATIONS:
@@ -152,7 +171,7 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
                 continue
             fn(conn)
-            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, strftime('%s','now') * 1000)", (name,))
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, int(time.time() * 1000)))
         applied.append(name)
     return applied
 
@@ -160,8 +179,7 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
 def check_not_newer(conn: sqlite3.Connection) -> None:
     """Refuse a store written by a newer ledger (see :func:`migrate`). Read-only opens
     call this too. Cheap: one read of a table with one row per migration."""
-    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'").fetchone()
-    if not has_table:
+    if "_migrations" not in table_names(conn):
         return
     known = {name for name, _ in MIGRATIONS}
     unknown = sorted(r[0] for r in conn.execute("SELECT name FROM _migrations") if r[0] not in known)
@@ -172,6 +190,15 @@ def check_not_newer(conn: sqlite3.Connection) -> None:
             "that this version does not know). Upgrade ledger (pip install -U ledger-memory), or point --db at another store; "
             "nothing was changed."
         )
+
+
+def table_names(conn) -> set[str]:
+    """The store's tables (SQLite: the file's; PostgreSQL: the schema's)."""
+    if is_postgres(conn):
+        from .pg import table_names as pg_tables
+
+        return pg_tables(conn)
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
 @migration
@@ -243,9 +270,10 @@ def m004_settle_candidates_of_dropped_memories(conn: sqlite3.Connection) -> None
     """Dropping a memory now settles its unjudged candidates (verdict ``retired``), so the
     pending count is an index count. Settle those left by earlier versions."""
     conn.execute(
-        """UPDATE conflict_candidates SET judged_at = strftime('%s','now') * 1000, verdict = 'retired'
+        """UPDATE conflict_candidates SET judged_at = ?, verdict = 'retired'
            WHERE judged_at IS NULL AND EXISTS (
-             SELECT 1 FROM memories m WHERE m.id IN (conflict_candidates.a, conflict_candidates.b) AND m.deleted_at IS NOT NULL)"""
+             SELECT 1 FROM memories m WHERE m.id IN (conflict_candidates.a, conflict_candidates.b) AND m.deleted_at IS NOT NULL)""",
+        (int(time.time() * 1000),),
     )
 
 
@@ -301,6 +329,12 @@ def m007_terms(conn: sqlite3.Connection) -> None:
     from .. import terms as T
     from . import textindex
 
+    if is_postgres(conn):
+        from . import textindex_pg
+
+        for stmt in textindex_pg.SCHEMA_M007:
+            conn.run(stmt)
+        return  # m001 on PostgreSQL never had the trigram index this replaces, nor folded text to redo
     _run_script(
         conn,
         """
@@ -367,6 +401,8 @@ def m011_symbols(conn: sqlite3.Connection) -> None:
     for seq, text in conn.execute("SELECT seq, text FROM memories"):
         if not text.isascii() and T.symbol_runs(text):
             redo.append((seq, T.side_text(text)))
+    if is_postgres(conn):  # a PostgreSQL store is new: its side index holds symbols from the start
+        return
     for seq, side in redo:
         conn.execute("DELETE FROM memories_side WHERE rowid = ?", (seq,))
         conn.execute("INSERT INTO memories_side (rowid, terms) VALUES (?, ?)", (seq, side))
@@ -379,7 +415,13 @@ def m012_text_history_index(conn: sqlite3.Connection) -> None:
     and side terms as two columns, rowid for rowid), filled from the rows already there."""
     from . import textindex
 
-    conn.execute("CREATE VIRTUAL TABLE memory_text_fts USING fts5 (text, side, tokenize = 'porter unicode61')")
+    if is_postgres(conn):
+        from . import textindex_pg
+
+        for stmt in textindex_pg.SCHEMA_M012:
+            conn.run(stmt)
+    else:
+        conn.execute("CREATE VIRTUAL TABLE memory_text_fts USING fts5 (text, side, tokenize = 'porter unicode61')")
     for hid, text in conn.execute("SELECT rowid, text FROM memory_text_history").fetchall():
         textindex.index_old_text(conn, hid, text)
 
@@ -421,5 +463,21 @@ def m015_facet_indexes(conn: sqlite3.Connection) -> None:
         """
         CREATE INDEX memories_facets ON memories (deleted_at, writer, cluster_id, kind, origin, pinned, archived);
         CREATE INDEX memories_id_cluster ON memories (id, deleted_at, cluster_id)
+        """,
+    )
+
+
+@migration
+def m010_machines(conn: sqlite3.Connection) -> None:
+    """Row-level attribution for shared stores (issue 20): the machine that wrote each
+    memory and each logged operation (``$LEDGER_MACHINE`` or the host name), and the
+    machine an agent was last seen on. Rows written before have NULL (unknown)."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE memories ADD COLUMN machine TEXT;
+        ALTER TABLE events ADD COLUMN machine TEXT;
+        ALTER TABLE agents ADD COLUMN machine TEXT;
+        CREATE INDEX events_machine ON events (machine, agent, at)
         """,
     )

@@ -10,19 +10,23 @@ outside one (single statements, or its own savepoint).
 
 from __future__ import annotations
 
+from ..paths import machine_id
 from ..vocab import PALETTE
 from .connection import atomic
+
+#: The machine every write of this process is attributed to (docs/postgres.md).
+MACHINE = machine_id()
 
 
 def touch_agent(conn, agent: str, now: int) -> None:
     """Register ``agent`` on first sight (label = id, next palette colour); bump its
     ``last_seen`` (epoch ms) after that."""
-    cur = conn.execute("UPDATE agents SET last_seen = ? WHERE id = ?", (now, agent))
+    cur = conn.execute("UPDATE agents SET last_seen = ?, machine = ? WHERE id = ?", (now, MACHINE, agent))
     if cur.rowcount == 0:
         n = conn.execute("SELECT count(*) FROM agents").fetchone()[0]
         conn.execute(
-            "INSERT OR IGNORE INTO agents (id, label, color, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)",
-            (agent, agent, PALETTE[n % len(PALETTE)], now, now),
+            "INSERT OR IGNORE INTO agents (id, label, color, first_seen, last_seen, machine) VALUES (?, ?, ?, ?, ?, ?)",
+            (agent, agent, PALETTE[n % len(PALETTE)], now, now, MACHINE),
         )
 
 
@@ -42,10 +46,11 @@ def add_reader(conn, memory_id: str, agent: str) -> bool:
 
 def log_event(conn, now: int, agent: str, op: str, memory_id: str | None = None, detail: str = "",
               ms: float | None = None) -> None:
-    """Append one row to the operation log (``events``); ``ms`` is a duration in ms."""
+    """Append one row to the operation log (``events``); ``ms`` is a duration in ms.
+    The row names this process's machine (:data:`MACHINE`)."""
     conn.execute(
-        "INSERT INTO events (at, agent, op, memory_id, detail, ms) VALUES (?, ?, ?, ?, ?, ?)",
-        (now, agent, op, memory_id, detail, ms),
+        "INSERT INTO events (at, agent, op, memory_id, detail, ms, machine) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (now, agent, op, memory_id, detail, ms, MACHINE),
     )
 
 

@@ -73,7 +73,7 @@ class SearchMixin:
         order_col = {"relevance": "score", "strength": "st", "hits": "m.hits", "created": "m.created_at", "last": "m.last_read_at"}[sort]
         d = "ASC" if direction == "asc" else "DESC"
         params["limit"], params["offset"] = max(0, int(limit)), max(0, int(offset))
-        cond = " AND ".join(where) or "1"
+        cond = " AND ".join(where) or "1 = 1"
         # One read snapshot for the match set, the count and the page.
         with read_snapshot(self._conn):
             count_src = None
@@ -84,7 +84,10 @@ class SearchMixin:
                 rel = "rel.r"
                 parts = textindex.expression_parts(self._conn, q.terms, mode)
                 every = None
-                if sort == "relevance" and d == "DESC" and params["limit"] and q.asof_ms is None:
+                # The bound is proven for FTS5's BM25 (docs/search.md "Top-k"); PostgreSQL's
+                # relevance is another function, so it always scores every match.
+                if sort == "relevance" and d == "DESC" and params["limit"] and q.asof_ms is None \
+                        and not getattr(self._conn, "is_postgres", False):
                     every = self._bounded_fill(parts, st, cond, params)
                 if every is None:
                     self.search_path = "full"

@@ -96,7 +96,7 @@ def add_files(conn: sqlite3.Connection, session: str, paths: list[str], now: int
     with atomic(conn):
         conn.executemany(
             """INSERT INTO session_files (session, path, first_at, last_at, edits) VALUES (?, ?, ?, ?, 1)
-               ON CONFLICT (session, path) DO UPDATE SET last_at = excluded.last_at, edits = edits + 1""",
+               ON CONFLICT (session, path) DO UPDATE SET last_at = excluded.last_at, edits = session_files.edits + 1""",
             [(session, p, now, now) for p in dict.fromkeys(paths)],
         )
 

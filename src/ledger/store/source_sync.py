@@ -21,7 +21,7 @@ from collections import defaultdict
 from typing import Sequence
 
 from ..ids import new_id
-from . import textindex
+from . import ops, textindex
 from .connection import atomic
 
 
@@ -84,9 +84,9 @@ def resync(store, source_id: str, filename: str, chunks: Sequence[str], *, agent
                 mid = new_id("c", now)
                 cur = conn.execute(
                     """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, chunk_index, provenance,
-                                             created_at, last_read_at, reviewed_at)
-                       VALUES (?, ?, 'chunk', 'doc', ?, ?, ?, ?, ?, ?, ?, ?)""",
-                    (mid, text, cluster, agent, source_id, i + 1, prov, now, now, now))
+                                             created_at, last_read_at, reviewed_at, machine)
+                       VALUES (?, ?, 'chunk', 'doc', ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                    (mid, text, cluster, agent, source_id, i + 1, prov, now, now, now, ops.MACHINE))
                 seq = cur.lastrowid
                 conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, agent))
                 store._index(seq, text, ctx)

@@ -11,6 +11,7 @@ from ..errors import StoreUnavailable, UnknownSource, missing_id
 from ..ids import new_id
 from ..models import Source
 from ..text import plural
+from . import ops
 from .connection import SQLITE_BUSY, SQLITE_LOCKED
 
 TYPE_CHECKING = False
@@ -156,7 +157,7 @@ class SourcesMixin:
                 tx.enter_context(self.atomic(wait_ms=0))
                 return
             except StoreUnavailable as exc:
-                if _busy_code(exc.__cause__) is None:
+                if _busy_code(exc.__cause__) is None and exc.reason != "locked":  # PostgreSQL: a lock_timeout
                     raise
             time.sleep(DEFER_MS / 1000)
         tx.enter_context(self.atomic())
@@ -173,9 +174,10 @@ class SourcesMixin:
             ids.append(cid)
             cur = self._conn.execute(
                 """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, chunk_index, provenance,
-                                         created_at, last_read_at, reviewed_at, deleted_at)
-                   VALUES (?, ?, 'chunk', 'doc', ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (cid, chunk, cluster_id, agent, sid, i + 1, f"chunk {i + 1} of {n} · {filename}", now, now, now, hidden),
+                                         created_at, last_read_at, reviewed_at, deleted_at, machine)
+                   VALUES (?, ?, 'chunk', 'doc', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (cid, chunk, cluster_id, agent, sid, i + 1, f"chunk {i + 1} of {n} · {filename}", now, now, now, hidden,
+                 ops.MACHINE),
             )
             self._conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (cid, agent))
             ctx = " ".join(chunks[max(0, i - neighbours) : i] + list(chunks[i + 1 : i + 1 + neighbours])) if neighbours else ""
@@ -214,8 +216,9 @@ class SourcesMixin:
                     self._conn.execute("DELETE FROM ingests WHERE source_id = ?", (sid,))
                     return
                 marks = ",".join("?" * len(seqs))
-                self._conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", seqs)
-                self._conn.execute(f"DELETE FROM memories_side WHERE rowid IN ({marks})", seqs)
+                key = "seq" if getattr(self._conn, "is_postgres", False) else "rowid"  # the FTS tables' key
+                self._conn.execute(f"DELETE FROM memories_fts WHERE {key} IN ({marks})", seqs)
+                self._conn.execute(f"DELETE FROM memories_side WHERE {key} IN ({marks})", seqs)
                 self._conn.execute(f"DELETE FROM memories WHERE seq IN ({marks})", seqs)  # readers go by ON DELETE CASCADE
 
     def sources(self, *, include_dropped: bool = False, source_id: str | None = None) -> list[Source]:

@@ -26,7 +26,7 @@ def strength_sql(m: str = "m", s: str = "s", now: str = ":now") -> str:
     corr = f"min(1.0, max(0.0, (max(1, {m}.source_count) + max(1, {m}.reader_count) - 2) / {float(S.CORROBORATION_CEILING)!r}))"
     claim = f"min({S.MAX_STRENGTH!r}, max({S.MIN_STRENGTH!r}, {S.BASE!r} + {S.W_USED!r} * {used} + {S.W_FRESH!r} * {fresh} + {S.W_CORROBORATED!r} * {corr}))"
     chunk = f"min({S.CHUNK_MAX!r}, max({S.CHUNK_MIN!r}, coalesce({s}.trust, {S.DEFAULT_TRUST!r})))"
-    return f"(CASE WHEN {m}.kind = 'chunk' THEN {chunk} WHEN {m}.pinned THEN {S.PINNED_STRENGTH!r} ELSE {claim} END)"
+    return f"(CASE WHEN {m}.kind = 'chunk' THEN {chunk} WHEN {m}.pinned <> 0 THEN {S.PINNED_STRENGTH!r} ELSE {claim} END)"
 
 
 def filter_sql(

@@ -143,7 +143,27 @@ class StatsMixin:
         """Pairs of agents with the live memories both read, most first (:meth:`agents_activity`)."""
         return self.agents_activity(0)[1]
 
+    def machines(self) -> list[dict]:
+        """The machines that wrote to this store (row-level attribution, from the
+        operation log), most recent first: ``[{"machine", "writes", "firstSeen",
+        "lastSeen", "agents": [ids]}]``; times are epoch ms. Rows logged before
+        attribution existed have no machine and are left out."""
+        out: dict[str, dict] = {}
+        for m, n, first, last in self._conn.execute(
+                "SELECT machine, count(*), min(at), max(at) FROM events WHERE machine IS NOT NULL GROUP BY machine"):
+            out[m] = {"machine": m, "writes": n, "firstSeen": first, "lastSeen": last, "agents": []}
+        for m, agent in self._conn.execute(
+                "SELECT DISTINCT machine, agent FROM events WHERE machine IS NOT NULL ORDER BY machine, agent"):
+            out[m]["agents"].append(agent)
+        return sorted(out.values(), key=lambda d: (-d["lastSeen"], d["machine"]))
+
     def disk_bytes(self) -> int:
+        """Bytes the store occupies: the SQLite file, or on PostgreSQL the tables of its
+        schema with their indexes and TOAST."""
+        if getattr(self._conn, "is_postgres", False):
+            return self._conn.execute(
+                "SELECT coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0) "
+                "FROM pg_tables WHERE schemaname = current_schema()").fetchone()[0]
         try:
             return os.stat(self._path).st_size
         except OSError:

@@ -77,10 +77,20 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
 
     @property
     def path(self) -> "Path":
-        """The store file (built on demand: ``pathlib`` is not imported at start-up)."""
+        """The store file (built on demand: ``pathlib`` is not imported at start-up);
+        for a PostgreSQL store, its URL as a string without the password."""
+        if getattr(self._conn, "is_postgres", False):
+            from .pg import redact
+
+            return redact(self._path)
         from pathlib import Path
 
         return Path(self._path)
+
+    @property
+    def engine(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return "postgresql" if getattr(self._conn, "is_postgres", False) else "sqlite"
 
     def close(self) -> None:
         self._conn.close()
@@ -213,9 +223,9 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
             self.touch_agent(writer, now)
             cur = self._conn.execute(
                 """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, provenance, topic,
-                                         created_at, last_read_at)
-                   VALUES (?, ?, 'claim', ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (mid, text, "doc" if source_id else "chat", cluster_id, writer, source_id, note, topic, now, now),
+                                         created_at, last_read_at, machine)
+                   VALUES (?, ?, 'claim', ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (mid, text, "doc" if source_id else "chat", cluster_id, writer, source_id, note, topic, now, now, ops.MACHINE),
             )
             self._conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, writer))
             for f in files:
@@ -361,7 +371,9 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
             (now, agent, memory_id),
         )
         if cur.rowcount:  # indexed too, so asof: matches the old text (textindex.relevance_asof)
-            hid, text = self._conn.execute("SELECT rowid, text FROM memory_text_history WHERE rowid = last_insert_rowid()").fetchone()
+            newest = ("(SELECT max(rowid) FROM memory_text_history WHERE memory_id = ?)" if getattr(self._conn, "is_postgres", False)
+                      else "last_insert_rowid() AND ? IS NOT NULL")  # PostgreSQL has no last_insert_rowid(); the write lock is held
+            hid, text = self._conn.execute(f"SELECT rowid, text FROM memory_text_history WHERE rowid = {newest}", (memory_id,)).fetchone()
             textindex.index_old_text(self._conn, hid, text)
 
     def texts_asof(self, ids: Sequence[str], asof: int) -> dict[str, str]:

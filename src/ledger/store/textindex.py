@@ -27,13 +27,28 @@ import sqlite3
 from .. import terms as T
 from ..text import QUERY_STOPWORDS
 
-CONTEXT_WEIGHT = 0.3  # docs/design.md, retrieval notes: neighbour context column weight
-FUZZY_WEIGHT = 0.6  # docs/originals.md §1.6: a fuzzy hit ranks below an equally good exact one
+
+def _pg(conn) -> bool:
+    # PostgreSQL stores have their own full-text machinery (.textindex_pg).
+    return getattr(conn, "is_postgres", False)
+
+
+def _textindex_pg():
+    from . import textindex_pg
+
+    return textindex_pg
+
+
+# docs/design.md, retrieval notes (context weight); docs/originals.md §1.6 (a fuzzy hit
+# ranks below an equally good exact one). Shared with .textindex_pg through ledger.vocab.
+from ..vocab import CONTEXT_WEIGHT, FUZZY_WEIGHT  # noqa: E402
 
 
 def index(conn: sqlite3.Connection, seq: int, text: str, context: str = "") -> None:
     """Index memory ``seq``: word index, side index (if it has compounds or CJK) and
     new vocabulary words. Runs inside the caller's transaction."""
+    if _pg(conn):
+        return _textindex_pg().index(conn, seq, text, context)
     conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, T.nfkc(text), T.nfkc(context)))
     side = T.side_text(text)
     if side:
@@ -44,11 +59,15 @@ def index(conn: sqlite3.Connection, seq: int, text: str, context: str = "") -> N
 def index_old_text(conn: sqlite3.Connection, history_rowid: int, text: str) -> None:
     """Index a replaced text (row ``history_rowid`` of ``memory_text_history``) for
     ``asof:``. Runs inside the caller's transaction."""
+    if _pg(conn):
+        return _textindex_pg().index_old_text(conn, history_rowid, text)
     conn.execute("INSERT INTO memory_text_fts (rowid, text, side) VALUES (?, ?, ?)", (history_rowid, T.nfkc(text), T.side_text(text)))
 
 
 def unindex(conn: sqlite3.Connection, seq: int) -> str:
     """Remove ``seq`` from the word and side indexes; returns its context column."""
+    if _pg(conn):
+        return _textindex_pg().unindex(conn, seq)
     ctx = conn.execute("SELECT context FROM memories_fts WHERE rowid = ?", (seq,)).fetchone()
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
     conn.execute("DELETE FROM memories_side WHERE rowid = ?", (seq,))
@@ -57,6 +76,8 @@ def unindex(conn: sqlite3.Connection, seq: int) -> str:
 
 def add_words(conn: sqlite3.Connection, words) -> None:
     """Add words to the vocabulary and its trigram index (known words cost one probe)."""
+    if _pg(conn):
+        return _textindex_pg().add_words(conn, words)
     for w in words:
         cur = conn.execute("INSERT OR IGNORE INTO vocab (term) VALUES (?)", (w,))
         if cur.rowcount:
@@ -66,6 +87,8 @@ def add_words(conn: sqlite3.Connection, words) -> None:
 # ------------------------------------------------------------------------------ fuzzy
 def in_vocabulary(conn: sqlite3.Connection, word: str) -> bool:
     """Whether some memory ever held ``word`` (folded, alphabetic)."""
+    if _pg(conn):
+        return _textindex_pg().in_vocabulary(conn, word)
     return conn.execute("SELECT 1 FROM vocab WHERE term = ?", (word,)).fetchone() is not None
 
 
@@ -87,6 +110,8 @@ def neighbours_of(conn: sqlite3.Connection, words) -> dict[str, list[str]]:
     within k; each word found is checked for m trigrams and then with
     :func:`ledger.terms.edit_distance`. When m < 1 (words like ``aaaa``) every
     vocabulary word of a near length is checked."""
+    if _pg(conn):
+        return _textindex_pg().neighbours_of(conn, words)
     out: dict[str, list[str]] = {}
     plan = []
     for w in dict.fromkeys(words):
@@ -146,6 +171,8 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
       (the phrase of their tokens).
 
     ``conn`` is only needed for the fuzzy phrases (``None`` skips them)."""
+    if _pg(conn):
+        return _textindex_pg().term_lists(conn, raw_terms, mode)
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
     prefix = mode != "keyword"
     exact = [_q(w) + ("*" if prefix and len(w) >= T.MIN_PREFIX else "") for w in qt.words] + [_q(p) for p in qt.phrases]
@@ -170,7 +197,8 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
 def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[str | None, str | None, str | None]:
     """The three MATCH expressions (exact, fuzzy, side) of a query, ``None`` when empty;
     see :func:`expression_parts`."""
-    return tuple(" OR ".join(x) or None for x in expression_parts(conn, raw_terms, mode))  # type: ignore[return-value]
+    sep = " | " if _pg(conn) else " OR "  # tsquery's OR on PostgreSQL
+    return tuple(sep.join(x) or None for x in expression_parts(conn, raw_terms, mode))  # type: ignore[return-value]
 
 
 def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str, parts=None) -> bool:
@@ -184,6 +212,8 @@ def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str, parts=None) -
     an equally good exact one, and a row matched as typed keeps that relevance.
 
     ``parts``: the query's :func:`expression_parts`, if the caller already has them."""
+    if _pg(conn):
+        return _textindex_pg().fill_relevance(conn, raw_terms, mode, parts)
     _clear_rel(conn)
     exact, fuzzy, side = (" OR ".join(x) or None for x in (parts or expression_parts(conn, raw_terms, mode)))
     words = f"bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})"
@@ -308,6 +338,8 @@ def relevance_asof(conn: sqlite3.Connection, parts, asof: int) -> bool:
     their BM25 over that index, r = p/(p+1); matched only through fuzzy neighbours:
     0.6·p/(p+1)). BM25 there uses that index's own statistics. Returns whether any row
     matches. ``parts``: the query's :func:`expression_parts`."""
+    if _pg(conn):
+        return _textindex_pg().relevance_asof(conn, parts, asof)
     conn.execute("DELETE FROM temp.ledger_rel WHERE seq IN (SELECT m.seq FROM memory_text_history h "
                  "JOIN memories m ON m.id = h.memory_id WHERE h.replaced_at > ?)", (asof,))
     exact, fuzzy, side = (" OR ".join(x) or None for x in parts)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from ..errors import InvalidInput
-from . import textindex
+from . import ops, textindex
 from .connection import atomic
 from .source_sync import conn_of
 
@@ -227,14 +227,14 @@ def _insert(store, rec: dict) -> None:
     cur = conn.execute(
         """INSERT INTO memories (id, text, kind, origin, cluster_id, writer, source_id, chunk_index, provenance, topic,
                                  created_at, last_read_at, hits, source_count, reader_count, pinned, archived,
-                                 reviewed_at, deleted_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                 reviewed_at, deleted_at, machine)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (rec["id"], rec["text"], rec["kind"], rec["origin"], rec["clusterId"], rec["writer"], source_id,
          rec.get("chunkIndex") if isinstance(rec.get("chunkIndex"), int) else None,
          str(rec.get("provenance") or ""), rec.get("topic") if isinstance(rec.get("topic"), str) else None,
          int(rec["createdAt"]), int(rec["lastReadAt"]), int(rec["hits"]),
          int(rec.get("sourceCount") or 1), len(readers), 1 if rec.get("pinned") else 0, 1 if rec.get("archived") else 0,
-         rec.get("reviewedAt"), rec.get("deletedAt")))
+         rec.get("reviewedAt"), rec.get("deletedAt"), ops.MACHINE))  # the importing machine wrote it here
     conn.executemany("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)",
                      [(rec["id"], a) for a in readers])
     for f in rec.get("files") or []:

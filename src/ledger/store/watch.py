@@ -39,7 +39,7 @@ def touch_session(conn: sqlite3.Connection, key: str, *, harness: str, session_i
             """INSERT INTO watch_sessions (key, harness, session_id, project, cwd, agent, transcript_path, started_at, last_seen)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (key) DO UPDATE SET last_seen = excluded.last_seen, cwd = excluded.cwd,
-                 transcript_path = coalesce(excluded.transcript_path, transcript_path)""",
+                 transcript_path = coalesce(excluded.transcript_path, watch_sessions.transcript_path)""",
             (key, harness, session_id, project, cwd, agent, transcript_path, now, now),
         )
     return session(conn, key)
@@ -140,9 +140,12 @@ def times_shown(conn: sqlite3.Connection, key: str, path: str, since_step: int) 
     """How many injections in session ``key`` showed facts for ``path`` from
     ``since_step`` on: real showings, not the quiet calls :func:`escalation_step` also
     counts (what the escalation message reports)."""
+    # ``paths`` is a JSON list; each engine has its own function to unnest one.
+    each = ("json_array_elements_text(i.paths::json) AS e(value)" if getattr(conn, "is_postgres", False)
+            else "json_each(i.paths) AS e")
     return conn.execute(
-        """SELECT count(*) FROM injections i WHERE i.session = ? AND i.step >= ?
-           AND EXISTS (SELECT 1 FROM json_each(i.paths) WHERE json_each.value = ?)""",
+        f"""SELECT count(*) FROM injections i WHERE i.session = ? AND i.step >= ?
+           AND EXISTS (SELECT 1 FROM {each} WHERE e.value = ?)""",
         (key, since_step, path),
     ).fetchone()[0]
 

@@ -154,6 +154,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("llm.daily_token_budget", "int", 200_000, "LLM tokens per local day (0: no budget)",
             "LEDGER_LLM_DAILY_TOKENS", minimum=0),
     Setting("llm.max_tokens", "int", 1500, "longest LLM answer, in tokens", minimum=1),
+    Setting("store.db", "str", "", "the store: a SQLite file or a postgresql:// URL (empty: $LEDGER_HOME/ledger.db); "
+            "--db wins", "LEDGER_DB"),
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}

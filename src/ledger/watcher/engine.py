@@ -123,9 +123,34 @@ class Engine:
         return cls(conn, cfg, now, spawn_distill=spawn_distill if spawn_distill is not None else spawn_distiller(db),
                    session_state=session_state, spool=spool_dir(db))
 
+    @classmethod
+    def offline(cls, db: str, cfg: dict, now: int) -> Engine:
+        """An engine with no store connection, only able to spool observations for
+        ``db`` (:meth:`spool_observation`): for when the store cannot be reached."""
+        from .spool import spool_dir
+
+        return cls(None, cfg, now, spool=spool_dir(db))
+
     def close(self) -> None:
         """Close the store connection."""
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
+
+    def spool_record(self, record: dict, why: BaseException) -> None:
+        """Keep an observation record in the spool (watcher/spool.py) until the store
+        takes it; raises OSError when even the spool cannot be written."""
+        from .spool import append
+
+        append(self.spool, record)
+        log_line(f"store unavailable ({why}); observation {record.get('tool_use_id') or ''} of {record['key']} spooled")
+
+    def spool_observation(self, event: HookEvent, why: BaseException) -> bool:
+        """Spool ``event``'s finished tool call (nothing observed is lost while the
+        store is out of reach); False for events that are not finished tool calls."""
+        if event.tool is None or event.kind != "post_tool" or self.spool is None:
+            return False
+        self.spool_record(self.observation_record(event, session_key(event)), why)
+        return True
 
     # ------------------------------------------------------------------ entry
     def handle(self, event: HookEvent) -> HookResponse | None:
@@ -152,10 +177,7 @@ class Engine:
                 # for the next hook or the distiller (watcher/spool.py), never drop it.
                 if self.spool is None:
                     raise
-                from .spool import append
-
-                append(self.spool, record)
-                log_line(f"store busy ({exc}); observation {record['tool_use_id'] or ''} of {key} spooled")
+                self.spool_record(record, exc)
                 return None
             # After the commit: the distiller (a process, or inline in replays) writes too.
             self.maybe_distill(key)

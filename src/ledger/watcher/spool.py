@@ -1,4 +1,5 @@
-"""The spool: PostToolUse observations kept on disk while the store is locked.
+"""The spool: PostToolUse observations kept on disk while the store is locked, or,
+for a shared PostgreSQL store, while the database cannot be reached over the network.
 
 When another process holds the store's write lock longer than the hook may wait
 (``HOOK_BUSY_TIMEOUT_MS``), the hook must still answer at once and must not lose the
@@ -33,8 +34,19 @@ PENDING = "pending.jsonl"
 
 
 def spool_dir(db: str) -> str:
-    """The spool folder of the store at ``db``."""
-    return os.fspath(db) + ".spool"
+    """The spool folder of the store at ``db``: beside a SQLite file; for a shared
+    PostgreSQL store (a URL), in this machine's ``$LEDGER_HOME/spool/``, one folder per
+    store (named by a hash of its URL, password left out)."""
+    db = os.fspath(db)
+    if db.startswith(("postgresql://", "postgres://")):
+        import hashlib
+        import re
+
+        from ..paths import home_dir
+
+        bare = re.sub(r"(://[^:/@]+):[^@/]*@", r"\1@", db)
+        return os.path.join(home_dir(), "spool", hashlib.sha256(bare.encode()).hexdigest()[:16])
+    return db + ".spool"
 
 
 def _locked(folder: str):

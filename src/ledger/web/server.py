@@ -214,6 +214,8 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
             accepted = ", ".join(["localhost", "127.0.0.1", "[::1]", "IP addresses",
                                   *[n for n in extra if n not in LOOPBACK_NAMES and not is_wildcard_host(n)]])
             print(f"  Host names accepted: {accepted}; add one with --allow-host NAME.")
+        elif isinstance(path, str):  # a PostgreSQL URL: the store is shared by design
+            print("  Bound to loopback. The store is a shared PostgreSQL database: other machines write to it too.")
         else:
             print("  Bound to loopback. Nothing in this store leaves this machine.")
         sys.stdout.flush()

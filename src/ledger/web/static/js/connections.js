@@ -42,12 +42,13 @@ export function mount(root) {
     commandBlock());
   const agentsEl = h('div', { class: 'agents' });
   const shared = h('section', { class: 'panel' });
+  const machinesEl = h('section', { class: 'panel machines' });
   const feed = h('ol', { class: 'feed mono small' });
   root.append(h('div', { class: 'screen connections' },
     h('header', { class: 'screen-head' }, h('div', {}, h('h1', { text: 'Connections' }),
       h('p', { class: 'sub', text: 'Who is using this store, how often their recalls find something, and what they share.' }))),
     h('div', { class: 'conn-grid' },
-      h('div', { class: 'conn-col' }, server, connect, shared),
+      h('div', { class: 'conn-col' }, server, machinesEl, connect, shared),
       h('div', { class: 'conn-col' }, h('h3', { class: 'section-title', text: 'AGENTS' }), agentsEl),
       h('section', { class: 'panel feed-panel' }, h('h3', {}, h('span', { class: 'live-dot' }), ' REQUEST FEED'), feed))));
 
@@ -60,7 +61,9 @@ export function mount(root) {
         stat('UPTIME', duration(st.uptimeMs || 0)), stat('REQUESTS TODAY', num(st.requestsToday)),
         stat('P50 SEARCH', st.p50SearchMs === null || st.p50SearchMs === undefined ? '—' : `${st.p50SearchMs} ms`), stat('ON DISK', bytes(st.diskBytes))),
       h('p', { class: 'mono small dim path', text: st.db }),
-      h('p', { class: 'small dim', text: 'Bound to loopback. Nothing in this store leaves this machine.' }));
+      h('p', { class: 'small dim', text: /^postgres(ql)?:/.test(st.db || '')
+        ? 'Bound to loopback. The store is a shared PostgreSQL database: other machines write to it too.'
+        : 'Bound to loopback. Nothing in this store leaves this machine.' }));
   }
 
   function stat(label, value) {
@@ -75,7 +78,20 @@ export function mount(root) {
     } catch (e) { /* retried on the next tick */ }
   }
 
-  function paintAgents({ agents, overlap }) {
+  // Row-level attribution: every write records its machine ($LEDGER_MACHINE or the host name).
+  function paintMachines(machines) {
+    const now = Date.now();
+    replace(machinesEl, h('h3', { text: 'MACHINES' }),
+      h('p', { class: 'dim small', text: 'The machines whose agents wrote to this store, from the operation log.' }),
+      machines.length ? machines.map((m) => h('div', { class: 'machine', dataset: { machine: m.machine } },
+        h('span', { class: `state ${now - m.lastSeen < 5 * 60e3 ? 'on' : ''}`, text: now - m.lastSeen < 5 * 60e3 ? 'active' : 'idle' }),
+        h('span', { class: 'mono machine-id', text: m.machine }),
+        h('span', { class: 'small dim', text: `${num(m.writes)} op${m.writes === 1 ? '' : 's'} · ${m.agents.join(', ')} · last ${ago(m.lastSeen)}` })))
+        : h('p', { class: 'dim small', text: 'No write has been attributed to a machine yet.' }));
+  }
+
+  function paintAgents({ agents, overlap, machines = [] }) {
+    paintMachines(machines);
     const now = Date.now();
     if (!agents.length) {
       replace(agentsEl, h('div', { class: 'empty small' }, h('p', { class: 'dim', text: 'No agent has written or recalled anything yet.' })));
