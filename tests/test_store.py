@@ -583,6 +583,7 @@ def test_recall_needs_something_to_look_for(ledger):
     assert ledger.recall("cluster:code", agent="a").total == 1
 
 
+@pytest.mark.sqlite_only  # reads the SQLite file itself
 def test_sqlite_errors_leave_the_store_as_ledger_errors(db_file, clock, tmp_path):
     """No sqlite3 error crosses the store's boundary: a broken table (here dropped behind
     the store's back) surfaces as StoreUnavailable with a reason and SQLite's text."""
@@ -605,6 +606,7 @@ def test_sqlite_errors_leave_the_store_as_ledger_errors(db_file, clock, tmp_path
             led.events(5)
 
 
+@pytest.mark.sqlite_only  # reads the SQLite file itself
 def test_facets_and_agent_activity_equal_a_per_row_count(ledger, clock):
     """Browse facets and the Agents page (bulk queries over covering indexes, issue 14)
     equal counts made row by row in Python, dropped memories and their readers left out."""

@@ -218,6 +218,7 @@ def translate(sql: str) -> tuple[str, str | None]:
     s = re.sub(r"\bLIKE\b", "ILIKE", s)
     s = re.sub(r"\btemp\.", "pg_temp.", s)
     s = re.sub(r"\bCROSS JOIN\b", "JOIN", s)  # SQLite's join-order hint; PostgreSQL plans by itself
+    s = re.sub(r"\s+INDEXED BY \w+", "", s)  # SQLite's index hint, likewise
     return _placeholders(s), returning
 
 
