@@ -161,10 +161,10 @@ def _strip_ours(hooks: dict) -> int:
 def _write(path: Path, data: dict, style: dict | None = None) -> None:
     """Write ``data`` where only its ``"hooks"`` member differs from the file's text
     (``style["text"]``): that member is rewritten in the file's indentation and every
-    other byte is kept, key order, one-line arrays and spacing included (jsonedit.py).
+    other byte is kept, key order, one-line arrays and spacing included (jsonc_edit.py).
     Raises InvalidInput naming the file (the temporary file removed, ``path`` as it
     was) when the folder or the file cannot be written."""
-    from .jsonedit import rewrite
+    from .jsonc_edit import rewrite
 
     style = style or {"indent": 2, "newline": True}
     tmp = path.with_suffix(path.suffix + ".ledger-tmp")

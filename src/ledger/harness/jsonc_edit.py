@@ -8,6 +8,8 @@ document this module finds the spans of the members to change and splices text t
 * :func:`set_member` sets ``path[-1]`` inside the object at ``path[:-1]`` (creating
   missing objects on the way, appended after the existing members) to a JSON value.
 * :func:`delete_member` removes a member and its comma.
+* :func:`rewrite` gives the text for a whole new document that differs from the file
+  in one top-level member (``ledger install``'s ``hooks`` in Claude Code's settings).
 
 Both take and return text and raise :class:`JsoncError` when the text is not a JSONC
 object (the caller then refuses, or falls back). Values are given as Python objects and
@@ -256,3 +258,23 @@ def delete_member(text: str, path: list[str]) -> str:
         if close_at > open_at and not out[open_at + 1:close_at].strip():
             out = out[:open_at + 1] + out[close_at:]
     return out
+
+
+def rewrite(original: str, doc: dict, key: str, *, indent: str | int | None, newline: bool) -> str:
+    """The text to write for ``doc``, which differs from ``original`` in the top-level
+    member ``key`` only: that member spliced in (or out) when the result parses back to
+    ``doc`` exactly, else ``doc`` dumped whole in ``indent`` (a tab, a number of spaces,
+    None for one line). ``newline``: end a whole dump with a newline. Never raises for a
+    bad ``original``: it is then replaced by the dump."""
+    # A one-line file stays one line: the splicer lays values out over lines, so it is
+    # dumped compact (key order kept: ``doc`` was loaded from it).
+    if original.strip() and indent is not None:
+        unit = "\t" if indent == "\t" else " " * int(indent)
+        try:
+            text = set_member(original, [key], doc[key], unit) if key in doc else delete_member(original, [key])
+            if json.loads(text) == doc:  # a splice must never change the meaning
+                return text
+        except ValueError:  # JsoncError, and json.JSONDecodeError for a file with comments
+            pass
+    text = json.dumps(doc, indent=indent, ensure_ascii=False)
+    return text + ("\n" if newline else "")
