@@ -61,8 +61,11 @@ def run_checks(db: str | None = None, project: str | None = None) -> list[Check]
 
     store = str(db_path(db))
     handlers = claude_handlers(project)
-    checks = [check_ledger(), check_claude_hooks(handlers), check_opencode(project), check_codex(project), check_store(store),
-              check_settings(), check_llm()]
+    claude, opencode, codex = check_claude_hooks(handlers), check_opencode(project), check_codex(project)
+    if not handlers and (opencode.status != "skip" or codex.status != "skip"):
+        # Ledger serves another harness here: no Claude Code hooks is a choice, not a fault.
+        claude = Check(claude.name, "skip", "not installed (ledger install claude-code, if you use Claude Code)")
+    checks = [check_ledger(), claude, opencode, codex, check_store(store), check_settings(), check_llm()]
     exe = next((h["exe"] for h in handlers if h["works"]), None) or ledger_command()
     checks.append(check_round_trip(exe))
     return checks
@@ -205,13 +208,18 @@ def check_codex(project: str | None) -> Check:
             return Check(name, "warn", f"{f} lacks {', '.join(missing)}", "ledger install codex")
         if f == files[0] and f != hooks_path("user") and project_trusted(f.parent.parent) is False:
             return Check(name, "warn", f"{f}: Codex does not trust this project, so it ignores its .codex/ folder",
-                         PROJECT_TRUST_HINT + " Or: ledger install codex --user")
+                         PROJECT_TRUST_HINT + " Or, for every project instead: ledger uninstall codex && "
+                         "ledger install codex --user")
         t = trust_status(f)
         if t["trusted"] < t["total"]:
             what = ("changed since you trusted them" if t["modified"] and not t["untrusted"]
                     else "disabled" if t["disabled"] and not (t["untrusted"] or t["modified"]) else "not trusted yet")
             return Check(name, "warn", f"{f}: {t['total'] - t['trusted']} of {t['total']} hooks {what} "
                          f"({', '.join(t['events_untrusted'])}); Codex skips them", TRUST_HINT)
+    if len(found) > 1:
+        # Codex runs the matching hooks of every hooks.json it loads (docs/harness-contracts.md C1).
+        return Check(name, "warn", f"registered in {len(found)} files ({', '.join(str(f) for f, _ in found)}): "
+                     "every hook runs twice", "ledger uninstall codex --user   (or without --user, to keep the other one)")
     if os.environ.get("LEDGER_HOOKS_DISABLED") == "1":
         return Check(name, "warn", "installed, but LEDGER_HOOKS_DISABLED=1 here turns every hook into a no-op",
                      "unset LEDGER_HOOKS_DISABLED")
