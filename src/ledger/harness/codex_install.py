@@ -144,7 +144,7 @@ def install_codex(scope: str = "project", project: str | None = None, command: s
         raise _invalid(f'{path}: "hooks" is not an object; nothing was changed.')
     for event in CODEX_EVENTS:
         if event in hooks and not isinstance(hooks[event], list):
-            raise _invalid(f"{path}: hooks.{event} is not a list of matcher groups; fix it, then run install again. "
+            raise _invalid(f"{path}: hooks.{event} is not a list of matcher groups; fix it, then run this again. "
                            "Nothing was changed.")
     replaced = _strip_ours(hooks)
     cmd = command or ledger_command()

@@ -115,7 +115,12 @@ def _load_with_style(path: Path) -> tuple[dict, dict]:
     style = {"indent": 2, "newline": True, "text": ""}
     if not path.exists():
         return {}, style
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # a folder, unreadable, not UTF-8
+        from ..errors import InvalidInput
+
+        raise InvalidInput(f"Cannot read {path}: {exc}. Fix or move it, then run this again. Nothing was changed.") from None
     if not text.strip():
         return {}, style
     style = {"indent": _indent(text), "newline": text.endswith("\n"), "text": text}
@@ -124,7 +129,7 @@ def _load_with_style(path: Path) -> tuple[dict, dict]:
     except json.JSONDecodeError as exc:
         from ..errors import InvalidInput
 
-        raise InvalidInput(f"{path} is not valid JSON ({exc}); fix or move it, then run install again. Nothing was changed.") from None
+        raise InvalidInput(f"{path} is not valid JSON ({exc}); fix or move it, then run this again. Nothing was changed.") from None
     if not isinstance(data, dict):
         from ..errors import InvalidInput
 
@@ -268,7 +273,7 @@ def install_claude_code(scope: str = "project", project: str | None = None, comm
         if event in hooks and not isinstance(hooks[event], list):
             from ..errors import InvalidInput
 
-            raise InvalidInput(f'{path}: hooks.{event} is not a list of matcher groups; fix it, then run install again. Nothing was changed.')
+            raise InvalidInput(f'{path}: hooks.{event} is not a list of matcher groups; fix it, then run this again. Nothing was changed.')
     replaced = _strip_ours(hooks)
     cmd = command or ledger_command()
     prefix = "".join(f"{k}={_quote(v)} " for k, v in sorted((env or {}).items()))

@@ -242,9 +242,15 @@ def _strip_jsonc(text: str) -> tuple[str, bool]:
     return "".join(out), had
 
 
-def _read_json(path: Path) -> tuple[dict, str | int | None, bool, str]:
+#: What to do about a file that cannot be read, by action.
+_FIX = {"install": "Fix it, or paste the snippet from --print by hand.",
+        "uninstall": f'Fix it, or take the "{SERVER_NAME}" entry out by hand.'}
+
+
+def _read_json(path: Path, action: str = "install") -> tuple[dict, str | int | None, bool, str]:
     """(document, indentation, had comments, original text). A missing or blank file
-    is ``{}``. Raises InvalidInput when the file is not a JSON object."""
+    is ``{}``. Raises InvalidInput when the file is not a JSON object (its message says
+    what to do for ``action``, ``install`` or ``uninstall``)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -258,10 +264,10 @@ def _read_json(path: Path) -> tuple[dict, str | int | None, bool, str]:
         doc = _loads(plain)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
-                           "nothing was changed. Fix it, or paste the snippet from --print by hand.") from None
+                           f"nothing was changed. {_FIX[action]}") from None
     if not isinstance(doc, dict):
-        raise InvalidInput(f"{path} holds JSON that is not an object; nothing was changed. Fix it (a client's "
-                           "configuration is one {...} object), or paste the snippet from --print by hand.")
+        raise InvalidInput(f"{path} holds JSON that is not an object; nothing was changed. A client's "
+                           f"configuration is one {{...}} object. {_FIX[action]}")
     return doc, _indent(text), had, text
 
 
@@ -361,7 +367,7 @@ def _install_json(path: Path, key: str, entry: dict) -> tuple[bool, bool, str | 
 
 
 def _uninstall_json(path: Path, key: str) -> dict:
-    doc, indent, had, original = _read_json(path)
+    doc, indent, had, original = _read_json(path, "uninstall")
     servers = doc.get(key)
     if not isinstance(servers, dict) or SERVER_NAME not in servers:
         return {}
@@ -402,7 +408,7 @@ def _toml_table(entry: dict):
     return t
 
 
-def _read_toml(path: Path):
+def _read_toml(path: Path, action: str = "install"):
     import tomlkit
 
     try:
@@ -414,8 +420,7 @@ def _read_toml(path: Path):
     try:
         return tomlkit.parse(text), text
     except Exception as exc:  # tomlkit raises its own ParseError subclasses
-        raise InvalidInput(f"{path} is not valid TOML ({exc}); nothing was changed. Fix it, or paste the snippet "
-                           "from --print by hand.") from None
+        raise InvalidInput(f"{path} is not valid TOML ({exc}); nothing was changed. {_FIX[action]}") from None
 
 
 def _plain(value):
@@ -447,7 +452,7 @@ def _install_toml(path: Path, entry: dict) -> tuple[bool, bool, None]:
 def _uninstall_toml(path: Path) -> dict:
     import tomlkit
 
-    doc, _ = _read_toml(path)
+    doc, _ = _read_toml(path, "uninstall")
     servers = doc.get("mcp_servers")
     if servers is None or SERVER_NAME not in servers:
         return {}
