@@ -146,6 +146,24 @@ def test_a_hooks_file_that_cannot_be_written_is_named_and_left_alone(cli, proj, 
     assert "Traceback" not in err and path.read_text() == '{"hooks": {}}\n'
 
 
+
+@pytest.mark.parametrize("harness, rel", [("codex", ".codex/hooks.json"), ("claude-code", ".claude/settings.local.json")])
+@pytest.mark.parametrize("what", ["latin-1", "folder"])
+def test_a_hooks_file_that_cannot_be_read_is_named_not_a_traceback(cli, proj, codex_home, harness, rel, what):
+    # Not UTF-8 was a UnicodeDecodeError traceback; a folder "Cannot write: Is a directory."
+    path = proj / rel
+    if what == "folder":
+        path.mkdir(parents=True)
+    else:
+        path.parent.mkdir()
+        path.write_bytes(b'{"hooks": {}, "note": "caf\xe9"}')
+    for verb in ("install", "uninstall"):
+        rc, out, err = cli(verb, harness, "--dir", proj, "--no-distill" if verb == "install" else "--project", db=None)
+        assert rc == 1 and f"Cannot read {path}" in err and "Traceback" not in err, (verb, out, err)
+        assert "run this again" in err and "Nothing was changed" in err
+    assert path.is_dir() if what == "folder" else path.read_bytes() == b'{"hooks": {}, "note": "caf\xe9"}'
+
+
 def test_the_store_is_written_into_the_hook_command(cli, proj, codex_home, tmp_path):
     db = tmp_path / "elsewhere" / "l.db"
     cli("install", "codex", "--dir", proj, "--no-distill", db=db)
@@ -232,6 +250,46 @@ def test_doctor_says_whether_codex_trusts_ledgers_hooks(cli, proj, codex_home, t
     trust(codex_home / "config.toml", CI.our_hooks(proj / ".codex" / "hooks.json"), project=proj)
     rc, text, _ = cli("doctor", "--dir", proj, env=env)
     assert "✓ codex hooks" in text and "trusted" in text
+
+
+
+def test_doctor_does_not_send_a_codex_user_to_claude_code_and_flags_hooks_that_run_twice(cli, proj, codex_home, tmp_path):
+    # A Codex-only user was told "! claude-code hooks not installed  fix: ledger install
+    # claude-code"; and hooks in both the project's and the user's hooks.json (Codex runs
+    # every file's) passed as fine.
+    env = {"HOME": str(tmp_path)}
+    checks = {c["name"]: c for c in json.loads(cli("doctor", "--dir", proj, "--json", env=env)[1])["checks"]}
+    assert checks["claude-code hooks"]["status"] == "warn"  # nothing installed at all: still says what to do
+    cli("install", "codex", "--dir", proj, "--no-distill", db=None, env=env)
+    rc, out, _ = cli("doctor", "--dir", proj, "--json", env=env)
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert checks["claude-code hooks"]["status"] == "skip" and "if you use Claude Code" in checks["claude-code hooks"]["detail"]
+    assert "ledger uninstall codex && ledger install codex --user" in checks["codex hooks"]["fix"]
+    cli("install", "codex", "--user", "--no-distill", db=None, env=env)
+    trust(codex_home / "config.toml", CI.our_hooks(proj / ".codex" / "hooks.json")
+          + CI.our_hooks(codex_home / "hooks.json"), project=proj)
+    rc, text, _ = cli("doctor", "--dir", proj, env=env)
+    assert "! codex hooks" in text and "every hook runs twice" in text and "ledger uninstall codex --user" in text, text
+    cli("uninstall", "codex", "--user", db=None, env=env)
+    trust(codex_home / "config.toml", CI.our_hooks(proj / ".codex" / "hooks.json"), project=proj)
+    rc, text, _ = cli("doctor", "--dir", proj, env=env)
+    assert "✓ codex hooks" in text and "twice" not in text and "claude-code hooks" in text
+
+
+def test_install_mcp_for_codex_names_project_trust_only_for_a_project(tmp_path):
+    import os
+
+    from conftest import LEDGER_BIN
+
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "codex-home"), "NO_COLOR": "1"}
+    (tmp_path / "proj" / ".git").mkdir(parents=True)
+    user = subprocess.run([LEDGER_BIN, "install", "mcp", "--client", "codex", "--user"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path / "proj", timeout=60)
+    project = subprocess.run([LEDGER_BIN, "install", "mcp", "--client", "codex"],
+                             capture_output=True, text=True, env=env, cwd=tmp_path / "proj", timeout=60)
+    assert user.returncode == 0 and project.returncode == 0, (user.stderr, project.stderr)
+    assert "trust" not in user.stdout, user.stdout
+    assert "only once you trust the project" in project.stdout, project.stdout
 
 
 # --------------------------------------------------------------------------- distillation

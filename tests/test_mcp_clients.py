@@ -507,3 +507,18 @@ def test_json_that_is_not_an_object_says_what_to_do(home, project):
     path.write_text('"mcpServers"')
     p = cli_install("cursor", project, home)
     assert p.returncode == 1 and "nothing was changed" in p.stderr and "--print" in p.stderr, p.stderr
+
+
+
+@pytest.mark.parametrize("client, text", [("cursor", '{"mcpServers": {'), ("codex", "[mcp_servers\n"),
+                                          ("zed", '"just a string"')])
+def test_uninstall_from_a_broken_file_says_what_to_do_for_an_uninstall(home, project, client, text):
+    # It said "paste the snippet from --print by hand", which is install's way out.
+    path = mc.config_path(client, "project", project)
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    p = cli_uninstall(client, project, home)
+    assert p.returncode == 1 and "nothing was changed" in p.stderr and 'take the "ledger" entry out by hand' in p.stderr
+    assert "--print" not in p.stderr and path.read_text() == text
+    p = cli_install(client, project, home)
+    assert p.returncode == 1 and "--print" in p.stderr

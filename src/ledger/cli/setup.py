@@ -141,7 +141,8 @@ def _install_mcp(client, scope, project_dir, print_only, db, as_json) -> None:
     _out(f"  runs: {r['entry']['command']} {' '.join(r['entry']['args'])}   store: {r['store']}")
     if r["backup"]:
         _out(f"  the file had comments, which JSON rewriting drops: your original is kept at {r['backup']}")
-    _out(f"  {_MCP_NEXT.get(client, 'Restart the client to load it.')}")
+    _out(f"  {_MCP_NEXT.get(client, 'Restart the client to load it.')}"
+         + (f" {_MCP_PROJECT_NOTE[client]}" if client in _MCP_PROJECT_NOTE and r["scope"] == "project" else ""))
 
 
 #: What to do after writing a client's configuration (docs/mcp.md).
@@ -151,9 +152,13 @@ _MCP_NEXT = {
     "vscode": "VS Code shows it under MCP: List Servers; start it there or from Copilot's agent mode.",
     "zed": "Zed reloads settings on save; the server shows in the Agent Panel's settings.",
     "claude-code": "Start Claude Code: a project .mcp.json asks once for approval; tools appear as mcp__ledger__*.",
-    "codex": "Start Codex (codex mcp list shows it); a project .codex/config.toml needs a trusted project.",
+    "codex": "Start Codex (codex mcp list shows it).",
     "gemini": "Start Gemini CLI; /mcp lists the server and its tools.",
 }
+
+
+#: Added for a project install only (a user install has no such condition).
+_MCP_PROJECT_NOTE = {"codex": "Codex reads a project's .codex/config.toml only once you trust the project."}
 
 
 def _uninstall_mcp(client, scope, project_dir, as_json) -> None:
