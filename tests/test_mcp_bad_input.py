@@ -79,6 +79,27 @@ def test_megabyte_arguments_get_a_short_answer(store):
     assert "Unknown kind" in e["kind"] and "max 20000" in e["claim"] and "Nothing was remembered" in e["supersedes"]
 
 
+def test_queries_longer_than_a_claim_are_refused_at_once(store):
+    # A 10 MB recall query took 18 s (MCP has no command-line limit on arguments). The
+    # limit is the query parser's, so every surface has it; at the limit a query runs.
+    from ledger.query.parser import MAX_QUERY_CHARS
+
+    async def go():
+        async with connect(store) as s:
+            ok(await s.call_tool("remember", {"claim": "the boiler pressure is 2 bar", "cluster": "code"}))
+            return {
+                "recall": err(await s.call_tool("recall", {"query": "boiler " * 2_000_000})),
+                "search": err(await s.call_tool("search", {"query": "x" * (MAX_QUERY_CHARS + 1)})),
+                "at_limit": ok(await s.call_tool("search", {"query": ("boiler " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]})),
+            }
+
+    e = run(go)
+    for name in ("recall", "search"):
+        assert "characters long; at most 20,000 are searched" in e[name], e[name]
+        assert len(e[name]) < 400, (name, len(e[name]))
+    assert e["at_limit"]["total"] == 1
+
+
 def test_wrong_types_are_named_per_argument_in_one_line(store):
     # The SDK passed pydantic's text on: "1 validation error for recallArguments ...
     # For further information visit https://errors.pydantic.dev/...".

@@ -22,7 +22,7 @@ from ledger.query import (
     parse,
     parse_when,
 )
-from ledger.query.parser import empty_value_reason
+from ledger.query.parser import MAX_QUERY_CHARS, empty_value_reason
 
 DAY = 86_400_000
 # 2026-03-15T12:34:56.789Z
@@ -306,6 +306,9 @@ def test_parse_only_ever_raises_invalid_query(text, now):
     try:
         q = parse(text, now)
     except InvalidQuery as exc:
+        if len(text) > MAX_QUERY_CHARS:
+            assert exc.reason.startswith(f"the query is {len(text):,} characters long")
+            return
         if "\x00" in text:  # no store can hold a NUL: refused by name
             assert "NUL" in exc.reason
             return
@@ -315,3 +318,14 @@ def test_parse_only_ever_raises_invalid_query(text, now):
     else:
         assert isinstance(q, Query)
         assert parse(format_query(q), now) == q
+
+
+def test_a_query_longer_than_the_longest_claim_is_refused_by_its_length():
+    from ledger.service import MAX_TEXT_CHARS
+
+    assert MAX_QUERY_CHARS == MAX_TEXT_CHARS  # a query may be as long as a claim, no longer
+    assert parse("deploy " * (MAX_QUERY_CHARS // 7), 0).terms
+    for text in ("a" * (MAX_QUERY_CHARS + 1), "deploy steps " * 100_000, "cluster:proc " * 5_000):
+        with pytest.raises(InvalidQuery) as exc:
+            parse(text, 0)
+        assert f"{len(text):,} characters long" in exc.value.reason and len(exc.value.token) <= 41

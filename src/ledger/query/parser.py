@@ -215,10 +215,20 @@ def parse_when(value: str, now_ms: int) -> int | None:
     return ms if MIN_MS <= ms <= MAX_MS else None
 
 
+#: The longest query text, in characters: the longest claim (``service.MAX_TEXT_CHARS``).
+#: A longer query cannot be looking for one memory, and its cost grows with its length
+#: (a 10 MB query pasted through MCP, where no command line limits it, took 18 s).
+MAX_QUERY_CHARS = 20_000
+
+
 def check_text(text: str) -> None:
-    """Raise :class:`~ledger.errors.InvalidQuery` if ``text`` holds a NUL or an unpaired
-    surrogate. Both would otherwise reach SQLite and fail there with a misleading message
-    ("unterminated string" from FTS5 for a NUL, an encoding traceback for a surrogate)."""
+    """Raise :class:`~ledger.errors.InvalidQuery` if ``text`` is longer than
+    :data:`MAX_QUERY_CHARS` or holds a NUL or an unpaired surrogate. The last two would
+    otherwise reach SQLite and fail there with a misleading message ("unterminated
+    string" from FTS5 for a NUL, an encoding traceback for a surrogate)."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidQuery(text[:40] + "…", f"the query is {len(text):,} characters long; at most {MAX_QUERY_CHARS:,} "
+                           "are searched. Search for the words that matter")
     nul = text.find("\x00")
     if nul >= 0:
         raise InvalidQuery(_shown_token(text, nul), f"the query contains a NUL character at position {nul}; remove it")
