@@ -30,6 +30,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import Input, Static
 
 from ..errors import LedgerError, UnknownMemory
@@ -293,7 +294,16 @@ class ReviewApp(App[int]):
         self.query_one("#title", Static).update(title)
         self.reload()
         if self.refresh_seconds and self.refresh_seconds > 0:
-            self.set_interval(self.refresh_seconds, self.reload)
+            self.set_interval(self.refresh_seconds, self._poll)
+
+    def _poll(self) -> None:
+        """The periodic reload. A tick can fire while the app is closing and its widgets
+        are already gone (seen under load: "No nodes match '#lanes'"); then there is
+        nothing to show, so the tick is dropped."""
+        try:
+            self.reload()
+        except NoMatches:
+            pass
 
     # ------------------------------------------------------------------ state
     def items(self, lane: str | None = None) -> list:
