@@ -127,6 +127,51 @@ def test_a_cold_claim_is_still_compared(ledger, clock):
     assert len(res.proposed) == 1  # the 600 others share words but diverge on nothing that overlaps enough
 
 
+def _common_word_fillers(ledger, clock, n=520):
+    """``n`` claims (more than the store's document-frequency cap) that share the common
+    words of the tests below but no rare one."""
+    with ledger.store.atomic():
+        for i in range(n):
+            squad = SQUADS[i % len(SQUADS)] + " " + SQUADS[(i // len(SQUADS)) % len(SQUADS)]
+            ledger.store.insert_claim(f"The service timeout for squad {squad} is {i % 90 + 1} seconds", "code", "busy", clock())
+
+
+def test_a_peer_is_found_through_its_rare_words_among_hundreds_sharing_common_ones(ledger, clock):
+    """Only the rarest few query words are searched (docs/benchmarks.md, "remember at
+    100k"): the words every filler shares (service, timeout, seconds) are left out, and
+    the contradicting claim is still found through the words it shares with few."""
+    old = ledger.remember("The payments gateway service timeout is 30 seconds", cluster="code", agent="a").memory
+    _common_word_fillers(ledger, clock)
+    res = ledger.remember("The payments gateway service timeout is 45 seconds", cluster="code", agent="b")
+    assert {old.id, res.memory.id} in candidate_pairs(ledger)
+
+
+def test_a_repeated_claim_is_a_duplicate_among_hundreds_sharing_common_words(ledger, clock):
+    old = ledger.remember("The ledger ingest service timeout is 12 seconds on staging", cluster="code", agent="a").memory
+    _common_word_fillers(ledger, clock)
+    res = ledger.remember("The ledger ingest service timeout is 12 seconds on staging", cluster="code", agent="b")
+    assert res.duplicate and res.memory.id == old.id
+
+
+def test_words_absent_from_the_store_do_not_crowd_out_shared_ones(ledger, clock):
+    """Most query words are new to the store (found in no memory) and would fill the
+    few searched slots; they are skipped, so the shared rare words are searched."""
+    old = ledger.remember("Nightly backup window for the warehouse database is 2 hours", cluster="code", agent="a").memory
+    _common_word_fillers(ledger, clock)
+    res = ledger.remember("Nightly backup window for the warehouse database is 3 hours per zyxwvut qwertzuiop plonkfish grobnitzer",
+                          cluster="code", agent="b")
+    assert {old.id, res.memory.id} in candidate_pairs(ledger)
+
+
+def test_rarest_terms_keeps_the_fewest_found_and_drops_the_unfound():
+    from ledger.store.conflicts import rarest_terms
+
+    df = {"service": 500, "timeout": 500, "payments": 2, "gateway": 3, "novel": 0, "seconds": 500, "x": 7}
+    assert rarest_terms(list(df), df.get, 3) == ["payments", "gateway", "x"]
+    assert rarest_terms(["service", "timeout", "seconds", "novel"], df.get, 2) == ["service", "timeout"]  # ties: given order
+    assert rarest_terms(["novel", "service"], df.get, 4) == ["novel", "service"]  # few enough: all, uncounted
+
+
 def test_claims_sharing_a_file_key_are_compared_across_clusters(ledger):
     key = FileKey("/repo/models/model.ckpt", 10, 1, "ab")
     a = ledger.remember("model.ckpt is a safetensors file of 7 GB", cluster="code", agent="x", files=[key]).memory

@@ -19,14 +19,34 @@ from .connection import is_postgres, translate_module
 from .store import Store
 
 PEER_LIMIT = 200  # best full-text peers compared per write; ranked by BM25, not recency
+#: Words of the new claim searched for peers: the rarest few (docs/benchmarks.md,
+#: "remember at 100k"). Common words match most of the store and walking their
+#: index entries was most of remember's time; a claim worth comparing shares its
+#: rare words too: no loss on either labelled pair set at 4 (bench/peers.py).
+PEER_TERMS = 4
+#: Document frequencies are counted only up to this many rows: enough to tell the
+#: rare words apart, while a common word costs at most this many index entries.
+DF_CAP = 500
+
+
+def rarest_terms(terms: Sequence[str], count, keep: int = PEER_TERMS) -> list[str]:
+    """The ``keep`` terms of ``terms`` found in the fewest memories, by
+    ``count(term) -> int`` (capped at :data:`DF_CAP`; ties keep the given order, which
+    puts the claim's head words first). Terms found in no memory are dropped: they can
+    find no peer. All of ``terms`` when there are at most ``keep``."""
+    if len(terms) <= keep:
+        return list(terms)
+    df = {t: count(t) for t in terms}
+    return sorted((t for t in terms if df[t]), key=lambda t: df[t])[:keep]
 
 
 def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[str], files: Sequence[str],
                limit: int = PEER_LIMIT) -> list[tuple[str, str, bool]]:
     """Live, unarchived claims that share words with the new claim, found through the
     word index across the whole cluster (any age, any read history), plus claims in
-    any cluster keyed to one of ``files``. Returns ``[(id, text, keyed to one of
-    files)]``, best BM25 first, then the file peers."""
+    any cluster keyed to one of ``files``. Only the :data:`PEER_TERMS` rarest of
+    ``terms`` are searched (:func:`rarest_terms`). Returns ``[(id, text, keyed to one
+    of files)]``, best BM25 first, then the file peers."""
     out: dict[str, tuple[str, str, bool]] = {}
     if files:
         marks = ",".join("?" * len(files))
@@ -39,6 +59,14 @@ def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[st
         file_peers = {r[0]: (r[0], r[1], True) for r in rows}
     else:
         file_peers = {}
+    if terms and is_postgres(store._conn):
+        from .textindex_pg import term_count
+
+        terms = rarest_terms(terms, lambda t: term_count(store._conn, t, DF_CAP), PEER_TERMS)
+    elif terms:
+        terms = rarest_terms(terms, lambda t: store._conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+            ('"' + t.replace('"', '""') + '"', DF_CAP)).fetchone()[0], PEER_TERMS)
     if terms and is_postgres(store._conn):
         from .textindex_pg import peers
 

@@ -313,6 +313,17 @@ def relevance_asof(conn, parts, asof: int) -> bool:
     return conn.execute("SELECT 1 FROM pg_temp.ledger_rel LIMIT 1").fetchone() is not None
 
 
+def term_count(conn, term: str, cap: int) -> int:
+    """Memories whose text holds ``term`` (as a phrase of its words), counted up to
+    ``cap`` (see :func:`ledger.store.conflicts.rarest_terms`). 0 for a term with no words."""
+    ws = _WORD.findall(T.nfkc(term))
+    if not ws:
+        return 0
+    return conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE tsv @@ to_tsquery('english', ?) LIMIT ?) s",
+        (" <-> ".join(_lexeme(w) for w in ws), cap)).fetchone()[0]
+
+
 def peers(conn, terms, cluster_id: str, memory_id: str, limit: int) -> list:
     """``(id, text)`` of live unarchived claims of the cluster sharing a word with
     ``terms``, best ``ts_rank`` first (the proposer's peers, see
