@@ -124,46 +124,8 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
     ``hook_event_name``, or a disagreeing ``expected_event``. Every other field is
     optional and tolerated in any shape (wrong types become ``None`` / defaults).
     """
-    if isinstance(raw, (bytes, bytearray)):
-        text = bytes(raw).decode("utf-8-sig", errors="replace")
-    else:
-        text = raw.lstrip("\ufeff")
-    if not text.strip():
-        raise ValueError("empty hook payload: Claude Code sends one JSON object on stdin")
-    try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"hook payload is not valid JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise ValueError(
-            f"hook payload must be a JSON object, got {type(payload).__name__}"
-        )
-    if "\\u" in text:
-        # JSON may escape a lone surrogate ("build ok \ud83d"): Python keeps it in the str,
-        # and SQLite, files and UTF-8 streams then refuse the whole value. Replaced with
-        # U+FFFD here, at the edge, so every later step sees valid text.
-        payload = scrub_surrogates(payload)
-
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("hook payload has no 'hook_event_name'")
-    event_name = canonical_event(name)
-    if event_name is None:
-        raise ValueError(
-            f"unknown Claude Code event {name!r}; ledger handles {', '.join(EVENTS)}"
-        )
-    if expected_event is not None:
-        expected = canonical_event(expected_event)
-        if expected is None:
-            raise ValueError(
-                f"unknown Claude Code event {expected_event!r} on the command line; "
-                f"expected one of {', '.join(EVENTS)}"
-            )
-        if expected != event_name:
-            raise ValueError(
-                f"hook was installed for {expected} but the payload is {event_name}: "
-                "check the event argument in the hook configuration"
-            )
+    payload, event_name = decode_payload(raw, expected_event, title="Claude Code", events=EVENTS,
+                                         canonical=canonical_event, config="the hook configuration")
 
     kind = EVENTS[event_name]
     # Claude Code's project is the folder it was started in: $CLAUDE_PROJECT_DIR (set for
@@ -202,6 +164,53 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
         agent_id=_str(payload.get("agent_id")),
         project=project,
     )
+
+
+def decode_payload(raw: bytes | str, expected_event: str | None, *, title: str, events, canonical,
+                   config: str) -> tuple[dict, str]:
+    """The checks every per-event hook payload goes through, for any harness: ``raw``
+    (stdin; a UTF-8 byte-order mark tolerated, undecodable bytes replaced) as a JSON
+    object with lone surrogates replaced, and its ``hook_event_name`` in the harness's
+    spelling. Returns ``(payload, event_name)``.
+
+    ``title`` names the harness in messages, ``events`` are the event names it handles,
+    ``canonical(name)`` gives its spelling of a name or None, ``config`` says where the
+    event argument was written (for a disagreeing ``expected_event``). Raises
+    ``ValueError`` on an empty or non-JSON payload, a non-object, a missing or unknown
+    ``hook_event_name``, or an ``expected_event`` that is unknown or names another event.
+    """
+    if isinstance(raw, (bytes, bytearray)):
+        text = bytes(raw).decode("utf-8-sig", errors="replace")
+    else:
+        text = raw.lstrip("\ufeff")
+    if not text.strip():
+        raise ValueError(f"empty hook payload: {title} sends one JSON object on stdin")
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"hook payload is not valid JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise ValueError(f"hook payload must be a JSON object, got {type(payload).__name__}")
+    if "\\u" in text:
+        # JSON may escape a lone surrogate ("build ok \ud83d"): Python keeps it in the str,
+        # and SQLite, files and UTF-8 streams then refuse the whole value. Replaced with
+        # U+FFFD here, at the edge, so every later step sees valid text.
+        payload = scrub_surrogates(payload)
+    name = payload.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("hook payload has no 'hook_event_name'")
+    event_name = canonical(name)
+    if event_name is None:
+        raise ValueError(f"unknown {title} event {name!r}; ledger handles {', '.join(events)}")
+    if expected_event is not None:
+        expected = canonical(expected_event)
+        if expected is None:
+            raise ValueError(f"unknown {title} event {expected_event!r} on the command line; "
+                             f"expected one of {', '.join(events)}")
+        if expected != event_name:
+            raise ValueError(f"hook was installed for {expected} but the payload is {event_name}: "
+                             f"check the event argument in {config}")
+    return payload, event_name
 
 
 def scrub_surrogates(value: Any) -> Any:

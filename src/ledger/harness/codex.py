@@ -92,33 +92,10 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
     ``hook_event_name``, or an ``expected_event`` that names another event. Other fields
     are optional and tolerated in any shape (wrong types become ``None``/defaults).
     """
-    from .claude_code import scrub_surrogates
+    from .claude_code import decode_payload
 
-    text = bytes(raw).decode("utf-8-sig", errors="replace") if isinstance(raw, (bytes, bytearray)) else raw.lstrip("\ufeff")
-    if not text.strip():
-        raise ValueError("empty hook payload: Codex sends one JSON object on stdin")
-    try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"hook payload is not valid JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise ValueError(f"hook payload must be a JSON object, got {type(payload).__name__}")
-    if "\\u" in text:
-        payload = scrub_surrogates(payload)  # lone surrogates would poison SQLite and files
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("hook payload has no 'hook_event_name'")
-    event_name = canonical_event(name)
-    if event_name is None:
-        raise ValueError(f"unknown Codex event {name!r}; ledger handles {', '.join(EVENTS)}")
-    if expected_event is not None:
-        expected = canonical_event(expected_event)
-        if expected is None:
-            raise ValueError(f"unknown Codex event {expected_event!r} on the command line; "
-                             f"expected one of {', '.join(EVENTS)}")
-        if expected != event_name:
-            raise ValueError(f"hook was installed for {expected} but the payload is {event_name}: "
-                             "check the event argument in .codex/hooks.json")
+    payload, event_name = decode_payload(raw, expected_event, title="Codex", events=EVENTS,
+                                         canonical=canonical_event, config=".codex/hooks.json")
 
     kind = EVENTS[event_name]
     tool = _tool_call(event_name, payload) if kind in ("pre_tool", "post_tool") else None

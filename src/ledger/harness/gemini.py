@@ -134,33 +134,10 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
     ``hook_event_name``, or an ``expected_event`` (the command line's) that disagrees
     with it. Every other field is optional and tolerated in any shape.
     """
-    from .claude_code import scrub_surrogates
+    from .claude_code import decode_payload
 
-    text = bytes(raw).decode("utf-8-sig", errors="replace") if isinstance(raw, (bytes, bytearray)) else raw.lstrip("\ufeff")
-    if not text.strip():
-        raise ValueError("empty hook payload: Gemini CLI sends one JSON object on stdin")
-    try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"hook payload is not valid JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise ValueError(f"hook payload must be a JSON object, got {type(payload).__name__}")
-    if "\\u" in text:
-        payload = scrub_surrogates(payload)
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("hook payload has no 'hook_event_name'")
-    event_name = canonical_event(name)
-    if event_name is None:
-        raise ValueError(f"unknown Gemini CLI event {name!r}; ledger handles {', '.join(EVENTS)}")
-    if expected_event is not None:
-        expected = canonical_event(expected_event)
-        if expected is None:
-            raise ValueError(f"unknown Gemini CLI event {expected_event!r} on the command line; "
-                             f"expected one of {', '.join(EVENTS)}")
-        if expected != event_name:
-            raise ValueError(f"hook was installed for {expected} but the payload is {event_name}: "
-                             "check the event argument in the extension's hooks/hooks.json")
+    payload, event_name = decode_payload(raw, expected_event, title="Gemini CLI", events=EVENTS,
+                                         canonical=canonical_event, config="the extension's hooks/hooks.json")
     kind = EVENTS[event_name]
     env_project = os.environ.get("GEMINI_PROJECT_DIR") or ""
     project = os.path.abspath(env_project) if os.path.isabs(env_project) else None
