@@ -9,6 +9,7 @@ A traceback goes to stderr as usual; the suite counts it as a failure.
 
     python reliability_worker.py remember <db> <agent> <n> [recall_every]
     python reliability_worker.py ingest <db> <chunks> <label>
+    python reliability_worker.py reingest <db> <file>     (ingest a file by its path: a known one is re-ingested)
 
 ``LEDGER_TEST_WAIT_MS`` sets the store's wait limit for the write lock (default 10 s), so
 a test can show no writer is kept waiting longer than that.
@@ -50,6 +51,21 @@ def _ingest(db: str, chunks: int, label: str) -> None:
         print("err", exc.kind, json.dumps(exc.message), flush=True)
 
 
+def _reingest(db: str, file: str) -> None:
+    from pathlib import Path
+
+    from ledger.errors import LedgerError
+    from ledger.ingest import read_source_file
+    from ledger.service import Ledger
+
+    try:
+        with Ledger.open(db) as led:
+            res = led.ingest(read_source_file(file), cluster="reading", agent="ingester", path=str(Path(file).resolve()))
+        print("ack", res.source_id, res.chunks, res.kept, res.added, res.retired, flush=True)
+    except LedgerError as exc:
+        print("err", exc.kind, json.dumps(exc.message), flush=True)
+
+
 def main(argv: list[str]) -> int:
     wait = os.environ.get("LEDGER_TEST_WAIT_MS")
     if wait:
@@ -61,6 +77,8 @@ def main(argv: list[str]) -> int:
         _remember(db, argv[2], int(argv[3]), int(argv[4]) if len(argv) > 4 else 0)
     elif mode == "ingest":
         _ingest(db, int(argv[2]), argv[3])
+    elif mode == "reingest":
+        _reingest(db, argv[2])
     else:
         raise SystemExit(f"unknown mode {mode}")
     return 0

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import time
 
-from conftest import BOTH_ENGINES, iso
+import pytest
+from conftest import BOTH_ENGINES, LEDGER_BIN, iso
+
+from ledger.errors import StoreUnavailable
+from ledger.ingest import read_source_file
+from ledger.service import Ledger
+from ledger.store import sources as S
 
 ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
@@ -118,3 +126,114 @@ def test_trust_is_kept_unless_given(cli, tmp_path):
     assert j(cli, "sources")[0]["trust"] == 0.9
     ingest(cli, doc, "--trust", "0.4")
     assert j(cli, "sources")[0]["trust"] == 0.4 and j(cli, "sources")[0]["id"] == sid
+
+
+# ------------------------------------------------------------------ batched re-ingest (issue 21)
+def _manual(n: int, word: str) -> str:
+    """``n`` sections, one chunk each, every passage naming ``word``."""
+    return "\n\n".join(f"# Station {i}\n\nThe {word} pump curve at station {i} peaks at {i % 97} litres per second."
+                       for i in range(n)) + "\n"
+
+
+def _hidden(target) -> tuple[int, int]:
+    """(hidden chunks, unfinished ingests) as stored, read without cleaning up."""
+    with Ledger.open(target, readonly=True) as led:
+        c = led.store._conn
+        return (c.execute("SELECT count(*) FROM memories WHERE deleted_at = 0").fetchone()[0],
+                c.execute("SELECT count(*) FROM ingests").fetchone()[0])
+
+
+def _view(target) -> tuple[int, int, int]:
+    """(live chunks of the one source, live chunks with the old word, with the new one)
+    as a reader sees them (SQL counts: a read-only open cannot search on PostgreSQL)."""
+    with Ledger.open(target, readonly=True) as led:
+        [src] = led.sources()
+        q = "SELECT count(*) FROM memories WHERE deleted_at IS NULL AND kind = 'chunk' AND text LIKE ?"
+        return (src.chunk_count, led.store._conn.execute(q, ("%original%",)).fetchone()[0],
+                led.store._conn.execute(q, ("%amended%",)).fetchone()[0])
+
+
+def test_a_killed_reingest_keeps_the_old_version_and_a_rerun_gives_the_new(cli, store_target, tmp_path):
+    """kill -9 in the middle of a re-ingest's batches: readers keep the old version
+    whole, the next writable open deletes the hidden chunks, a rerun applies the new."""
+    doc = tmp_path / "manual.md"
+    n = 4000
+    doc.write_text(_manual(n, "original"))
+    first = ingest(cli, doc)
+    doc.write_text(_manual(n, "amended"))
+    p = subprocess.Popen([LEDGER_BIN, "ingest", str(doc), "--cluster", "proc", "--db", str(store_target)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None and _hidden(store_target)[0] < 200:
+        time.sleep(0.01)
+    assert p.poll() is None, "the re-ingest finished before it could be killed: raise n"
+    p.send_signal(signal.SIGKILL)
+    p.communicate()
+    hidden, running = _hidden(store_target)
+    assert hidden >= 200 and running == 1  # batches were committed ...
+    assert _view(store_target) == (n, n, 0)  # ... yet readers see the old version only
+    assert j(cli, "sources")[0]["chunkCount"] == n  # a writable open cleans up
+    assert _hidden(store_target) == (0, 0)
+    assert _view(store_target) == (n, n, 0)
+    again = ingest(cli, doc)
+    assert again["updated"] and again["sourceId"] == first["sourceId"]
+    assert (again["kept"], again["added"], again["retired"]) == (0, n, n)
+    assert _view(store_target) == (n, 0, n) and _hidden(store_target) == (0, 0)
+    assert len(j(cli, "search", "amended pump curve")["hits"]) > 0
+
+
+def test_a_reingest_that_fails_midway_leaves_the_old_version(ledger, tmp_path, monkeypatch):
+    """A Ctrl-C in the middle of the batches: the hidden chunks are deleted at once and
+    the old version, its positions and its index stay as they were."""
+    monkeypatch.setattr(S, "BATCH_MS", 1)  # many batches
+    monkeypatch.setattr(S, "YIELD_MS", 0)
+    doc = tmp_path / "manual.md"
+    doc.write_text(_manual(300, "original"))
+    path = str(doc.resolve())
+    first = ledger.ingest(read_source_file(doc), cluster="proc", agent="a", path=path)
+    before = [(m.id, m.text) for m in ledger.search("original pump", limit=400).hits]
+    doc.write_text("# Preface\n\nA new first section moves every other one.\n\n" + _manual(300, "amended"))
+    real = ledger.store._index
+    calls = {"n": 0}
+
+    def failing(seq, text, ctx=""):
+        calls["n"] += 1
+        if calls["n"] == 150:
+            raise KeyboardInterrupt
+        return real(seq, text, ctx)
+
+    monkeypatch.setattr(ledger.store, "_index", failing)
+    with pytest.raises(KeyboardInterrupt):
+        ledger.ingest(read_source_file(doc), cluster="proc", agent="a", path=path)
+    monkeypatch.setattr(ledger.store, "_index", real)
+    assert [(m.id, m.text) for m in ledger.search("original pump", limit=400).hits] == before
+    assert not ledger.search("amended").hits
+    c = ledger.store._conn
+    assert c.execute("SELECT count(*) FROM memories WHERE deleted_at = 0").fetchone()[0] == 0
+    assert c.execute("SELECT count(*) FROM ingests").fetchone()[0] == 0
+    assert [r[0] for r in c.execute("SELECT chunk_index FROM memories WHERE source_id = ? ORDER BY chunk_index",
+                                    (first.source_id,))] == list(range(1, 301))
+    again = ledger.ingest(read_source_file(doc), cluster="proc", agent="a", path=path)
+    assert (again.kept, again.added, again.retired, again.chunks) == (0, 301, 300, 301)
+
+
+def test_a_second_reingest_of_a_file_being_reingested_is_refused(ledger, tmp_path):
+    """Two re-ingests of one source at once would flip each other's hidden chunks: the
+    second is refused with a clear error while the first's process runs."""
+    doc = tmp_path / "manual.md"
+    doc.write_text(_manual(3, "original"))
+    path = str(doc.resolve())
+    src = ledger.ingest(read_source_file(doc), cluster="proc", agent="a", path=path).source_id
+    ledger.store._conn.execute("INSERT INTO ingests (source_id, host, pid, started_at, beat_at) VALUES (?, ?, ?, ?, ?)",
+                               (src, S._host(), os.getpid(), S._wall_ms(), S._wall_ms()))
+    if not getattr(ledger.store._conn, "is_postgres", False):
+        ledger.store._conn.commit()
+    doc.write_text(_manual(3, "amended"))
+    with pytest.raises(StoreUnavailable, match="being ingested by another process"):
+        ledger.ingest(read_source_file(doc), cluster="proc", agent="a", path=path)
+    assert _view_of(ledger) == (3, 3, 0)
+
+
+def _view_of(led) -> tuple[int, int, int]:
+    [src] = led.sources()
+    return src.chunk_count, len(led.search("original").hits), len(led.search("amended").hits)

@@ -193,6 +193,79 @@ def test_a_large_ingest_never_keeps_a_writer_waiting_past_1_s(tmp_path):
     assert integrity(db) == "ok"
 
 
+def _sections(n: int, revised_every: int = 0, preface: bool = False) -> str:
+    """A markdown file of ``n`` sections (one chunk each); every ``revised_every``-th
+    section reworded; ``preface`` adds a first section so every later one moves."""
+    out = ["# Preface\n\nThe revised manual starts with a preface."] if preface else []
+    for i in range(n):
+        body = (f"The revised pump curve at station {i} peaks at {i % 89} litres per second."
+                if revised_every and i % revised_every == 0 else
+                f"The pump curve at station {i} peaks at {i % 97} litres per second.")
+        out.append(f"# Station {i}\n\n{body}")
+    return "\n\n".join(out) + "\n"
+
+
+def test_a_large_reingest_never_keeps_a_writer_waiting_past_1_s(tmp_path):
+    """A 24,000-chunk file is re-ingested with a third of its sections reworded and a
+    preface added (8,001 new chunks, 8,000 retired, 16,000 kept that all move) while two
+    processes remember with a 1 s wait limit: the re-ingest writes in batches and
+    switches in one short transaction, so no remember times out (in one transaction it
+    held the lock for seconds), and a reader sees the old version or the new, never a
+    mix."""
+    db = new_store(tmp_path / "reingest.db")
+    n = 24_000 * SCALE
+    doc = tmp_path / "manual.md"
+    doc.write_text(_sections(n))
+    first = worker("reingest", str(db), str(doc))
+    out, err = first.communicate(timeout=600)
+    assert first.returncode == 0 and out.startswith("ack"), err
+    sid = out.split()[1]
+    doc.write_text(_sections(n, revised_every=3, preface=True))
+    new_chunks = len(range(0, n, 3)) + 1
+    t0 = time.monotonic()
+    ing = worker("reingest", str(db), str(doc))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # start the writers once hidden chunks are being written
+        with sqlite3.connect(db) as c:
+            if c.execute("SELECT count(*) FROM memories WHERE deleted_at = 0").fetchone()[0]:
+                break
+        time.sleep(0.02)
+    ws = [worker("remember", str(db), f"r{i}", str(40 * SCALE), env={"LEDGER_TEST_WAIT_MS": "1000"}) for i in range(2)]
+    seen = set()
+    while ing.poll() is None:  # one statement, one snapshot: (live chunks, live revised chunks)
+        with sqlite3.connect(db) as c:
+            seen.add(c.execute("SELECT count(*), coalesce(sum(text LIKE '%revised%'), 0) FROM memories "
+                               "WHERE source_id = ? AND deleted_at IS NULL", (sid,)).fetchone())
+        time.sleep(0.05)
+    outs = [(p, *p.communicate(timeout=600)) for p in [ing, *ws]]
+    wall = time.monotonic() - t0
+    acked, errors, tracebacks = [], [], 0
+    for p, out, err in outs:
+        a, e = parse_worker(out)
+        acked += a
+        errors += e
+        tracebacks += int("Traceback" in err or p.returncode != 0)
+    with sqlite3.connect(db) as c:
+        done_at = c.execute("SELECT min(id) FROM events WHERE op = 'sources.reingest'").fetchone()[0]
+        overlapped = c.execute("SELECT count(*) FROM events WHERE op = 'memory.write' AND id < ?", (done_at,)).fetchone()[0]
+        final = c.execute("SELECT count(*), coalesce(sum(text LIKE '%revised%'), 0) FROM memories "
+                          "WHERE source_id = ? AND deleted_at IS NULL", (sid,)).fetchone()
+        left = c.execute("SELECT (SELECT count(*) FROM memories WHERE deleted_at = 0), (SELECT count(*) FROM ingests)").fetchone()
+    present = live_ids(db)
+    lost = [a for a in acked if a[0] not in present and a[0] != sid]
+    record(f"{n:,}-chunk re-ingest (a third changed) + 2 writers with a 1 s lock wait", ops=len(acked) + len(errors),
+           errors=len(errors), lost=len(lost), tracebacks=tracebacks, wall=wall,
+           note=f"{overlapped} remembers landed during the re-ingest")
+    assert tracebacks == 0, [e for _, _, e in outs if e]
+    assert errors == [], errors[:5]
+    assert lost == [] and len(acked) == 1 + 2 * 40 * SCALE
+    assert acked[0] == [sid, f"{n + 1} {n - new_chunks + 1} {new_chunks} {new_chunks - 1}"]  # chunks kept added retired
+    assert overlapped >= 5, "the writers should have written while the re-ingest ran"
+    assert seen <= {(n, 0), (n + 1, new_chunks)}, seen  # the old version or the new, never a mix
+    assert tuple(final) == (n + 1, new_chunks) and tuple(left) == (0, 0)
+    assert integrity(db) == "ok"
+
+
 def test_first_concurrent_opens_of_a_new_store(tmp_path):
     """Eight processes open (create) the same brand-new store at the same instant: none
     may fail with "database is locked" (switching to WAL ignores the busy timeout)."""

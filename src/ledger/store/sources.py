@@ -188,7 +188,7 @@ class SourcesMixin:
         return i
 
     def discard_abandoned_ingests(self) -> int:
-        """Remove every unfinished ingest whose process is gone: on this host with a
+        """Remove every unfinished ingest (or re-ingest's hidden chunks) whose process is gone: on this host with a
         pid that no longer runs, or silent (no batch committed) for :data:`STALE_MS`.
         Called on every writable open; costs one read of an (almost always empty)
         table. Returns the number of sources removed."""
@@ -201,16 +201,16 @@ class SourcesMixin:
         return gone
 
     def _discard_source(self, sid: str) -> None:
-        """Delete an unfinished source and its hidden chunks outright (they were never
-        visible), a bounded batch per transaction so the cleanup never holds the write
-        lock long either."""
+        """Delete the hidden chunks (``deleted_at = PENDING``, never visible) of an
+        unfinished ingest or re-ingest of source ``sid`` outright, then the source
+        itself if it is unfinished (a first ingest; a re-ingested source keeps its
+        live version), a bounded batch per transaction so the cleanup never holds the
+        write lock long either. An ingest that finished meanwhile has no hidden chunks
+        left and keeps everything."""
         while True:
             with self.atomic():
-                if self._conn.execute("SELECT complete FROM sources WHERE id = ?", (sid,)).fetchone() == (1,):
-                    self._conn.execute("DELETE FROM ingests WHERE source_id = ?", (sid,))
-                    return  # finished after all (a race with its own last batch): keep it
                 seqs = [r[0] for r in self._conn.execute(
-                    "SELECT seq FROM memories WHERE source_id = ? LIMIT ?", (sid, DISCARD_BATCH))]
+                    "SELECT seq FROM memories WHERE source_id = ? AND deleted_at = ? LIMIT ?", (sid, PENDING, DISCARD_BATCH))]
                 if not seqs:
                     self._conn.execute("DELETE FROM sources WHERE id = ? AND complete = 0", (sid,))
                     self._conn.execute("DELETE FROM ingests WHERE source_id = ?", (sid,))
