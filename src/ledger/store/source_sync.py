@@ -136,30 +136,6 @@ def _resync_batched(store, source_id: str, filename: str, chunks: Sequence[str],
     """:func:`resync` in batches (see the module docstring). Raises StoreUnavailable
     (reason ``locked``) while another live process re-ingests the same source."""
     conn = conn_of(store)
-    old = conn.execute(
-        "SELECT seq, id, text, chunk_index, provenance FROM memories WHERE source_id = ? AND kind = 'chunk' "
-        "AND deleted_at IS NULL ORDER BY coalesce(chunk_index, 0), seq", (source_id,)).fetchall()
-    old_texts = [r[2] for r in old]
-    pool: dict[str, list[int]] = defaultdict(list)  # text -> positions in ``old``
-    for j, r in enumerate(old):
-        pool[r[2]].append(j)
-    n = len(chunks)
-    work: list[tuple[int, int | None]] = []  # (new position, old position or None for a new chunk)
-    moves: list[tuple[int, str, int]] = []  # (chunk_index, provenance, seq) of kept chunks that moved
-    kept = 0
-    for i, text in enumerate(chunks):
-        prov = f"chunk {i + 1} of {n} · {filename}"
-        if pool.get(text):
-            j = pool[text].pop(0)
-            kept += 1
-            if (old[j][3], old[j][4]) != (i + 1, prov):
-                moves.append((i + 1, prov, old[j][0]))
-            if _context(chunks, i, neighbours) != _context(old_texts, j, neighbours):
-                work.append((i, j))
-        else:
-            work.append((i, None))
-    retired = [old[j][1] for rest in pool.values() for j in rest]
-    added = sum(1 for _, j in work if j is None)
     with atomic(conn):
         src = conn.execute("SELECT cluster_id FROM sources WHERE id = ?", (source_id,)).fetchone()
         running = conn.execute("SELECT host, pid FROM ingests WHERE source_id = ?", (source_id,)).fetchone()
@@ -172,6 +148,31 @@ def _resync_batched(store, source_id: str, filename: str, chunks: Sequence[str],
                      (source_id, sources._host(), os.getpid(), wall, wall))
     cluster = src[0]
     try:
+        # Read after the ingests row is in: no other re-ingest of this source can switch meanwhile.
+        old = conn.execute(
+            "SELECT seq, id, text, chunk_index, provenance FROM memories WHERE source_id = ? AND kind = 'chunk' "
+            "AND deleted_at IS NULL ORDER BY coalesce(chunk_index, 0), seq", (source_id,)).fetchall()
+        old_texts = [r[2] for r in old]
+        pool: dict[str, list[int]] = defaultdict(list)  # text -> positions in ``old``
+        for j, r in enumerate(old):
+            pool[r[2]].append(j)
+        n = len(chunks)
+        work: list[tuple[int, int | None]] = []  # (new position, old position or None for a new chunk)
+        moves: list[tuple[int, str, int]] = []  # (chunk_index, provenance, seq) of kept chunks that moved
+        kept = 0
+        for i, text in enumerate(chunks):
+            prov = f"chunk {i + 1} of {n} · {filename}"
+            if pool.get(text):
+                j = pool[text].pop(0)
+                kept += 1
+                if (old[j][3], old[j][4]) != (i + 1, prov):
+                    moves.append((i + 1, prov, old[j][0]))
+                if _context(chunks, i, neighbours) != _context(old_texts, j, neighbours):
+                    work.append((i, j))
+            else:
+                work.append((i, None))
+        retired = [old[j][1] for rest in pool.values() for j in rest]
+        added = sum(1 for _, j in work if j is None)
         k = 0
         first = True
         while k < len(work):
