@@ -237,3 +237,31 @@ def test_a_second_reingest_of_a_file_being_reingested_is_refused(ledger, tmp_pat
 def _view_of(led) -> tuple[int, int, int]:
     [src] = led.sources()
     return src.chunk_count, len(led.search("original").hits), len(led.search("amended").hits)
+
+
+def test_a_batched_reingest_settles_the_conflicts_of_what_it_retires(ledger, tmp_path):
+    """The switch retires with set-based statements (``soft_delete_many``): an open
+    conflict and an unjudged candidate touching a retired chunk are closed as
+    ``retired``, as one ``soft_delete`` per chunk did, and each retired chunk gets its
+    ``memory.drop`` event; those between kept chunks stay open."""
+    doc = tmp_path / "manual.md"
+    doc.write_text(_manual(4, "original"))
+    path = str(doc.resolve())
+    src = ledger.ingest(read_source_file(doc), cluster="proc", agent="a", path=path).source_id
+    ids = ledger.store.source_memory_ids(src, "chunk")
+    c = ledger.store._conn
+    with ledger.store.atomic():
+        for k, (a, b) in enumerate([(ids[0], ids[1]), (ids[2], ids[3])]):
+            c.execute("INSERT INTO conflicts (id, kind, cluster_id, a, b, detector, status, created_at) "
+                      "VALUES (?, 'contradiction', 'proc', ?, ?, 0.9, 'open', 1)", (f"k{k}", a, b))
+            c.execute("INSERT INTO conflict_candidates (id, a, b, score, created_at) VALUES (?, ?, ?, 0.8, 1)",
+                      (f"cc{k}", b, a))
+    doc.write_text(_manual(4, "original").replace("station 1 peaks", "station 1 now peaks"))
+    r = ledger.ingest(read_source_file(doc), cluster="proc", agent="a", path=path)
+    assert (r.kept, r.added, r.retired) == (3, 1, 1)
+    assert dict(c.execute("SELECT id, status || '/' || coalesce(resolution, '') FROM conflicts").fetchall()) == {
+        "k0": "resolved/retired", "k1": "open/"}
+    assert dict(c.execute("SELECT id, coalesce(verdict, '-') FROM conflict_candidates").fetchall()) == {
+        "cc0": "retired", "cc1": "-"}
+    drops = [e.memory_id for e in ledger.store.events(50, op_prefix="memory.drop")]
+    assert drops == [ids[1]]
