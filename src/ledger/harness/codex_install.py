@@ -36,7 +36,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from .install import _load_with_style, _quote, _write, ledger_command, project_root
+from .install import _load_with_style, _quote, _write, ledger_command, project_root, strip_handlers
 
 #: The events ledger hooks, in the order they are written.
 CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact", "SessionEnd")
@@ -101,25 +101,7 @@ def _invalid(msg: str):
 
 
 def _strip_ours(hooks: dict) -> int:
-    removed = 0
-    for event in list(hooks):
-        groups = hooks.get(event)
-        if not isinstance(groups, list):
-            continue
-        kept = []
-        for g in groups:
-            if isinstance(g, dict) and isinstance(g.get("hooks"), list):
-                before = len(g["hooks"])
-                g["hooks"] = [h for h in g["hooks"] if not is_ours(h)]
-                removed += before - len(g["hooks"])
-                if not g["hooks"]:
-                    continue
-            kept.append(g)
-        if kept:
-            hooks[event] = kept
-        else:
-            del hooks[event]
-    return removed
+    return strip_handlers(hooks, is_ours)  # Codex's hooks.json has Claude Code's shape
 
 
 def install_codex(scope: str = "project", project: str | None = None, command: str | None = None,

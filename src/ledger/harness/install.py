@@ -141,7 +141,11 @@ def _is_ours(handler: dict) -> bool:
     return isinstance(handler, dict) and MARKER in f" {handler.get('command', '')} "
 
 
-def _strip_ours(hooks: dict) -> int:
+def strip_handlers(hooks: dict, is_ours) -> int:
+    """Take the handlers ``is_ours(handler)`` recognises out of a ``hooks`` mapping in the
+    shape Claude Code and Codex share (event -> matcher groups -> ``hooks`` list), in
+    place: a group left without handlers goes, and so does an event left without groups.
+    Anything not in that shape is kept as it is. Returns how many handlers went."""
     removed = 0
     for event in list(hooks):
         groups = hooks.get(event)
@@ -151,7 +155,7 @@ def _strip_ours(hooks: dict) -> int:
         for g in groups:
             if isinstance(g, dict) and isinstance(g.get("hooks"), list):
                 before = len(g["hooks"])
-                g["hooks"] = [h for h in g["hooks"] if not _is_ours(h)]
+                g["hooks"] = [h for h in g["hooks"] if not is_ours(h)]
                 removed += before - len(g["hooks"])
                 if not g["hooks"]:
                     continue
@@ -161,6 +165,10 @@ def _strip_ours(hooks: dict) -> int:
         else:
             del hooks[event]
     return removed
+
+
+def _strip_ours(hooks: dict) -> int:
+    return strip_handlers(hooks, _is_ours)
 
 
 def _write(path: Path, data: dict, style: dict | None = None) -> None:
