@@ -293,6 +293,14 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
                     rel.setdefault(seq, 0.6 * v / (v + 1))
     finally:
         conn.close()
+    return _filter_and_rank(q, rows, rel, readers, now)
+
+
+def _filter_and_rank(q, rows, rel: dict, readers: dict, now: int) -> list[tuple[float, int, str]]:
+    """The oracles' shared tail: every filter of ``q`` applied row by row, then the
+    score 0.75 x relevance + 0.25 x strength (strength alone without terms), best first.
+    ``rows`` are (seq, id, text, kind, origin, cluster, pinned, archived, deleted,
+    created, hits, last_read, sources, trust); ``rel`` maps seq -> relevance 0-1."""
     out = []
     for seq, mid, text, kind, origin, cluster, pinned, archived, deleted, created, hits, last_read, sources, trust in rows:
         if q.asof_ms is not None:
@@ -653,37 +661,7 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
             if fuzzy:
                 for seq, v in ranks(fuzzy, doc, "{0.3, 0, 0, 1}", "english", n_words).items():
                     rel.setdefault(seq, 0.6 * v / (v + 1))
-    out = []
-    for seq, mid, text, kind, origin, cluster, pinned, archived, deleted, created, hits, last_read, sources, trust, _ in rows:
-        if q.asof_ms is not None:
-            if not (created <= q.asof_ms and (deleted is None or deleted > q.asof_ms)):
-                continue
-        elif deleted is not None:
-            continue
-        if archived:
-            continue
-        if q.clusters and cluster not in q.clusters:
-            continue
-        if q.types and origin not in q.types:
-            continue
-        if q.kinds and kind not in q.kinds:
-            continue
-        if q.agents and not (readers.get(mid, set()) & set(q.agents)):
-            continue
-        if q.before_ms is not None and not created < q.before_ms:
-            continue
-        if q.after_ms is not None and not created > q.after_ms:
-            continue
-        if q.terms and seq not in rel:
-            continue
-        st_, _ = S.strength(kind=kind, pinned=bool(pinned), hits=hits, last_read_at=last_read, source_count=sources,
-                            reader_count=len(readers.get(mid, ())), trust=trust, now=now)
-        if q.strength is not None and not (st_ < q.strength if q.strength_op == "<" else st_ > q.strength):
-            continue
-        score = 0.75 * rel[seq] + 0.25 * st_ if q.terms else st_
-        out.append((score, seq, mid))
-    out.sort(key=lambda t: (-round(t[0], 12), -t[1]))
-    return out
+    return _filter_and_rank(q, [r[:14] for r in rows], rel, readers, now)
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "fuzzy"])
