@@ -62,6 +62,25 @@ class InvalidQuery(LedgerError):
         self.reason = reason
 
 
+class QueryTooLong(InvalidQuery):
+    """A query longer than the parser's limit (``ledger.query.parser.MAX_QUERY_CHARS``).
+    Not a token that fails to parse, so it is not worded as one: the message gives the
+    query's length, the limit (both in characters) and what to do. Still of kind
+    ``invalid-query`` (its subclass), with ``length`` and ``limit`` as structured fields."""
+
+    def __init__(self, length: int, limit: int):
+        LedgerError.__init__(self, f"The query is too long: {length:,} characters, and the limit is {limit:,}. "
+                                   "Search for the few words that matter (names, error messages, file names) "
+                                   "instead of pasting a whole text.", field="query")
+        self.token = ""
+        self.reason = f"longer than {limit:,} characters"
+        self.length = length
+        self.limit = limit
+
+    def fields(self) -> dict:
+        return {**super().fields(), "length": self.length, "limit": self.limit}
+
+
 class UnknownCluster(LedgerError):
     kind = "unknown-cluster"
     status = 404

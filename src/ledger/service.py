@@ -57,6 +57,8 @@ if TYPE_CHECKING:  # pragma: no cover
 CANDIDATE_PREFIX = PREFIXES["candidate"] + "_"  # "cc_": `resolve` takes candidates too
 RECALL_COUNT_WAIT_MS = 1_500  # how long recall waits for the write lock to count its read
 MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
+#: Search filters that make an export part of the store (no whole-store history then).
+_NARROWING = ("kind", "pending_only", "pinned_only", "conflicted_only")
 MAX_PROPOSALS_PER_WRITE = 20  # best-scored candidates kept per write: a flood helps nobody judge
 
 
@@ -322,31 +324,48 @@ class Ledger:
             if not res.hits or offset >= res.total:
                 return
 
-    def export_records(self, query: str = "", *, batch: int = 1000, **kw) -> Iterator[dict]:
-        """What ``ledger export`` writes: each match of ``query`` as ``Memory.to_dict()``
-        plus ``links`` (linked ids) and ``source`` (the source record, for chunks and
-        claims from a document), so ``ledger import`` can restore it elsewhere
-        (``store/transfer.py``); then history lines (``{"record": ...}``): every
-        conflict, event, session, observation and checkpoint for a whole-store export
-        (no query, no filter), only the conflicts among the exported memories otherwise
-        (``store/transfer_history.py``)."""
+    def export_records(self, query: str = "", *, ids: Sequence[str] | None = None, batch: int = 1000,
+                       **kw) -> Iterator[dict]:
+        """What every export writes (``ledger export``, the web UI's ``/api/export`` and
+        its export of selected memories): each match of ``query`` (or with ``ids``, those
+        memories in that order; an unknown id raises :class:`UnknownMemory`) as
+        ``Memory.to_dict()`` plus ``links`` (linked ids) and ``source`` (the source record,
+        for chunks and claims from a document), so ``ledger import`` can restore it
+        elsewhere (``store/transfer.py``); then history lines (``{"record": ...}``): every
+        conflict, event, session, observation and checkpoint for a whole-store export (no
+        query, no ids, no filter that narrows: ``sort``, ``mode`` and archived memories
+        only order or widen it), only the conflicts among the exported memories otherwise
+        (``store/transfer_history.py``). ``kw``: :meth:`search`'s filters."""
         from .store import transfer, transfer_history
 
-        whole = not (query or "").strip() and not kw
+        whole = ids is None and not (query or "").strip() and not any(
+            kw.get(k) not in (None, False, "all") for k in _NARROWING)
         page: list[Memory] = []
-        ids: list[str] = []
-        for m in self.export(query, batch=batch, **kw):
+        exported: list[str] = []
+        if ids is not None:
+            memories: Iterable[Memory] = [self.get(i) for i in dict.fromkeys(ids)]  # every id checked first
+        else:
+            memories = self.export(query, batch=batch, **kw)
+        for m in memories:
             page.append(m)
-            ids.append(m.id)
+            exported.append(m.id)
             if len(page) >= batch:
                 yield from self._with_extras(page, transfer)
                 page = []
         yield from self._with_extras(page, transfer)
         if whole:  # the dropped memories its conflicts name come along, dropped
-            missing = transfer_history.conflict_sides(self.store, set(ids))
+            missing = transfer_history.conflict_sides(self.store, set(exported))
             for start in range(0, len(missing), batch):
                 yield from self._with_extras(self.store.get_many(missing[start:start + batch], self.clock()), transfer)
-        yield from transfer_history.export_history(self.store, None if whole else ids)
+        yield from transfer_history.export_history(self.store, None if whole else exported)
+
+    def export_lines(self, query: str = "", **kw) -> Iterator[str]:
+        """:meth:`export_records` as NDJSON lines (UTF-8 text kept, each ending in a
+        newline): the one serialisation every export surface writes."""
+        import json
+
+        for rec in self.export_records(query, **kw):
+            yield json.dumps(rec, ensure_ascii=False) + "\n"
 
     def _with_extras(self, page: list, transfer) -> Iterator[dict]:
         extras = transfer.export_extras(self.store, [m.id for m in page])

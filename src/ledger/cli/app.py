@@ -392,8 +392,8 @@ def export(query, db, as_json):
     with _open(db) as led:
         _warn_unknown_clusters(led, " ".join(query))
         try:
-            for rec in led.export_records(" ".join(query)):
-                click.echo(json.dumps(rec, ensure_ascii=False))
+            for line in led.export_lines(" ".join(query)):
+                click.echo(line, nl=False)
         except BrokenPipeError:
             # `ledger export | head`: the reader has what it wanted; not an error.
             sys.stdout = open(os.devnull, "w")

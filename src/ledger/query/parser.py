@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ledger.errors import InvalidQuery
+from ledger.errors import InvalidQuery, QueryTooLong
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - keeps `typing` off the CLI start-up path
@@ -222,13 +222,12 @@ MAX_QUERY_CHARS = 20_000
 
 
 def check_text(text: str) -> None:
-    """Raise :class:`~ledger.errors.InvalidQuery` if ``text`` is longer than
-    :data:`MAX_QUERY_CHARS` or holds a NUL or an unpaired surrogate. The last two would
+    """Raise :class:`~ledger.errors.QueryTooLong` if ``text`` is longer than
+    :data:`MAX_QUERY_CHARS`, :class:`~ledger.errors.InvalidQuery` if it holds a NUL or an unpaired surrogate. The last two would
     otherwise reach SQLite and fail there with a misleading message ("unterminated
     string" from FTS5 for a NUL, an encoding traceback for a surrogate)."""
     if len(text) > MAX_QUERY_CHARS:
-        raise InvalidQuery(text[:40] + "…", f"the query is {len(text):,} characters long; at most {MAX_QUERY_CHARS:,} "
-                           "are searched. Search for the words that matter")
+        raise QueryTooLong(len(text), MAX_QUERY_CHARS)
     nul = text.find("\x00")
     if nul >= 0:
         raise InvalidQuery(_shown_token(text, nul), f"the query contains a NUL character at position {nul}; remove it")

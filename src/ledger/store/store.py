@@ -314,6 +314,10 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
                     shown = ", ".join(r[0] for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
                     raise UnknownMemory(f'"{ref}" matches several memories ({shown}); give more of the id.',
                                         field="memory", value=ref)
+        if len(ref) > MAX_ID_REF:  # a pasted text, not an id: say so instead of echoing all of it
+            raise UnknownMemory(f"No memory {ref[:24]}… ({len(ref):,} characters): a memory id is about 16 characters "
+                                f"long and at most {MAX_ID_REF} are looked up. Give an id as a search prints it.",
+                                field="memory", value=ref[:MAX_ID_REF])
         raise UnknownMemory(f"No memory {ref}. It may have been mistyped.", field="memory", value=ref)
 
     def exists(self, memory_id: str) -> bool:

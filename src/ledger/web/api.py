@@ -323,12 +323,13 @@ async def memory(request: Request) -> Response:
 
 @endpoint
 async def export(request: Request) -> Response:
-    """Every match of a query as NDJSON (the whole result, not one page)."""
+    """Every match of a query as NDJSON (the whole result, not one page): the same
+    records as ``ledger export`` (:meth:`Ledger.export_lines`), history lines included."""
     q = request.query_params.get("q", "")
     kind = _choice(request, "kind", KIND_FILTERS, "all")
     sort = _choice(request, "sort", views.SORTS, None)
     flags = _search_flags(request)
-    text = await _pool(request).call(lambda led: views.export_lines(led.export(q, kind=kind, sort=sort, **flags)))
+    text = await _pool(request).call(lambda led: "".join(led.export_lines(q, kind=kind, sort=sort, **flags)))
     return _ndjson(text)
 
 
@@ -383,7 +384,7 @@ async def bulk(request: Request) -> Response:
         raise BadRequest("no memories selected")
     if op == "export":
         def run(led: Ledger) -> str:
-            return views.export_lines(led.get(i) for i in dict.fromkeys(ids))
+            return "".join(led.export_lines(ids=ids))
 
         return _ndjson(await _pool(request).call(run))
     if not isinstance(op, str):

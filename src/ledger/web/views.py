@@ -8,12 +8,10 @@ Stdlib only, so the views are testable without Starlette.
 
 from __future__ import annotations
 
-import json
 from typing import Iterable
 
 from .. import __version__, wire
 from .. import strength as S
-from ..models import Memory
 from ..query import KEY_HINTS, KEYS
 from ..service import BULK_OPS, CONFLICT_KINDS, MODES, RESOLUTIONS, REVIEW_ACTIONS, Ledger
 from ..vocab import SORTS  # noqa: E402,F401 - re-exported for the API's validation
@@ -150,7 +148,3 @@ def _links(led: Ledger, ids: Iterable[str]) -> list[tuple[str, str]]:
         return []
     return [(a, b) for a, b in led.links(sorted(ids)) if a in ids and b in ids]
 
-
-def export_lines(memories: Iterable[Memory]) -> str:
-    """NDJSON: one hydrated memory per line (the ``export`` shape)."""
-    return "".join(json.dumps(m.to_dict(), ensure_ascii=False) + "\n" for m in memories)
