@@ -334,3 +334,23 @@ def test_a_query_longer_than_the_longest_claim_is_refused_by_its_length():
         assert "Search for the few words that matter" in msg and "Cannot parse" not in msg and len(msg) < 200
         assert exc.value.kind == "invalid-query" and exc.value.fields() == {
             "field": "query", "length": len(text), "limit": MAX_QUERY_CHARS}
+
+
+def test_the_instant_range_is_what_datetime_can_represent():
+    # MIN_MS / MAX_MS are written out so the parser imports datetime only when it reads
+    # or writes a date (start-up budget); they must stay the ends of datetime's range.
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    one_ms = datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=timezone.utc) - epoch
+    assert MIN_MS == (datetime(1, 1, 1, tzinfo=timezone.utc) - epoch) // one_ms
+    assert MAX_MS == (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc) - epoch) // one_ms
+    assert parse_when("0001-01-01", NOW) == MIN_MS and parse_when("9999-12-31T23:59:59.999Z", NOW) == MAX_MS
+
+
+def test_a_query_is_an_immutable_value():
+    q = parse("deploy cluster:code", NOW)
+    assert q == parse("deploy cluster:code", NOW) and hash(q) == hash(parse("deploy cluster:code", NOW))
+    assert q != parse("deploy cluster:prefs", NOW)
+    assert q.replace(terms=("x",)).terms == ("x",) and q.terms == ("deploy",)
+    with pytest.raises(AttributeError):
+        q.terms = ()  # type: ignore[misc]
+    assert repr(Query(terms=("a",))).startswith("Query(terms=('a',), agents=(), ")

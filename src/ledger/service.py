@@ -2,7 +2,7 @@
 
 ``Ledger`` owns the store, the clock and the acting agent. The CLI, the web server, the
 TUI and the harness hooks never touch SQL or strength directly; they call these methods
-and render the frozen dataclasses they get back.
+and render the immutable values (:mod:`ledger.models`) they get back.
 
 Example::
 
@@ -13,15 +13,14 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
-from dataclasses import dataclass
 
 from . import wire
 from .clock import Clock, local_midnight_ms, system_clock
 from .errors import InvalidInput, StoreUnavailable, UnknownMemory, missing_id
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
+from .frozen import Frozen
 from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
 from .paths import db_file
@@ -80,16 +79,27 @@ def clean_text(text: str | None, *, empty: str) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class WriteResult:
+class WriteResult(Frozen):
     """What ``remember`` did: the new claim, candidates it proposed, the conflict opened
-    by ``supersedes`` (if any), and the store-wide count of unjudged candidates."""
+    by ``supersedes`` (if any), and the store-wide count of unjudged candidates.
+    Immutable (:class:`ledger.frozen.Frozen`, like the models)."""
 
-    memory: Memory
-    proposed: tuple[str, ...]
-    conflict_id: str | None
-    pending_candidates: int
-    duplicate: bool = False  # the same text was already a live claim: counted as corroboration
+    __slots__ = ("memory", "proposed", "conflict_id", "pending_candidates", "duplicate")
+
+    def __init__(
+        self,
+        memory: Memory,
+        proposed: tuple[str, ...],
+        conflict_id: str | None,
+        pending_candidates: int,
+        duplicate: bool = False,  # the same text was already a live claim: counted as corroboration
+    ) -> None:
+        s = object.__setattr__
+        s(self, "memory", memory)
+        s(self, "proposed", proposed)
+        s(self, "conflict_id", conflict_id)
+        s(self, "pending_candidates", pending_candidates)
+        s(self, "duplicate", duplicate)
 
     def to_dict(self) -> dict:
         """The JSON shape: :func:`ledger.wire.write_result`."""
@@ -97,19 +107,31 @@ class WriteResult:
                                  self.duplicate)
 
 
-@dataclass(frozen=True)
-class IngestResult:
+class IngestResult(Frozen):
     """``chunks``: live chunks of the source afterwards. ``updated``: a re-ingest of a
     known path updated an existing source, keeping ``kept`` chunks (with their reads),
-    adding ``added`` and retiring ``retired`` (``store/source_sync.py``)."""
+    adding ``added`` and retiring ``retired`` (``store/source_sync.py``). Immutable."""
 
-    source_id: str
-    chunks: int
-    filename: str
-    updated: bool = False
-    kept: int = 0
-    added: int = 0
-    retired: int = 0
+    __slots__ = ("source_id", "chunks", "filename", "updated", "kept", "added", "retired")
+
+    def __init__(
+        self,
+        source_id: str,
+        chunks: int,
+        filename: str,
+        updated: bool = False,
+        kept: int = 0,
+        added: int = 0,
+        retired: int = 0,
+    ) -> None:
+        s = object.__setattr__
+        s(self, "source_id", source_id)
+        s(self, "chunks", chunks)
+        s(self, "filename", filename)
+        s(self, "updated", updated)
+        s(self, "kept", kept)
+        s(self, "added", added)
+        s(self, "retired", retired)
 
     def to_dict(self) -> dict:
         """The JSON shape: :func:`ledger.wire.ingest_result`."""
@@ -299,7 +321,7 @@ class Ledger:
                 self.store.touch_agent(agent, now)
                 self.store.log(now, agent, "memory.search", None, f'{res.total} for "{query}"', res.took_ms)
         except StoreUnavailable as exc:
-            return dataclasses.replace(res, not_counted=exc.message)
+            return res.replace(not_counted=exc.message)
         # As in the seed, the hits are returned as ranked: strength before this read.
         return res
 

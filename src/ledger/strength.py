@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from .frozen import Frozen
 from .vocab import DAY_MS
 
 BASE = 0.17
@@ -34,29 +35,18 @@ CHUNK_MAX = 0.97
 DEFAULT_TRUST = 0.7  # fallback when a chunk's source trust is unknown (seed)
 
 
-class Factors:
-    """The three inputs of the formula, each 0–1. An immutable value (a plain slotted
-    class rather than a dataclass: this module is on the hook path, where importing
-    ``dataclasses`` would cost more than the hook's whole budget)."""
+class Factors(Frozen):
+    """The three inputs of the formula, each 0–1. An immutable value
+    (:class:`ledger.frozen.Frozen`, not a dataclass: this module is on the hook path,
+    where importing ``dataclasses`` would cost more than the hook's whole budget)."""
 
     __slots__ = ("used", "fresh", "corroborated")
 
     def __init__(self, used: float, fresh: float, corroborated: float):
-        object.__setattr__(self, "used", used)
-        object.__setattr__(self, "fresh", fresh)
-        object.__setattr__(self, "corroborated", corroborated)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("Factors is immutable")
-
-    def __eq__(self, other):
-        return isinstance(other, Factors) and (self.used, self.fresh, self.corroborated) == (other.used, other.fresh, other.corroborated)
-
-    def __hash__(self):
-        return hash((self.used, self.fresh, self.corroborated))
-
-    def __repr__(self):
-        return f"Factors(used={self.used!r}, fresh={self.fresh!r}, corroborated={self.corroborated!r})"
+        s = object.__setattr__
+        s(self, "used", used)
+        s(self, "fresh", fresh)
+        s(self, "corroborated", corroborated)
 
     def to_dict(self) -> dict:
         return {"used": self.used, "fresh": self.fresh, "corroborated": self.corroborated}

@@ -38,7 +38,6 @@ again as numbers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
@@ -54,6 +53,7 @@ from ledger.conflicts.values import (
     read,
     same_quantity,
 )
+from ledger.frozen import Frozen
 
 __all__ = [
     "CHOICE_AXES",
@@ -312,18 +312,22 @@ def signals(a: str, b: str) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Suspicion:
+class Suspicion(Frozen):
     """Why a pair of claims is proposed as a conflict candidate.
 
     ``overlap`` is the mean of the alignment's cover and share (:func:`alignment`, 0-1)
     rounded to 4 places; ``score`` (seed formula, from the unrounded overlap) is
     ``round(overlap*0.6 + min(1, len(signals)/3)*0.4, 4)`` and is used for ranking only.
+    Immutable (:class:`ledger.frozen.Frozen`).
     """
 
-    overlap: float
-    signals: tuple[str, ...]
-    score: float
+    __slots__ = ("overlap", "signals", "score")
+
+    def __init__(self, overlap: float, signals: tuple[str, ...], score: float) -> None:
+        s = object.__setattr__
+        s(self, "overlap", overlap)
+        s(self, "signals", signals)
+        s(self, "score", score)
 
 
 def _score(ov: float, n_signals: int) -> float:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
+
+from ledger.frozen import Frozen
 
 __all__ = [
     "CHOICE_AXES",
@@ -240,15 +241,27 @@ _NUMBER = re.compile(
 _NEXT_WORD = re.compile(r"\s?([A-Za-z][A-Za-z-]*)(?![\w'’])")  # a whole word: not "x" of "x86_64"
 
 
-@dataclass(frozen=True)
-class Quantity:
+class Quantity(Frozen):
     """A number read off a claim. ``dim`` is ``"time"`` (``value`` in seconds),
     ``"size"`` (bytes), ``"%"``, ``"ordinal"``, ``"day of month"``, a counted noun
     (stemmed: ``"thread"``), or ``""`` for a bare number; ``value`` is a float for time
-    and size, else the digits as written (``"3.11"`` is not ``"3.110"``)."""
+    and size, else the digits as written (``"3.11"`` is not ``"3.110"``). Immutable and
+    hashable (:class:`ledger.frozen.Frozen`; equality and hash written out, as sets of
+    quantities are compared for every pair the proposer checks)."""
 
-    dim: str
-    value: float | str
+    __slots__ = ("dim", "value")
+
+    def __init__(self, dim: str, value: float | str) -> None:
+        object.__setattr__(self, "dim", dim)
+        object.__setattr__(self, "value", value)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Quantity:
+            return NotImplemented
+        return self.dim == other.dim and self.value == other.value  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.dim, self.value))
 
 
 def quantity(number: str, unit: str = "") -> Quantity:
@@ -416,26 +429,47 @@ _CHOICE_RE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Values:
+class Values(Frozen):
     """What :func:`read` found in one text. Every set holds canonical values: dates
     ``YYYY-MM-DD``, times ``HH:MM``, full lowercase weekday and month names, paths as
     written, states as ``(axis, positive)``, choices as ``(axis, value)``. ``frame`` is
     the text's content-word stems with ``#kind`` placeholders in text order, ``words``
-    the same stems as a set, ``replaced`` one ``(X stems, Y stems)`` per "from X to Y"."""
+    the same stems as a set, ``replaced`` one ``(X stems, Y stems)`` per "from X to Y".
+    Immutable (:class:`ledger.frozen.Frozen`)."""
 
-    quantities: frozenset[Quantity]
-    dates: frozenset[str]
-    times: frozenset[str]
-    weekdays: frozenset[str]
-    months: frozenset[str]
-    paths: frozenset[str]
-    states: frozenset[tuple[str, bool]]
-    choices: frozenset[tuple[str, str]]
-    negated: bool
-    frame: tuple[str, ...]  # content-word stems and "#kind" placeholders, in text order
-    replaced: tuple[tuple[frozenset[str], frozenset[str]], ...]  # ("from X to Y" stems)
-    words: frozenset[str]  # the frame's words without placeholders
+    __slots__ = (
+        "quantities", "dates", "times", "weekdays", "months", "paths", "states", "choices", "negated", "frame",
+        "replaced", "words",
+    )
+
+    def __init__(
+        self,
+        quantities: frozenset[Quantity],
+        dates: frozenset[str],
+        times: frozenset[str],
+        weekdays: frozenset[str],
+        months: frozenset[str],
+        paths: frozenset[str],
+        states: frozenset[tuple[str, bool]],
+        choices: frozenset[tuple[str, str]],
+        negated: bool,
+        frame: tuple[str, ...],  # content-word stems and "#kind" placeholders, in text order
+        replaced: tuple[tuple[frozenset[str], frozenset[str]], ...],  # ("from X to Y" stems)
+        words: frozenset[str],  # the frame's words without placeholders
+    ) -> None:
+        s = object.__setattr__
+        s(self, "quantities", quantities)
+        s(self, "dates", dates)
+        s(self, "times", times)
+        s(self, "weekdays", weekdays)
+        s(self, "months", months)
+        s(self, "paths", paths)
+        s(self, "states", states)
+        s(self, "choices", choices)
+        s(self, "negated", negated)
+        s(self, "frame", frame)
+        s(self, "replaced", replaced)
+        s(self, "words", words)
 
 
 class _Reader:

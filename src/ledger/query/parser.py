@@ -26,10 +26,9 @@ All instants are integer milliseconds since the Unix epoch, UTC.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 
 from ledger.errors import InvalidQuery, QueryTooLong
+from ledger.frozen import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - keeps `typing` off the CLI start-up path
@@ -83,19 +82,19 @@ _SPAN_RE = re.compile(r"([0-9]+)(mo|m|h|d|w|y)")
 _WORD_KEY_RE = re.compile(r"[a-z]{3,10}")
 _STRENGTH_RE = re.compile(r"([<>])\s*([0-9]{1,3})")
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_ONE_MS = timedelta(milliseconds=1)
 #: Earliest / latest instant a query can name (0001-01-01 .. 9999-12-31T23:59:59.999Z),
 #: the range :mod:`datetime` can represent, so every parsed instant can be formatted.
-MIN_MS: int = (datetime(1, 1, 1, tzinfo=timezone.utc) - _EPOCH) // _ONE_MS
-MAX_MS: int = (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc) - _EPOCH) // _ONE_MS
+#: Written out rather than computed: :mod:`datetime` is imported only by the functions
+#: that read or write a date (start-up budget, docs/benchmarks.md "Start-up"); a test
+#: checks these against :mod:`datetime`.
+MIN_MS: int = -62_135_596_800_000
+MAX_MS: int = 253_402_300_799_999
 
 _MULTI_FIELDS = {"agent": "agents", "cluster": "clusters", "type": "types", "kind": "kinds"}
 _WHEN_FIELDS = {"asof": "asof_ms", "after": "after_ms", "before": "before_ms"}
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(Frozen):
     """A parsed query.
 
     ``terms`` are the lowercased free-text tokens in input order (duplicates kept).
@@ -103,18 +102,36 @@ class Query:
     first-seen order; an empty tuple means "no filter". ``strength`` is on a 0-1 scale
     and is compared strictly with ``strength_op`` (``'<'`` or ``'>'``); both are None
     when absent. ``asof_ms``/``after_ms``/``before_ms`` are epoch milliseconds, UTC.
+    Immutable, with value equality (:class:`ledger.frozen.Frozen`).
     """
 
-    terms: tuple[str, ...] = ()
-    agents: tuple[str, ...] = ()
-    clusters: tuple[str, ...] = ()
-    types: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    strength_op: str | None = None
-    strength: float | None = None
-    asof_ms: int | None = None
-    after_ms: int | None = None
-    before_ms: int | None = None
+    __slots__ = ("terms", "agents", "clusters", "types", "kinds", "strength_op", "strength", "asof_ms", "after_ms",
+                 "before_ms")
+
+    def __init__(
+        self,
+        terms: tuple[str, ...] = (),
+        agents: tuple[str, ...] = (),
+        clusters: tuple[str, ...] = (),
+        types: tuple[str, ...] = (),
+        kinds: tuple[str, ...] = (),
+        strength_op: str | None = None,
+        strength: float | None = None,
+        asof_ms: int | None = None,
+        after_ms: int | None = None,
+        before_ms: int | None = None,
+    ) -> None:
+        s = object.__setattr__
+        s(self, "terms", terms)
+        s(self, "agents", agents)
+        s(self, "clusters", clusters)
+        s(self, "types", types)
+        s(self, "kinds", kinds)
+        s(self, "strength_op", strength_op)
+        s(self, "strength", strength)
+        s(self, "asof_ms", asof_ms)
+        s(self, "after_ms", after_ms)
+        s(self, "before_ms", before_ms)
 
     @property
     def text(self) -> str:
@@ -205,11 +222,13 @@ def parse_when(value: str, now_ms: int) -> int | None:
     iso = value.upper()
     if iso.endswith("Z"):
         iso = iso[:-1] + "+00:00"
+    from datetime import datetime, timedelta, timezone
+
     try:
         dt = datetime.fromisoformat(iso)
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=timezone.utc)
-        ms = (dt - _EPOCH) // _ONE_MS
+        ms = (dt - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(milliseconds=1)
     except (ValueError, OverflowError):
         return None
     return ms if MIN_MS <= ms <= MAX_MS else None
@@ -314,7 +333,9 @@ def parse(text: str, now_ms: int) -> Query:
 def _format_ms(ms: int) -> str:
     """Epoch ms UTC -> ``2026-01-01`` at UTC midnight, else ``2026-01-01T10:00:00Z``
     (with ``.mmm`` when there are milliseconds)."""
-    dt = _EPOCH + timedelta(milliseconds=ms)
+    from datetime import datetime, timedelta, timezone
+
+    dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
     if ms % _DAY_MS == 0:
         return dt.date().isoformat()
     spec = "milliseconds" if ms % 1000 else "seconds"
