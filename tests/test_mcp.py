@@ -36,8 +36,11 @@ def server_env(store: Path, **extra) -> dict:
 
 
 @asynccontextmanager
-async def connect(store: Path, client: str = "pytest-client", errlog=None, **extra):
-    params = StdioServerParameters(command=LEDGER_BIN, args=["mcp"], env=server_env(store, **extra),
+async def connect(store: Path, client: str = "pytest-client", errlog=None, prefix: tuple[str, ...] = (), **extra):
+    """A client session with a real ``ledger mcp`` child on ``store``; ``prefix`` runs the
+    server under another command (tests/readonly.py's read-only mount)."""
+    argv = [*prefix, LEDGER_BIN, "mcp"]
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=server_env(store, **extra),
                                    cwd=str(store.parent.parent))
     with open(os.devnull, "w") if errlog is None else errlog as err:
         async with stdio_client(params, errlog=err) as (read, write):

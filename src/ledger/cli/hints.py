@@ -37,6 +37,8 @@ def phrase(exc: LedgerError) -> str:
         return f"{msg} Use `ledger sources trust {exc.source_id} <0-1>` or `ledger sources drop {exc.source_id}`."
     if isinstance(exc, StoreUnavailable):
         if exc.reason == "read-only":
+            if "writable" in msg:  # the core said what to do; add where the CLI picks its store
+                return f"{msg} --db (or $LEDGER_DB) picks another store."
             return f"{msg} Check the file and its permissions (--db, $LEDGER_DB)."
         if exc.reason == "error":
             return f"{msg} Please report this as a ledger bug."

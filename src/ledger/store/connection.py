@@ -83,9 +83,66 @@ def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms:
         delay = min(delay * 2, 0.1)
 
 
-def _connect_once(p: str, readonly: bool, wait_ms: int) -> sqlite3.Connection:
+def unwritable(path: str | os.PathLike) -> str | None:
+    """Why this process cannot write the existing SQLite store at ``path`` (a read-only
+    file system, a read-only file, a folder where the journal files cannot be made), or
+    None when it can, when the file does not exist yet, or for a PostgreSQL URL. Asks
+    the system (``access(2)``, ``statvfs``), so root, who may write a 0444 file, gets None."""
+    p = os.fspath(path)
+    if is_url(p) or p == ":memory:" or not os.path.isfile(p):
+        return None
+    folder = os.path.dirname(os.path.abspath(p))
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return f"{folder} is on a read-only file system"
+    except (OSError, AttributeError):  # no statvfs (Windows): the access checks below decide
+        pass
+    if not os.access(p, os.W_OK):
+        return f"{p} is read-only for this user"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"its folder {folder} is not writable by this user (SQLite keeps its journal files there)"
+    return None
+
+
+def connect_read_only(path: str | os.PathLike, why: str, *, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
+    """Open the SQLite store at ``path``, which this process cannot write (``why``, from
+    :func:`unwritable`), for reading only, so reads go on (search, recall, show, stats,
+    export, the web UI) and every write fails as read-only.
+
+    A WAL store needs its ``-shm`` file to be read: where SQLite cannot make it (a
+    read-only folder or mount, and no writer left one behind) and no ``-wal`` file holds
+    commits, the store is opened as immutable (read straight from the file, no locks),
+    which is exact then: the whole store is in the file and this process cannot change
+    it. Raises :class:`StoreUnavailable` (reason ``read-only``) when neither works."""
+    p = os.fspath(path)
+    wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else max(0, int(busy_timeout_ms))
+    try:
+        return _connect_once(p, True, wait_ms)
+    except sqlite3.DatabaseError as exc:
+        first = exc
+    wal = p + "-wal"
+    if not (os.path.exists(wal) and os.path.getsize(wal) > 0):
+        try:
+            return _connect_once(p, True, wait_ms, immutable=True)
+        except sqlite3.DatabaseError as exc:
+            first = exc
+    raise store_unavailable(f"Cannot read the store at {p}: {why}, and SQLite could not open it read-only ({first}).",
+                            reason="read-only", detail=str(first), path=p) from first
+
+
+def read_only_message(path: object, why: str) -> str:
+    """What a write to a store opened by :func:`connect_read_only` is told: what happened,
+    that nothing was saved and reads still work, and what to do. Names no surface."""
+    return (f"The store {path} is read-only ({why}); nothing was saved. Reading still works. To save changes, make "
+            "the store file and its folder writable for this user, or use a writable copy of the store.")
+
+
+def _connect_once(p: str, readonly: bool, wait_ms: int, *, immutable: bool = False) -> sqlite3.Connection:
     if readonly:
-        conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, isolation_level=None, timeout=wait_ms / 1000, check_same_thread=False)
+        from urllib.parse import quote
+
+        uri = f"file:{quote(p)}?mode=ro" + ("&immutable=1" if immutable else "")  # quoted: '?' or '#' in a path
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=wait_ms / 1000, check_same_thread=False)
     else:
         if p != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
@@ -205,7 +262,8 @@ def write_error_message(exc: BaseException) -> str:
     if code in (SQLITE_BUSY, SQLITE_LOCKED):
         return f"The store is busy ({exc}): another process held the write lock past the wait limit. Try again."
     if code == SQLITE_READONLY:
-        return f"The store is read-only ({exc}). Check the file's and its folder's permissions."
+        return (f"The store is read-only ({exc}); nothing was saved. Make the store file and its folder writable "
+                "for this user, or use a writable copy of the store.")
     return f"Could not write to the store: {exc}."
 
 
@@ -305,7 +363,10 @@ def store_error(exc: BaseException, path: object = None) -> StoreUnavailable:
     where = f" ({path})" if path else ""
     if "disk is full" in low or "no space left" in low:
         reason, msg = "disk-full", f"The disk holding the store{where} is full ({detail}); the change was not saved."
-    elif "readonly" in low or "read-only" in low or "unable to open" in low or "permission" in low:
+    elif "readonly" in low or "read-only" in low:
+        reason, msg = "read-only", (f"The store{where} is read-only ({detail}); nothing was saved. Make the store file "
+                                    "and its folder writable for this user, or use a writable copy of the store.")
+    elif "unable to open" in low or "permission" in low:
         reason, msg = "read-only", f"The store{where} cannot be written: {detail}."
     elif "locked" in low or "busy" in low:
         reason, msg = "locked", f"The store{where} is busy: {detail}. Another ledger process holds the write lock."

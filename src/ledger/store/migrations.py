@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from ..errors import NewerStore
+from ..errors import NewerStore, StoreUnavailable
 from .connection import atomic, is_postgres
 
 TYPE_CHECKING = False
@@ -190,6 +190,28 @@ def check_not_newer(conn: sqlite3.Connection) -> None:
             "that this version does not know). Upgrade ledger (pip install -U ledger-memory), or point --db at another store; "
             "nothing was changed."
         )
+
+
+def require_current(conn, path: object, why: str) -> None:
+    """For a store opened read-only because it cannot be written (``why``): refuse it,
+    closing ``conn``, when it was written by a newer ledger (:func:`check_not_newer`) or
+    lacks migrations this version needs (they cannot be applied without writing; its
+    tables would not have the columns this version reads). Raises
+    :class:`StoreUnavailable` (reason ``read-only``) saying how to get it upgraded."""
+    try:
+        check_not_newer(conn)
+        done = {r[0] for r in conn.execute("SELECT name FROM _migrations")} if "_migrations" in table_names(conn) else set()
+    except BaseException:
+        conn.close()
+        raise
+    pending = [name for name, _ in MIGRATIONS if name not in done]
+    if pending:
+        conn.close()
+        raise StoreUnavailable(
+            f"The store {path} is read-only ({why}) and this version of ledger must upgrade it first "
+            f"({len(pending)} schema change{'s' if len(pending) > 1 else ''}, e.g. {pending[0]}), which needs writing. "
+            "Open it once with write access (make the file and its folder writable for this user), or read it "
+            "with the ledger version that wrote it.", reason="read-only", path=str(path))
 
 
 def table_names(conn) -> set[str]:

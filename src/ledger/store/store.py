@@ -20,15 +20,15 @@ if TYPE_CHECKING:  # pragma: no cover - `typing` and `pathlib` stay off the CLI 
     from typing import Iterator, Sequence
 
 from .. import strength as S
-from ..errors import InvalidInput, NotAClaim, UnknownCluster, UnknownMemory, missing_id
+from ..errors import InvalidInput, NotAClaim, StoreUnavailable, UnknownCluster, UnknownMemory, missing_id
 from ..ids import new_id
 from ..models import Agent, Cluster, Event, FileKey, Memory, MemoryRow
 from ..text import slugify
 from ..vocab import PALETTE, SORTS  # noqa: F401 - SORTS re-exported (ledger.store.SORTS)
 from . import ops, textindex
 from . import watch as _watch
-from .connection import atomic, connect, translate_class
-from .migrations import check_not_newer, migrate
+from .connection import atomic, connect, connect_read_only, read_only_message, translate_class, unwritable
+from .migrations import check_not_newer, migrate, require_current
 from .rows import MEMORY_COLS, MEMORY_FROM, batches
 from .search import SearchMixin
 from .sources import SourcesMixin
@@ -61,7 +61,19 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
     thread its own ``Store``. Use as a context manager or call :meth:`close`."""
 
     def __init__(self, path: str | os.PathLike, *, readonly: bool = False, seed: bool = True, now: int = 0):
+        """Open the store at ``path`` (a file, created with its folder if missing, or a
+        PostgreSQL URL). A store this process cannot write (a read-only file, folder or
+        mount: :func:`.connection.unwritable`) is opened read-only instead of refused:
+        reads work, and every write raises :class:`~ledger.errors.StoreUnavailable`
+        (reason ``read-only``) saying what to do; :attr:`read_only` says why."""
         self._path = os.fspath(path)
+        why = unwritable(self._path)
+        #: Why this store cannot be written (None when it can): see :meth:`atomic`.
+        self.read_only: str | None = why
+        if why is not None:
+            self._conn = connect_read_only(self._path, why)
+            require_current(self._conn, self._path, why)
+            return
         self._conn = connect(self._path, readonly=readonly)
         try:
             if readonly:
@@ -103,7 +115,11 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
 
     def atomic(self, *, wait_ms: int | None = None):
         """A write transaction (``BEGIN IMMEDIATE``), nestable; ``wait_ms`` bounds the
-        wait for the write lock (see :func:`.connection.atomic`)."""
+        wait for the write lock (see :func:`.connection.atomic`). Raises
+        :class:`~ledger.errors.StoreUnavailable` (reason ``read-only``) at once on a store
+        opened read-only because it cannot be written."""
+        if self.read_only is not None:
+            raise StoreUnavailable(read_only_message(self._path, self.read_only), reason="read-only", path=self._path)
         return atomic(self._conn, wait_ms=wait_ms)
 
     # ------------------------------------------------------------------ clusters

@@ -13,8 +13,8 @@ import sqlite3
 
 from ..text import plural
 from . import ops
-from .connection import atomic, connect, translate_module
-from .migrations import migrate
+from .connection import atomic, connect, connect_read_only, translate_module, unwritable
+from .migrations import migrate, require_current
 
 LEASE_MS = 10 * 60 * 1000  # a distillation that has not finished in 10 min is presumed dead
 
@@ -25,7 +25,15 @@ def open_store(path: str, busy_timeout_ms: int | None = None) -> sqlite3.Connect
     ``busy_timeout_ms`` replaces the connection's default wait for a lock held by
     another process, from the first read of the file on: the hook passes a short one
     so a store locked by a long writer, or held exclusively by another program, costs
-    the agent at most about that long (the hook then fails open)."""
+    the agent at most about that long (the hook then fails open).
+
+    A store this process cannot write is opened read-only (:func:`.connection.unwritable`):
+    reads work and each write raises StoreUnavailable (reason ``read-only``)."""
+    why = unwritable(path)
+    if why is not None:
+        conn = connect_read_only(path, why, busy_timeout_ms=busy_timeout_ms)
+        require_current(conn, path, why)
+        return conn
     conn = connect(path, busy_timeout_ms=busy_timeout_ms)
     migrate(conn)
     return conn

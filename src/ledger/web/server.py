@@ -173,6 +173,7 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
         with Ledger.open(db_path) as led:
             st = led.stats()
             path = led.path
+            read_only = led.store.read_only  # browsing works; every change is answered with an error
     except LedgerError as exc:
         say_error(exc.message, exc.kind)
         return 1
@@ -198,12 +199,16 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
             line = {"url": url, "store": str(path), "memories": st["memories"], "pending": st["pending"]}
             if secret:
                 line["token"] = secret
+            if read_only:
+                line["readOnly"] = read_only
             print(json.dumps(line), flush=True)
             if open_browser:
                 threading.Timer(0.1, webbrowser.open, args=(url,)).start()
             return
         print(f"● LEDGER running   {url}")
         print(f"  {st['memories']} {'memory' if st['memories'] == 1 else 'memories'} · {st['pending']} pending review · {path}")
+        if read_only:
+            print(f"  Read-only: {read_only}. Browsing works; changes are refused until the store can be written.")
         if remote:
             where = f"port {bound_port} on every interface of this machine" if is_wildcard_host(host) else f"{host}:{bound_port}"
             print(f"  ⚠ Bound to {host}, not loopback: {where}. Whoever reaches it with the token below can read, edit,"
