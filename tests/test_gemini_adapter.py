@@ -212,7 +212,11 @@ def test_a_read_gets_the_files_facts_appended_and_is_observed(store):
     assert rows == [("gemini:s-read_file", "Read"), ("gemini:s-run_shell_command", "Bash"), ("gemini:s-read_many_files", "Read")]
 
 
-def test_session_state_comes_back_after_a_real_compression_only(store, tmp_path):
+@pytest.mark.parametrize("spool_first", ["auto", "always"])
+def test_session_state_comes_back_after_a_real_compression_only(store, tmp_path, monkeypatch, spool_first):
+    # "always": finished tool calls go to the spool, as on a PostgreSQL store; after a
+    # PreCompress they still connect, to carry the Session State back.
+    monkeypatch.setenv("LEDGER_SPOOL_FIRST", spool_first)
     proj, transcript = store["proj"], tmp_path / "chat.jsonl"
     transcript.write_text('{"sessionId":"g1","kind":"main"}\n{"id":"u1","type":"user","content":[{"text":"port the parser"}]}\n')
     base = {"cwd": proj, "transcript": str(transcript)}

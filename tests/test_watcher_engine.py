@@ -26,6 +26,7 @@ from fakes.hooks import (
     pre_bash,
     pre_read,
     run_hook,
+    wait_drained,
 )
 
 from ledger.filekeys import file_key
@@ -451,6 +452,7 @@ def test_concurrent_hook_processes_start_one_distiller(ledger, store_target, pro
     cmd = " ".join(shlex.quote(x) for x in (sys.executable, str(cli), "--append-to", str(calls), "--sleep", "3"))
     env = {"LEDGER_DB": str(store_target), "LEDGER_DISTILL_EVERY": "1", "LEDGER_LLM_BACKEND": "command", "LEDGER_LLM_COMMAND": cmd}
     run_hook("PostToolUse", post_bash("ls", stdout="warm", cwd=proj, session="other"), env={**env, "LEDGER_LLM_BACKEND": "none"})
+    wait_drained(store_target)  # PostgreSQL: the warm-up's drain process (its settings: no LLM) is gone
     results = []
     threads = [threading.Thread(target=lambda i=i: results.append(
         run_hook("PostToolUse", post_bash(f"cat data.csv # {i}", stdout="a,b", cwd=proj), env=env))) for i in range(6)]
@@ -459,7 +461,8 @@ def test_concurrent_hook_processes_start_one_distiller(ledger, store_target, pro
     for t in threads:
         t.join()
     assert [p.returncode for p in results] == [0] * 6 and all(p.stdout == b"" for p in results)
-    deadline = time.monotonic() + 10
+    wait_drained(store_target)
+    deadline = time.monotonic() + 30
     while not calls.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.0)  # any second distiller would have started by now

@@ -61,15 +61,44 @@ def post_write(path: str | os.PathLike, content: str = "x", **kw) -> dict:
 
 
 def handle(p: dict | str | bytes, *, db, now: int, cfg: dict | None = None, spawn=None, expected: str | None = None) -> str:
-    """One payload in process; returns what the hook would print."""
+    """One payload in process; returns what the hook would print. A finished tool call
+    that the hook spools first (a PostgreSQL store) is drained at once, in process, as
+    the detached drain process would (tests/test_pg_hook.py runs that process)."""
     from ledger.harness.runner import handle_payload
     from ledger.watcher import config as config_mod
 
     raw = p if isinstance(p, (str, bytes)) else json.dumps(p)
     if cfg is None:
         cfg = config_mod.load(os.devnull)
+    spawn = spawn or (lambda key, owner: None)
+
+    def drain_now(target: str) -> None:
+        from ledger.session import record
+        from ledger.watcher.engine import Engine
+
+        engine = Engine.open(target, cfg, now, spawn_distill=spawn, notes=record)
+        try:
+            engine.drain_spool(raise_unavailable=True)
+        finally:
+            engine.close()
+
     return handle_payload("claude-code", raw.encode() if isinstance(raw, str) else raw, expected, db=str(db), now=now,
-                          spawn=spawn or (lambda key, owner: None), cfg=cfg)
+                          spawn=spawn, cfg=cfg, drainer=drain_now)
+
+
+def wait_drained(db, timeout: float = 60) -> None:
+    """Wait until the spool of the store at ``db`` is empty and no drain process runs
+    (hook subprocesses on a store that spools first leave the upload to one). Raises
+    AssertionError when that takes longer than ``timeout`` seconds."""
+    import time
+
+    from ledger.watcher import spool as S
+
+    folder = S.spool_dir(str(db))
+    deadline = time.monotonic() + timeout
+    while S.has_work(folder) or S.drainer_running(folder):
+        assert time.monotonic() < deadline, f"the spool {folder} was not drained in {timeout} s: {os.listdir(folder)}"
+        time.sleep(0.05)
 
 
 def context_of(out: str) -> str:

@@ -29,6 +29,11 @@ def main(argv: list[str] | None = None) -> int:
         from .distiller import main as distill
 
         return distill(args[1:])
+    if args and args[0] == "__drain":
+        # Internal: the detached process that stores spooled observations (watcher/spool.py).
+        from .drainer import main as drain
+
+        return drain(args[1:])
     if args and args[0] == "mcp" and not any(a in ("-h", "--help") for a in args[1:]):
         # The MCP server: a client spawns it and waits for `initialize`, so it starts
         # without click (docs/benchmarks.md "MCP server"); --help goes to click.

@@ -29,10 +29,12 @@ def main(argv: list[str]) -> int:
         cfg = config_mod.load_logged()
         import time
 
+        from ..session import record as notes
         from ..watcher.engine import drain_spool
 
-        # Observations spooled while the store was locked belong to the trajectory too.
-        drain_spool(a.db, cfg, time.time_ns() // 1_000_000)
+        # Spooled observations (a locked store, or a store that spools first) belong to
+        # the trajectory too.
+        drain_spool(a.db, cfg, time.time_ns() // 1_000_000, notes=notes)
         with Ledger.open(a.db) as led:
             r = distill_session(led, a.session, a.owner, cfg, log=log_line)
         log_line(f"distill {a.session}: {json.dumps(r)}")

@@ -58,16 +58,24 @@ def _session_state(event, engine):
 
 
 def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: str, now: int | None = None,
-                   spawn=None, cfg: dict | None = None, close: bool = True) -> str:
+                   spawn=None, cfg: dict | None = None, close: bool = True, drainer=None) -> str:
     """Process one payload and return the text to print (may be empty). Raises on any
     problem; :func:`hook_main` turns that into a log line. ``close=False`` leaves the
-    connection for process exit (see :func:`hook_main`)."""
+    connection for process exit (see :func:`hook_main`).
+
+    Events that need no store are answered without opening it (docs/watcher.md, "What a
+    hook connects for"): a tool about to run that cannot touch a file with facts, and,
+    when the store spools first (:func:`ledger.watcher.engine.spools_first`: a
+    PostgreSQL store), a finished tool call, which goes to this machine's spool; then
+    ``drainer(db)`` (default :func:`ledger.watcher.spool.spawn_drainer`) starts the
+    detached process that stores it, unless one runs."""
     from .adapters import with_hook
 
     adapter = with_hook(harness)  # the registry: one module per harness (ledger/harness/adapters/)
     from ..errors import StoreUnavailable
+    from ..session import record as notes
     from ..watcher import config as config_mod
-    from ..watcher.engine import Engine
+    from ..watcher.engine import SKIP, SPOOL, Engine, spools_first
 
     event = adapter.parse_payload(raw, expected_event)
     # An adapter may turn one hook call into several engine events (Gemini's AfterTool is
@@ -77,25 +85,90 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
     if cfg is None:
         cfg = config_mod.load_logged()  # a bad setting falls back to its default, one log line each
     now = now if now is not None else time.time_ns() // 1_000_000
+    offline = Engine.offline(db, cfg, now, notes=notes)
+    first = spools_first(db, cfg)
+    plan = [offline.needs(e, first and not _carry_due(offline.spool, e)) for e in events]
+    if all(p in (SKIP, SPOOL) for p in plan):
+        spooled = False
+        for e, p in zip(events, plan):
+            if p == SPOOL:
+                try:
+                    offline.spool_first(e)
+                    spooled = True
+                except OSError as exc:  # the spool cannot be written: store it the usual way
+                    log_line(f"spool: {type(exc).__name__}: {exc}; storing directly")
+                    plan = None
+                    break
+        if plan is not None:
+            if spooled:
+                from ..watcher.spool import spawn_drainer
+
+                (drainer or spawn_drainer)(db)
+            return ""
+    if any(e.kind == "pre_compact" for e in events) and first:
+        _mark_carry(offline.spool, events[0])
     try:
         engine = Engine.open(db, cfg, now, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS, spawn_distill=spawn,
-                             session_state=_session_state)
+                             session_state=_session_state, notes=notes)
     except StoreUnavailable as exc:
         # A shared store out of reach (network, server down): a finished tool call waits
         # in this machine's spool and the next hook that reaches the store drains it.
         # The hook still fails open: the error is logged by hook_main, the agent goes on.
         if getattr(exc, "reason", "") == "unreachable":
-            Engine.offline(db, cfg, now).spool_observation(event, exc)
+            offline.spool_observation(event, exc)
         raise
     try:
         answers = [engine.handle(e) for e in events]
         resp = adapter.merge(answers) if len(answers) > 1 else answers[0]
+        if first:
+            _clear_carry(engine, events)
     finally:
         if close:
             engine.close()
     if resp is None:
         return ""
     return adapter.render_response(event, resp)
+
+
+# A finished tool call may have to carry the Session State back after a compaction
+# (session.state.carry_after_compaction), which takes the store. Where finished calls
+# spool first, a PreCompact leaves a mark file for its session in this machine's spool
+# folder (a session runs on one machine), and the session's finished calls connect
+# while it is there; it goes once the store holds no compaction mark for the session.
+def _carry_file(folder: str | None, event) -> str | None:
+    if folder is None:
+        return None
+    import hashlib
+
+    from ..watcher.engine import session_key
+
+    return os.path.join(folder, "carry-" + hashlib.sha256(session_key(event).encode("utf-8", "replace")).hexdigest()[:16])
+
+
+def _carry_due(folder: str | None, event) -> bool:
+    path = _carry_file(folder, event)
+    return path is not None and os.path.exists(path)
+
+
+def _mark_carry(folder: str | None, event) -> None:
+    path = _carry_file(folder, event)
+    if path is not None:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with open(path, "w"):
+            pass
+
+
+def _clear_carry(engine, events) -> None:
+    from ..session.state import compaction_pending
+
+    for e in events:
+        path = _carry_file(engine.spool, e)
+        if e.kind in ("post_tool", "user_prompt", "session_start") and path and os.path.exists(path) \
+                and not compaction_pending(engine.conn, e):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def hook_main(args: list[str], *, fast_exit: bool = False) -> int:

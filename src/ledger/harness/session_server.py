@@ -218,13 +218,14 @@ class SessionServer:
             note_todos(self.connection(), key, p.todos, self.clock())
             return reply(rid)
 
+        from ..session import record as notes
         from ..session.state import handle_session_event
         from ..watcher.engine import Engine
         from ..watcher.spool import spool_dir
 
         # A tool call that finds the store locked past the wait is spooled, not lost.
         engine = Engine(self.connection(), self.cfg, self.clock(), spawn_distill=self.spawn_distill,
-                        session_state=handle_session_event, spool=spool_dir(self.db))
+                        session_state=handle_session_event, spool=spool_dir(self.db), notes=notes)
         if p.what == "step":
             seen = self.seen_parts.setdefault(key, set())
             if p.part_id:

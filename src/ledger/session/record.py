@@ -123,59 +123,96 @@ def note_todos(conn, key: str, todos: object, now: int) -> bool:
 
 
 def note_tool(conn, key: str, tool: ToolCall, cwd: str, now: int, subagent: bool = False) -> None:
-    """Update the record from one finished tool call (``tool.ok`` known or not). Tools
-    outside :data:`RECORDED_TOOLS` are ignored; malformed inputs are ignored, never
-    raised. A ``subagent``'s plan and todo list are its own, not the session's: only its
-    edits and commands are recorded."""
+    """Update the record from one finished tool call (``tool.ok`` known or not): what
+    :func:`tool_note` says, applied by :func:`apply_note`."""
+    apply_note(conn, key, tool_note(tool, cwd, subagent), now)
+
+
+def tool_note(tool: ToolCall, cwd: str, subagent: bool = False) -> dict | None:
+    """What one finished tool call changes in the session record, as a plain JSON-able
+    dict, already redacted and bounded (a spooled observation carries it, so the record
+    is the same whether the call was stored at once or drained later: watcher/spool.py).
+    None when the call changes nothing. Tools outside :data:`RECORDED_TOOLS` are
+    ignored; malformed inputs are ignored, never raised. A ``subagent``'s plan and todo
+    list are its own, not the session's: only its edits and commands are recorded.
+
+    Shapes (one key each): ``{"files": [abs path, ...]}``, ``{"value": [name, value]}``
+    (``last_passed``, ``last_failed``, ``plan``), ``{"todos": [item, ...]}``,
+    ``{"task": item}`` (TaskCreate), ``{"task_update": {"id", "status", "subject"}}``."""
     name = (tool.name or "").lower()
     if name not in RECORDED_TOOLS or (subagent and name not in EDIT_TOOLS | SHELL_TOOLS):
-        return
+        return None
     inp = tool.input if isinstance(tool.input, dict) else {}
     if name in EDIT_TOOLS:
         if tool.ok is False:
-            return
-        R.add_files(conn, key, edited_files(tool, cwd), now)
-    elif name in SHELL_TOOLS:
+            return None
+        paths = edited_files(tool, cwd)
+        return {"files": paths} if paths else None
+    if name in SHELL_TOOLS:
         command = inp.get("command")
         if not isinstance(command, str) or not command.strip() or tool.ok is None:
-            return
+            return None
         entry: dict[str, Any] = {"command": _head(command, COMMAND_CHARS)}
         if tool.ok is False:
             lines = [_short(l, 160) for l in (tool.output or "")[:20_000].splitlines() if l.strip()]
             entry["error"] = _head("\n".join(lines[:6]), ERROR_CHARS, one_line=False)
-        R.set_value(conn, key, "last_passed" if tool.ok else "last_failed", entry, now)
-    elif name in PLAN_TOOLS:
+        return {"value": ["last_passed" if tool.ok else "last_failed", entry]}
+    if name in PLAN_TOOLS:
         plan = inp.get("plan")
         if not isinstance(plan, str) or not plan.strip():
             plan = _response_field(tool.output, "plan")
         if isinstance(plan, str) and plan.strip() and tool.ok is not False:
-            R.set_value(conn, key, "plan", _clip(plan.strip(), PLAN_CHARS), now)
-    elif name in TODO_TOOLS:
-        if tool.ok is not False:
-            note_todos(conn, key, inp.get("todos"), now)
-    elif name == "taskcreate":
-        if tool.ok is False:
-            return
+            return {"value": ["plan", _clip(plan.strip(), PLAN_CHARS)]}
+        return None
+    if name in TODO_TOOLS:
+        items = normalise_todos(inp.get("todos")) if tool.ok is not False else None
+        return {"todos": items} if items is not None else None
+    if name == "taskcreate":
         subject = inp.get("subject")
-        if not isinstance(subject, str) or not subject.strip():
-            return
+        if tool.ok is False or not isinstance(subject, str) or not subject.strip():
+            return None
         task_id = _task_id(tool.output)
         item = {"content": _clip(" ".join(subject.split()), TODO_CHARS), "status": "pending"}
         if task_id:
             item["id"] = task_id
+        return {"task": item}
+    if name == "taskupdate":
+        task_id = inp.get("taskId")
+        if tool.ok is False or not isinstance(task_id, (str, int)) or isinstance(task_id, bool):
+            return None
+        status, subject = inp.get("status"), inp.get("subject")
+        return {"task_update": {
+            "id": str(task_id)[:200],
+            "status": "deleted" if status == "deleted" else (_status(status) if isinstance(status, str) else None),
+            "subject": _clip(" ".join(subject.split()), TODO_CHARS) if isinstance(subject, str) and subject.strip() else None,
+        }}
+    return None
+
+
+def apply_note(conn, key: str, note: dict | None, now: int) -> None:
+    """Write what :func:`tool_note` returned into session ``key``'s record (inside the
+    caller's transaction, or its own). Unknown or malformed notes are ignored."""
+    if not isinstance(note, dict):
+        return
+    if isinstance(note.get("files"), list):
+        R.add_files(conn, key, [p for p in note["files"] if isinstance(p, str) and p], now)
+    elif isinstance(note.get("value"), list) and len(note["value"]) == 2 and note["value"][0] in (
+            "last_passed", "last_failed", "plan"):
+        R.set_value(conn, key, note["value"][0], note["value"][1], now)
+    elif isinstance(note.get("todos"), list):
+        R.set_value(conn, key, "todos", note["todos"], now)
+    elif isinstance(note.get("task"), dict):
+        item = note["task"]
+        task_id = item.get("id")
 
         def add(old):
             items = [i for i in (old or []) if not (task_id and i.get("id") == task_id)]
             return (items + [item])[-TODO_ITEMS:]
 
         R.update_value(conn, key, "todos", add, now)
-    elif name == "taskupdate":
-        task_id = inp.get("taskId")
-        if tool.ok is False or not isinstance(task_id, (str, int)) or isinstance(task_id, bool):
-            return
-        task_id = str(task_id)
-        status = inp.get("status")
-        subject = inp.get("subject")
+    elif isinstance(note.get("task_update"), dict):
+        u = note["task_update"]
+        task_id, status, subject = u.get("id"), u.get("status"), u.get("subject")
 
         def update(old):
             items = []
@@ -184,10 +221,10 @@ def note_tool(conn, key: str, tool: ToolCall, cwd: str, now: int, subagent: bool
                     if status == "deleted":
                         continue
                     i = dict(i)
-                    if isinstance(status, str) and _status(status):
-                        i["status"] = _status(status)
-                    if isinstance(subject, str) and subject.strip():
-                        i["content"] = _clip(" ".join(subject.split()), TODO_CHARS)
+                    if status:
+                        i["status"] = status
+                    if subject:
+                        i["content"] = subject
                 items.append(i)
             return items
 

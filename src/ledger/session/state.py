@@ -321,6 +321,15 @@ def _rehydrate(engine, key: str, project: str) -> HookResponse | None:
     return HookResponse(additional_context=text) if text else None
 
 
+def compaction_pending(conn, event: HookEvent) -> bool:
+    """Whether ``event``'s session has a compaction whose Session State is still to be
+    carried back (:func:`carry_after_compaction`)."""
+    from ..store import session_record as R
+    from ..watcher.engine import session_key
+
+    return R.values(conn, session_key(event)).get(COMPACTED) is not None
+
+
 def carry_after_compaction(event: HookEvent, engine) -> HookResponse | None:
     """After a compaction whose hook could not add text (Gemini's PreCompress, or a
     Claude Code compaction not followed by ``SessionStart compact``), the first event

@@ -141,6 +141,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("watcher.max_facts", "int", 8, "facts per injection", minimum=1),
     Setting("watcher.max_chars", "int", 1200, "characters per injection", minimum=1),
     Setting("watcher.max_output_chars", "int", 2000, "characters kept of one tool output", minimum=1),
+    Setting("watcher.spool_first", "str", "auto",
+            "a finished tool call goes to this machine's spool and a detached process stores it: auto (PostgreSQL stores), "
+            "always, never", "LEDGER_SPOOL_FIRST", choices=("auto", "always", "never")),
     Setting("watcher.max_trajectory_chars", "int", 24000, "characters of trajectory sent to the LLM per distillation",
             minimum=1),
     Setting("llm.backend", "str", "none", "who distills findings (none turns distillation off)", "LEDGER_LLM_BACKEND",

@@ -84,14 +84,28 @@ def spawn_distiller(db: str):
     return spawn
 
 
-def drain_spool(db: str, cfg: dict, now: int) -> int:
+def drain_spool(db: str, cfg: dict, now: int, notes=None) -> int:
     """Store the observations spooled for the store at ``db`` (the distiller calls this
-    before it reads a session). Returns how many were handed over."""
-    engine = Engine.open(db, cfg, now, spawn_distill=lambda key, owner: None)
+    before it reads a session). ``notes`` applies their session-record notes (see
+    :class:`Engine`). Returns how many were handed over."""
+    engine = Engine.open(db, cfg, now, spawn_distill=lambda key, owner: None, notes=notes)
     try:
         return engine.drain_spool()
     finally:
         engine.close()
+
+
+def spools_first(db: str, cfg: dict) -> bool:
+    """Whether a finished tool call on the store at ``db`` goes to the spool first
+    (``[watcher] spool_first``: ``auto`` means for a PostgreSQL store, where connecting
+    costs the hook far more than the write; ``always``; ``never``). POSIX only."""
+    mode = str(cfg["watcher"].get("spool_first", "auto")).lower()
+    if mode == "never" or os.name != "posix":
+        return False
+    return mode == "always" or str(db).startswith(("postgresql://", "postgres://"))
+
+
+SKIP, SPOOL, STORE = "skip", "spool", "store"
 
 
 class Engine:
@@ -100,11 +114,18 @@ class Engine:
     its lease was taken; the hook runner passes :func:`spawn_distiller` (a detached
     process), ``ledger replay`` one that distills inline. ``session_state(event, engine)``
     handles the non-tool events (checkpoints, the Session State block); the surface
-    wires it in, so the watcher never imports session state."""
+    wires it in, so the watcher never imports session state. ``notes`` (the surface
+    passes :mod:`ledger.session.record`) has ``tool_note(tool, cwd, subagent)`` and
+    ``apply_note(conn, key, note, now)``: a spooled observation carries its session-record
+    note and a drain applies it, so the record is the same whether the call was stored at
+    once or later. ``wait_ms`` bounds waits for the store's and the spool's locks."""
 
-    def __init__(self, conn, cfg: dict, now: int, spawn_distill=None, session_state=None, spool: str | None = None):
+    def __init__(self, conn, cfg: dict, now: int, spawn_distill=None, session_state=None, spool: str | None = None,
+                 notes=None, wait_ms: int | None = None):
         self.conn = conn
         self.spool = spool  # folder where observations wait while the store is locked (watcher/spool.py)
+        self.notes = notes
+        self.wait_ms = wait_ms
         self.cfg = cfg
         self.w = cfg["watcher"]
         self.now = now
@@ -114,22 +135,37 @@ class Engine:
 
     @classmethod
     def open(cls, db: str, cfg: dict, now: int, *, busy_timeout_ms: int | None = None, spawn_distill=None,
-             session_state=None) -> Engine:
+             session_state=None, notes=None) -> Engine:
         """An engine on a fresh connection to ``db`` (close it with :meth:`close`);
         ``spawn_distill`` defaults to :func:`spawn_distiller` for ``db``."""
         from .spool import spool_dir
 
         conn = open_store(db, busy_timeout_ms)
         return cls(conn, cfg, now, spawn_distill=spawn_distill if spawn_distill is not None else spawn_distiller(db),
-                   session_state=session_state, spool=spool_dir(db))
+                   session_state=session_state, spool=spool_dir(db), notes=notes, wait_ms=busy_timeout_ms)
 
     @classmethod
-    def offline(cls, db: str, cfg: dict, now: int) -> Engine:
+    def offline(cls, db: str, cfg: dict, now: int, notes=None) -> Engine:
         """An engine with no store connection, only able to spool observations for
-        ``db`` (:meth:`spool_observation`): for when the store cannot be reached."""
+        ``db`` (:meth:`spool_observation`) and to tell what an event needs
+        (:meth:`needs`): for a store out of reach, and for the hooks that spool first."""
         from .spool import spool_dir
 
-        return cls(None, cfg, now, spool=spool_dir(db))
+        return cls(None, cfg, now, spool=spool_dir(db), notes=notes)
+
+    def needs(self, event: HookEvent, spool_first: bool) -> str:
+        """What handling ``event`` takes, decided without the store: :data:`SKIP` (a
+        tool about to run that cannot touch a file with facts: not a file tool, no
+        file named, or injection off: nothing to read or write), :data:`SPOOL` (a
+        finished tool call when ``spool_first``: the observation goes to the spool),
+        else :data:`STORE` (connect and :meth:`handle`)."""
+        if event.tool is not None and event.kind == "pre_tool":
+            if not self.w.get("enabled", True) or not is_file_tool(event.tool.name):
+                return SKIP
+            return STORE if files_touched(event.tool, event.cwd) else SKIP
+        if event.tool is not None and event.kind == "post_tool" and spool_first and self.spool is not None:
+            return SPOOL
+        return STORE
 
     def close(self) -> None:
         """Close the store connection."""
@@ -151,6 +187,14 @@ class Engine:
             return False
         self.spool_record(self.observation_record(event, session_key(event)), why)
         return True
+
+    def spool_first(self, event: HookEvent) -> None:
+        """Append ``event``'s finished tool call to the spool, with no store connection
+        (the hooks that spool first; :meth:`needs` said :data:`SPOOL`). Raises OSError
+        when the spool cannot be written."""
+        from .spool import append
+
+        append(self.spool, self.observation_record(event, session_key(event)))
 
     # ------------------------------------------------------------------ entry
     def handle(self, event: HookEvent) -> HookResponse | None:
@@ -211,33 +255,54 @@ class Engine:
         caller's transaction); returns its step."""
         return self.store_observation(self.observation_record(event, key))
 
-    def store_observation(self, r: dict) -> int:
+    def store_observation(self, r: dict, *, with_note: bool = False) -> int:
         """Write one observation record (see :meth:`observation_record`); idempotent per
-        ``tool_use_id``. Returns its step."""
+        ``tool_use_id``. ``with_note`` also applies the record's session-record note
+        (a drained record; the direct path hands the event to session state instead),
+        once: not when the observation was already stored. Returns its step."""
         W.touch_session(self.conn, r["key"], harness=r["harness"], session_id=r["session_id"], project=r["project"],
                         cwd=r["cwd"], agent=r["agent"], transcript_path=r["transcript_path"], now=r["at"])
-        return W.add_observation(self.conn, r["key"], tool=r["tool"], input=r["input"], output=r["output"], ok=r["ok"],
+        note = r.get("note") if with_note and self.notes is not None else None
+        if note and r["tool_use_id"] and W.has_observation(self.conn, r["key"], r["tool_use_id"]):
+            note = None  # a redone drain: stored, and noted, before
+        step = W.add_observation(self.conn, r["key"], tool=r["tool"], input=r["input"], output=r["output"], ok=r["ok"],
                                  duration_ms=r["duration_ms"], tool_use_id=r["tool_use_id"], files=r["files"], now=r["at"])
+        if note:
+            self.notes.apply_note(self.conn, r["key"], note, r["at"])
+        return step
 
-    def drain_spool(self) -> int:
-        """Store the observations spooled while the store was locked (cheap when there
-        are none: one ``listdir``). Returns how many were handed over; a store still
-        locked leaves the rest for later."""
+    def drain_spool(self, *, raise_unavailable: bool = False) -> int:
+        """Store the spooled observations, oldest first, each in its own transaction with
+        its session-record note (cheap when there are none: one ``listdir``), then start
+        the distillations now due for their sessions. Returns how many were handed over;
+        a store still locked or out of reach leaves the rest for later (raising
+        :class:`StoreUnavailable` with ``raise_unavailable``), and so does another
+        drainer busy past :attr:`wait_ms`."""
         if self.spool is None:
             return 0
         from .spool import drain, has_work
 
         if not has_work(self.spool):
             return 0
+        keys: dict[str, None] = {}
 
         def insert(record: dict) -> None:
             with W.atomic(self.conn):
-                self.store_observation(record)
+                self.store_observation(record, with_note=True)
+            keys[record["key"]] = None
 
         try:
-            return drain(self.spool, insert, log=log_line)
+            n = drain(self.spool, insert, log=log_line, wait_ms=self.wait_ms)
         except StoreUnavailable:
+            if raise_unavailable:
+                raise
             return 0
+        for key in keys:
+            try:
+                self.maybe_distill(key)
+            except StoreUnavailable:
+                pass  # the next drain or hook checks again
+        return n
 
     def observation_record(self, event: HookEvent, key: str) -> dict:
         """``event``'s tool call as a plain, JSON-able observation record: redacted and
@@ -252,13 +317,14 @@ class Engine:
         # unbounded or unredacted.
         from ..redact import bound, clip, clip_value
 
+        note = self.notes.tool_note(tool, event.cwd, bool(event.agent_id)) if self.notes is not None else None
         return {
             "key": key, "harness": event.harness, "session_id": event.session_id, "project": event_project(event),
             "cwd": event.cwd, "agent": reader_agent(event), "transcript_path": event.transcript_path,
             "tool": bound(tool.name or "", 200), "input": clip_value(tool.input or {}),
             "output": clip(tool.output or "", int(self.w["max_output_chars"])), "ok": tool.ok,
             "duration_ms": tool.duration_ms, "tool_use_id": bound(tool.tool_use_id, 200) if tool.tool_use_id else None,
-            "files": [p for p in files if len(p) <= 4096], "at": self.now,
+            "files": [p for p in files if len(p) <= 4096], "at": self.now, "note": note,
         }
 
     def maybe_distill(self, key: str, *, force: bool = False) -> bool:
