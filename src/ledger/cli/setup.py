@@ -85,11 +85,14 @@ def install(harness, client, print_only, scope, project_dir, link, no_distill, d
 
     # ``env`` is optional in the adapter contract (a harness may have nowhere to put it).
     takes_env = "env" in inspect.signature(adapter.install).parameters
-    r = adapter.install(scope, project_dir, link=link, **({"env": store_env} if takes_env else {}))
+    from ..harness.filetx import all_or_nothing
+
+    with all_or_nothing():  # every file of the install, or none (harness/filetx.py)
+        r = adapter.install(scope, project_dir, link=link, **({"env": store_env} if takes_env else {}))
+        d = distill_setup.disable() if no_distill else distill_setup.enable(harness)
     where = db_path(db)
     r["store"] = where if isinstance(where, str) else str(where.resolve())
     r["store_env"] = store_env
-    d = distill_setup.disable() if no_distill else distill_setup.enable(harness)
     if as_json:
         _json({**r, "distill": d})
         return
@@ -129,9 +132,11 @@ def _install_mcp(client, scope, project_dir, print_only, db, as_json) -> None:
         else:
             click.echo(snippet, nl=False)
         return
+    from ..harness.filetx import all_or_nothing
     from ..paths import db_path
 
-    r = mcp_clients.install(client, scope, project_dir, env=store_env or None)
+    with all_or_nothing():  # the client's file and its backup, or neither
+        r = mcp_clients.install(client, scope, project_dir, env=store_env or None)
     r["store"] = str(db_path(db).resolve())
     if as_json:
         _json(r)
@@ -165,7 +170,10 @@ def _uninstall_mcp(client, scope, project_dir, as_json) -> None:
     from ..harness import mcp_clients
 
     _need_client(client, "uninstall")
-    r = mcp_clients.uninstall(client, scope, project_dir)
+    from ..harness.filetx import all_or_nothing
+
+    with all_or_nothing():
+        r = mcp_clients.uninstall(client, scope, project_dir)
     if as_json:
         _json(r)
         return
@@ -219,9 +227,11 @@ def uninstall(harness, client, scope, project_dir, db, as_json):
     scope = scope or "project"
     from ..harness import distill_setup
     from ..harness.adapters import get
+    from ..harness.filetx import all_or_nothing
 
-    r = get(harness).uninstall(scope, project_dir)
-    d = distill_setup.disable(harness)
+    with all_or_nothing():  # every file of the uninstall, or none (harness/filetx.py)
+        r = get(harness).uninstall(scope, project_dir)
+        d = distill_setup.disable(harness)
     if as_json:
         _json({**r, "distill": d})
         return

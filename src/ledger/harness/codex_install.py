@@ -36,6 +36,7 @@ import os
 import tomllib
 from pathlib import Path
 
+from . import filetx
 from .install import _load_with_style, _quote, _write, ledger_command, project_root, strip_handlers
 
 #: The events ledger hooks, in the order they are written.
@@ -166,6 +167,7 @@ def write_compact_prompt() -> str | None:
     p = compact_prompt_path()
     try:
         if not p.exists():
+            filetx.save(p)
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(COMPACT_PROMPT, encoding="utf-8")
     except OSError:
@@ -198,15 +200,17 @@ def project_trusted(root: str | os.PathLike, config: Path | None = None) -> bool
 
 def _mcp(action: str, scope: str, project: str | None, env: dict | None = None) -> dict:
     """Register (``install``) or remove (``uninstall``) ``ledger mcp`` in Codex's
-    ``[mcp_servers]``; a configuration it refuses is reported as ``{"error": msg}``."""
-    from ..errors import InvalidInput
+    ``[mcp_servers]``. Another program's ``ledger`` entry in the way is reported as
+    ``{"error": msg}`` (the hooks go in without it); a ``config.toml`` that cannot be
+    read or written raises InvalidInput, so the whole install or uninstall changes
+    nothing (``ledger.harness.filetx``) and says what to fix."""
     from . import mcp_clients
 
     try:
         if action == "install":
             return mcp_clients.install("codex", scope, project, env=env)
         return mcp_clients.uninstall("codex", scope, project)
-    except InvalidInput as exc:
+    except mcp_clients.ForeignEntry as exc:
         return {"error": str(exc)}
 
 
@@ -238,6 +242,7 @@ def _uninstall_hooks(scope: str, project: str | None) -> dict:
     if data:
         _write(path, data, style)
         return {"path": str(path), "removed": removed, "deleted": []}
+    filetx.save(path.parent)  # the file and the folder it may leave empty
     path.unlink()
     try:
         path.parent.rmdir()  # only when empty

@@ -36,6 +36,8 @@ import re
 import shutil
 from pathlib import Path
 
+from . import filetx
+
 MARK = "# set by `ledger install`; `ledger install <harness> --no-distill` removes it"
 CLAUDE_COMMAND = "claude -p --model haiku --settings '{\"disableAllHooks\": true}' --tools \"\" --no-session-persistence"
 
@@ -91,6 +93,29 @@ def _our_block(text: str) -> dict | None:
         return {}
 
 
+def _require_toml(p: Path) -> None:
+    """Raise InvalidInput when ``p`` exists but is not TOML ledger can read: adding lines
+    to it would leave distillation off while saying it is on (ledger reads none of a
+    broken file's settings)."""
+    import tomllib
+
+    from ..errors import InvalidInput
+
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"Cannot read {p}: {exc}. Fix or move it, then run this again; nothing was changed.",
+                           field="path", value=str(p)) from None
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"{p} (ledger's settings) is not valid TOML ({exc}); nothing was changed. Fix it (`ledger "
+                           "config` shows the settings), or install with --no-distill, then run this again.",
+                           field="path", value=str(p)) from None
+
+
 def _owner(block: dict | None) -> str | None:
     """The harness whose install wrote ``block`` unchanged, else None."""
     for h in ("claude-code", "opencode", "codex", "gemini"):
@@ -123,6 +148,7 @@ def enable(harness: str, *, path: Path | None = None) -> dict:
     backend is already configured. Returns ``{"enabled": bool, "backend", "command",
     "model", "budget", "reason", "path"}``; ``reason`` says why nothing changed."""
     p = path or config_path()
+    _require_toml(p)
     cfg = _current()
     budget = int(cfg["llm"].get("daily_token_budget") or 0)
     backend = str(cfg["llm"].get("backend") or "none").lower()
@@ -154,6 +180,7 @@ def enable(harness: str, *, path: Path | None = None) -> dict:
         body = re.sub(r"(?m)^(\s*\[llm\]\s*\n)", lambda m: m.group(1) + block, body, count=1)
     else:
         body = (body.rstrip("\n") + "\n\n" if body.strip() else "") + "[llm]\n" + block
+    filetx.save(p)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     tmp.write_text(body, encoding="utf-8")
@@ -178,6 +205,7 @@ def disable(harness: str | None = None, *, path: Path | None = None) -> dict:
         return {"removed": False, "backend": None, "path": str(p)}
     body = _strip_ours(text)
     body = re.sub(r"(?m)^\[llm\]\s*\n(?=\s*(?:\[|\Z))", "", body).strip("\n")
+    filetx.save(p)
     p.write_text(body + "\n" if body else "", encoding="utf-8")
     return {"removed": True, "backend": block.get("backend"), "path": str(p)}
 

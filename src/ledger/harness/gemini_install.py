@@ -37,6 +37,8 @@ import os
 import shutil
 from pathlib import Path
 
+from . import filetx
+
 EXTENSION_NAME = "ledger"
 #: Events the extension hooks, in the order Gemini fires them in a session.
 HOOK_EVENTS = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "PreCompress", "SessionEnd")
@@ -98,6 +100,7 @@ def env_text(env: dict) -> str:
 
 
 def _write_json(path: Path, data: dict) -> None:
+    filetx.save(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -105,6 +108,7 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def _write_text(path: Path, text: str) -> None:
+    filetx.save(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -127,6 +131,31 @@ def is_ours(folder: Path) -> bool:
     return False
 
 
+def _broken(folder: Path) -> str | None:
+    """What is wrong with ``folder``'s manifest when it cannot be read as JSON (so
+    ledger cannot tell whether the extension is its own), else None."""
+    manifest_file = folder / CONFIG_FILE
+    if not manifest_file.is_file():
+        return None
+    try:
+        json.loads(manifest_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"{manifest_file} cannot be read ({exc})"
+    except ValueError as exc:
+        return f"{manifest_file} is not valid JSON ({exc})"
+    return None
+
+
+def _refuse_broken(folder: Path, verb: str) -> None:
+    why = _broken(folder)
+    if why:
+        from ..errors import InvalidInput
+
+        raise InvalidInput(f"{why}, so ledger cannot tell whether {folder} is its extension; nothing was changed. "
+                           f"Fix the file, or move the folder away if it is ledger's, then run {verb} again.",
+                           field="path", value=str(folder))
+
+
 def _write_extension(folder: Path, command: str) -> None:
     _write_json(folder / CONFIG_FILE, manifest(command))
     _write_json(folder / "hooks" / "hooks.json", hooks_file(command))
@@ -147,6 +176,7 @@ def install_gemini(scope: str = "user", project: str | None = None, *, link: boo
 
     folder = extension_dir()
     replaced = folder.exists()
+    _refuse_broken(folder, "install")
     if replaced and not is_ours(folder):
         from ..errors import InvalidInput
 
@@ -156,10 +186,12 @@ def install_gemini(scope: str = "user", project: str | None = None, *, link: boo
     values = {"LEDGER_HOME": os.path.abspath(os.path.expanduser(home_dir()))}
     values.update({k: v for k, v in (env or {}).items() if k in ("LEDGER_HOME", "LEDGER_DB") and v})
     if replaced:
+        filetx.save(folder)
         shutil.rmtree(folder)
     if link:
         source = linked_dir()
         if source.exists():
+            filetx.save(source)
             shutil.rmtree(source)
         _write_extension(source, cmd)
         _write_json(folder / LINK_RECORD, {"source": str(source), "type": "link"})
@@ -176,12 +208,15 @@ def uninstall_gemini(scope: str = "user", project: str | None = None) -> dict:
     """Remove the extension folder when it is ours (and ``--link``'s copy). Returns
     ``{"path", "removed", "deleted", "kept"}``: ``removed`` is 1 when an extension was
     removed, ``deleted`` the folders deleted, ``kept`` a folder named ``ledger`` that is
-    not ours (left alone), else None."""
+    not ours (left alone), else None. Raises InvalidInput, changing nothing, when the
+    folder's manifest is not JSON (whose it is cannot be told)."""
     folder = extension_dir()
     deleted: list[str] = []
     kept = None
+    _refuse_broken(folder, "uninstall")
     if folder.exists() or folder.is_symlink():
         if is_ours(folder):
+            filetx.save(folder)
             if folder.is_symlink():
                 folder.unlink()
             else:
@@ -191,6 +226,7 @@ def uninstall_gemini(scope: str = "user", project: str | None = None) -> dict:
             kept = str(folder)
     source = linked_dir()
     if (source / CONFIG_FILE).is_file() and is_ours(source):
+        filetx.save(source)
         shutil.rmtree(source)
         deleted.append(str(source))
     return {"path": str(folder), "removed": 1 if str(folder) in deleted else 0, "deleted": deleted, "kept": kept}

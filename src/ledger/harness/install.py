@@ -32,6 +32,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from . import filetx
+
 # PostToolUseFailure: a Bash call that exits non-zero (and any failing tool) fires it
 # *instead of* PostToolUse (checked on Claude Code 2.1.332); without it the watcher would
 # never observe a failed command, where error root causes are confirmed.
@@ -183,6 +185,7 @@ def _write(path: Path, data: dict, style: dict | None = None) -> None:
     tmp = path.with_suffix(path.suffix + ".ledger-tmp")
     text = rewrite(style.get("text") or "", data, "hooks", indent=style["indent"], newline=style["newline"])
     try:
+        filetx.save(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
@@ -211,6 +214,7 @@ def _remove_from(path: Path) -> tuple[int, bool]:
     if data:
         _write(path, data, style)
         return removed, False
+    filetx.save(path.parent)  # the file and the folder it may leave empty
     path.unlink()
     try:
         path.parent.rmdir()  # only when empty
@@ -243,6 +247,7 @@ def _keep_out_of_git(root: Path, path: Path, why: str = "ledger install claude-c
     if not exclude.is_absolute():
         exclude = root / exclude
     try:
+        filetx.save(exclude)
         exclude.parent.mkdir(parents=True, exist_ok=True)
         old = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
         sep = "" if not old or old.endswith("\n") else "\n"

@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InvalidInput
+from . import filetx
 from .install import ledger_command, project_root
 
 #: Every client ``ledger install mcp --client`` knows, in the order help lists them.
@@ -196,6 +197,7 @@ def uninstall(client: str, scope: str | None, project_dir: str | os.PathLike | N
         raise _unwritable(path, exc) from None
     if r["deleted"] and scope == "project" and path.parent != project_root(project_dir):
         try:
+            filetx.save(path.parent)
             path.parent.rmdir()  # the client's folder (.cursor/...) install made, when nothing else is in it
         except OSError:
             pass
@@ -256,7 +258,7 @@ def _read_json(path: Path, action: str = "install") -> tuple[dict, str | int | N
     except FileNotFoundError:
         return {}, 2, False, ""
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"Cannot read {path}: {exc}. Fix or move it, then run this again.") from None
+        raise InvalidInput(f"Cannot read {path}: {exc}. Fix or move it, then run this again; nothing was changed.") from None
     if not text.lstrip("\ufeff").strip():
         return {}, 2, False, text
     plain, had = _strip_jsonc(text)
@@ -294,6 +296,7 @@ def _write_json(path: Path, doc: dict, indent, had_comments: bool, original: str
     backup = None
     if had_comments:
         backup = str(path) + BACKUP_SUFFIX
+        filetx.save(backup)
         shutil.copy2(path, backup)
     text = json.dumps(doc, indent=indent, ensure_ascii=False)
     if indent is None:
@@ -307,6 +310,7 @@ def _write_json(path: Path, doc: dict, indent, had_comments: bool, original: str
 def _atomic_write(path: Path, text: str) -> None:
     """Write ``text`` through a temporary file renamed over ``path``. Raises OSError
     (the temporary file removed) when the folder or the file cannot be written."""
+    filetx.save(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.ledger-tmp")
     try:
@@ -322,8 +326,13 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
+class ForeignEntry(InvalidInput):
+    """An entry named ``ledger`` that is not ours is in the way: the one refusal that is
+    not a broken file (a harness install may go on without its MCP entry)."""
+
+
 def _foreign(path: Path, key: str) -> InvalidInput:
-    return InvalidInput(f'{path} already has an MCP server named "{SERVER_NAME}" under "{key}" that is not ledger\'s '
+    return ForeignEntry(f'{path} already has an MCP server named "{SERVER_NAME}" under "{key}" that is not ledger\'s '
                         f"(it does not run `ledger mcp`); nothing was changed. Rename or remove it, then run this again.")
 
 
@@ -377,6 +386,7 @@ def _uninstall_json(path: Path, key: str) -> dict:
     if not servers:
         del doc[key]  # the key was ours alone (an install creates it when missing)
     if not doc and not had:
+        filetx.save(path)
         path.unlink()  # it held nothing but ours
         return {"removed": 1, "deleted": [str(path)]}
 
@@ -416,7 +426,7 @@ def _read_toml(path: Path, action: str = "install"):
     except FileNotFoundError:
         return tomlkit.document(), ""
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"Cannot read {path}: {exc}. Fix or move it, then run this again.") from None
+        raise InvalidInput(f"Cannot read {path}: {exc}. Fix or move it, then run this again; nothing was changed.") from None
     try:
         return tomlkit.parse(text), text
     except Exception as exc:  # tomlkit raises its own ParseError subclasses
@@ -463,6 +473,7 @@ def _uninstall_toml(path: Path) -> dict:
         del doc["mcp_servers"]
     text = tomlkit.dumps(doc)
     if not text.strip():
+        filetx.save(path)
         path.unlink()
         return {"removed": 1, "deleted": [str(path)]}
     _atomic_write(path, text)

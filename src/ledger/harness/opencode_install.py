@@ -22,6 +22,8 @@ import json
 import os
 from pathlib import Path
 
+from . import filetx
+
 PLUGIN_FILE = "ledger.js"
 MARKER = "// ledger-managed:"
 _HEADER = MARKER + " written by `ledger install opencode`; `ledger uninstall opencode` removes it. Do not edit.\n"
@@ -95,6 +97,7 @@ def install_opencode(scope: str = "project", project: str | None = None, command
     replaced = _exists(path)
     # The singular plugin/ folder is loaded too: an old copy there would run twice.
     removed = _remove_ours([config_dir(scope, project) / "plugin" / PLUGIN_FILE])
+    filetx.save(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{PLUGIN_FILE}.{os.getpid()}.tmp")
     if link:
@@ -126,6 +129,7 @@ def _remove_ours(paths: list[Path]) -> list[str]:
     out = []
     for p in paths:
         if _exists(p) and is_ours(p):
+            filetx.save(p)
             p.unlink()
             out.append(str(p))
     return out
