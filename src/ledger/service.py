@@ -637,6 +637,16 @@ class Ledger:
             "claims": self.store.get_many(self.store.source_memory_ids(source_id, "claim"), now),
         }
 
+    def source_previews(self, source_ids: Sequence[str], preview: int = 4) -> dict[str, dict]:
+        """``{source_id: {"chunks": [Memory], "claims": [Memory]}}``: :meth:`source_detail`'s
+        first ``preview`` chunks and distilled claims for many sources, read with one
+        indexed query per source and hydrated together (the web's source list with
+        previews did four queries and two hydrations per source)."""
+        ids = self.store.source_preview_ids(source_ids, preview)
+        by_id = {m.id: m for m in self.store.get_many([i for c, k in ids.values() for i in c + k], self.clock())}
+        return {sid: {"chunks": [by_id[i] for i in c if i in by_id], "claims": [by_id[i] for i in k if i in by_id]}
+                for sid, (c, k) in ids.items()}
+
     def set_trust(self, source_id: str, trust: float, *, by: str = HUMAN) -> float:
         try:
             t = float(trust)

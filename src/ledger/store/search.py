@@ -107,6 +107,8 @@ class SearchMixin:
                 self.search_path = "no text"
                 src = "memories m LEFT JOIN sources s ON s.id = m.source_id"
                 rel = "1.0"
+                if q.strength is None:  # only a strength filter reads the source (trust): count from an index alone
+                    count_src = "memories m"
             # total and page in two light queries: a window count(*) over the full rows
             # made SQLite materialise every match with its text before sorting; here
             # the sort is bounded by LIMIT and only the page is read in full.

@@ -13,6 +13,7 @@ from ..models import Source
 from ..text import plural
 from . import ops
 from .connection import SQLITE_BUSY, SQLITE_LOCKED
+from .rows import batches
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
@@ -255,10 +256,25 @@ class SourcesMixin:
         raise UnknownSource(f"No source {source_id}.", field="source", value=source_id)
 
     def source_memory_ids(self, source_id: str, kind: str, limit: int | None = None) -> list[str]:
+        """Ids of the source's live memories of ``kind`` in chunk order (at most
+        ``limit``), read in order from the index ``memories_source_order`` (m017)."""
         sql = "SELECT id FROM memories WHERE source_id = ? AND kind = ? AND deleted_at IS NULL ORDER BY coalesce(chunk_index, 0), seq"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [r[0] for r in self._conn.execute(sql, (source_id, kind))]
+
+    def source_preview_ids(self, source_ids: Sequence[str], preview: int) -> dict[str, tuple[list[str], list[str]]]:
+        """``{source_id: (first chunk ids, claim ids)}`` for many sources: up to
+        ``preview`` live chunks each (one indexed read per source, :meth:`source_memory_ids`)
+        and every live claim distilled from them (one read for all), in chunk order."""
+        out: dict[str, tuple[list[str], list[str]]] = {sid: (self.source_memory_ids(sid, "chunk", preview), []) for sid in source_ids}
+        for part in batches(list(source_ids), 500):
+            marks = ",".join("?" * len(part))
+            for sid, mid in self._conn.execute(
+                    f"""SELECT source_id, id FROM memories WHERE source_id IN ({marks}) AND kind = 'claim' AND deleted_at IS NULL
+                        ORDER BY source_id, coalesce(chunk_index, 0), seq""", part):
+                out[sid][1].append(mid)
+        return out
 
     def set_trust(self, source_id: str, trust: float, agent: str, now: int) -> float:
         self.source(source_id)

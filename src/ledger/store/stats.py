@@ -79,16 +79,27 @@ class StatsMixin:
         }
 
     def timeline(self, buckets: int = 60) -> dict:
-        """Histogram of live memories by creation time over the span of all rows."""
-        lo, hi = self._conn.execute("SELECT min(created_at), max(created_at) FROM memories").fetchone()
+        """Histogram of live memories by creation time over the span of all rows:
+        ``{start, end, width, counts}`` (epoch ms; ``counts`` has ``buckets`` entries,
+        the last one holding everything from its start on).
+
+        Each bucket is a range count over the index ``memories_live_created``
+        (deleted_at, created_at; migration ``m017_agent_summary``), all in one
+        statement: grouping by the bucket number sorted 100k rows per request."""
+        lo, hi = self._conn.execute(  # two subqueries: min and max each read one end of the index
+            "SELECT (SELECT min(created_at) FROM memories), (SELECT max(created_at) FROM memories)").fetchone()
         if lo is None:
             return {"start": None, "end": None, "width": 0, "counts": []}
         width = max(1, math.ceil((hi - lo + 1) / buckets))
-        counts = [0] * buckets
-        for b, n in self._conn.execute(
-            "SELECT min(?, (created_at - ?) / ?), count(*) FROM memories WHERE deleted_at IS NULL GROUP BY 1", (buckets - 1, lo, width)
-        ):
-            counts[int(b)] += n
+        cols, params = [], []
+        for i in range(buckets):
+            if i < buckets - 1:
+                cols.append("(SELECT count(*) FROM memories WHERE deleted_at IS NULL AND created_at >= ? AND created_at < ?)")
+                params += [lo + i * width, lo + (i + 1) * width]
+            else:
+                cols.append("(SELECT count(*) FROM memories WHERE deleted_at IS NULL AND created_at >= ?)")
+                params.append(lo + i * width)
+        counts = [int(n) for n in self._conn.execute("SELECT " + ", ".join(cols), params).fetchone()]
         return {"start": lo, "end": hi, "width": width, "counts": counts}
 
     def agent_activity(self, agent: str, since_ms: int) -> dict:
@@ -100,19 +111,25 @@ class StatsMixin:
         live memories written, events since ``since_ms`` (epoch ms), the share of its
         searches since then that found something (0-1, None without searches), its four
         most-read clusters among live memories, and for each pair of agents the live
-        memories both read (``[{a, b, shared}]``, most first).
+        memories both read (``[{a, b, shared}]``, most first; ``a < b`` bytewise).
 
-        Five reads in all, whatever the number of agents (the per-agent queries took 3 s
-        for six agents at 100k memories, bench/web.py): writers from the covering index
-        ``memories_facets``, events, and readers joined to their memory's cluster through
-        the covering index ``memories_id_cluster`` (migration ``m015_facet_indexes``)."""
+        Written, read and shared counts come from the summary that triggers keep on
+        every write (``agent_summary``, ``agent_overlap``: migration
+        ``m017_agent_summary``), a few rows per agent: reading every reader of every
+        memory took 0.2 s of CPU per request at 100k memories (bench/web.py). Events are
+        read through their time index."""
         out: dict[str, dict] = {}
 
         def entry(a: str) -> dict:
             return out.setdefault(a, {"wrote": 0, "calls": 0, "hitRate": None, "top": []})
 
-        for writer, n in self._conn.execute("SELECT writer, count(*) FROM memories WHERE deleted_at IS NULL GROUP BY writer"):
-            entry(writer)["wrote"] = n  # memories_facets leads with (deleted_at, writer): no sort
+        top: dict[str, list[tuple[int, str]]] = {}
+        for agent, cl, wrote, reads in self._conn.execute(
+                "SELECT agent_id, cluster_id, wrote, reads FROM agent_summary WHERE wrote > 0 OR reads > 0"):
+            e = entry(agent)
+            e["wrote"] += wrote
+            if reads > 0:
+                top.setdefault(agent, []).append((-reads, cl))
         for agent, n in self._conn.execute("SELECT agent, count(*) FROM events WHERE at >= ? GROUP BY agent", (since_ms,)):
             entry(agent)["calls"] = n
         found: dict[str, list[int]] = {}
@@ -122,20 +139,9 @@ class StatsMixin:
             f[1] += 1
         for agent, (hit, n) in found.items():
             entry(agent)["hitRate"] = hit / n
-        # Memories scanned in id order through the covering index, readers probed by
-        # their primary key (memory_id first): both read in order, no random lookups.
-        top: dict[str, list[tuple[int, str]]] = {}
-        for agent, cl, n in self._conn.execute(
-                """SELECT r.agent_id, m.cluster_id, count(*) FROM memories m INDEXED BY memories_id_cluster
-                   CROSS JOIN memory_readers r ON r.memory_id = m.id WHERE m.deleted_at IS NULL GROUP BY 1, 2"""):
-            top.setdefault(agent, []).append((-n, cl))
         for agent, counts in top.items():
             entry(agent)["top"] = [{"cluster": c, "count": -n} for n, c in sorted(counts)[:4]]
-        rows = self._conn.execute(
-            """SELECT r1.agent_id, r2.agent_id, count(*) FROM memories m INDEXED BY memories_id_cluster
-               CROSS JOIN memory_readers r1 ON r1.memory_id = m.id
-               CROSS JOIN memory_readers r2 ON r2.memory_id = m.id AND r2.agent_id > r1.agent_id
-               WHERE m.deleted_at IS NULL GROUP BY 1, 2""").fetchall()
+        rows = self._conn.execute("SELECT a, b, shared FROM agent_overlap WHERE shared > 0").fetchall()
         overlap = [{"a": a, "b": b, "shared": n} for a, b, n in sorted(rows, key=lambda r: (-r[2], r[0], r[1]))]
         return out, overlap
 

@@ -86,15 +86,17 @@ def review_bundle(led: Ledger, limit: int = 50) -> dict:
 def sources(led: Ledger, preview: int = 4) -> dict:
     """Sources newest first, plus totals for the summary strip. With ``preview`` > 0
     each also carries ``chunkPreview`` (its first ``preview`` chunks) and ``claimList``
-    (claims distilled from it); that costs one ``source_detail`` per source, so the UI
-    asks for ``preview=0`` and loads one source's detail when a row is expanded."""
+    (claims distilled from it), read for all sources together
+    (:meth:`Ledger.source_previews`); the UI asks for ``preview=0`` and loads one
+    source's detail when a row is expanded."""
     out = []
-    for s in led.sources():
+    listed = led.sources()
+    previews = led.source_previews([s.id for s in listed], preview) if preview > 0 else {}
+    for s in listed:
         d = s.to_dict()
         if preview > 0:
-            detail = led.source_detail(s.id, preview)
-            d["chunkPreview"] = [wire.chunk_row(m) for m in detail["chunks"]]
-            d["claimList"] = [wire.claim_row(m) for m in detail["claims"]]
+            d["chunkPreview"] = [wire.chunk_row(m) for m in previews[s.id]["chunks"]]
+            d["claimList"] = [wire.claim_row(m) for m in previews[s.id]["claims"]]
         out.append(d)
     return {
         "sources": out,
