@@ -186,8 +186,8 @@ def test_the_migration_fills_the_summary_of_an_older_store(store_target, clock):
             if getattr(conn, "is_postgres", False):
                 for t in ("summary_memory", "summary_memory_deleted"):
                     conn.run(f"DROP TRIGGER {t} ON memories")
-                conn.run("DROP TRIGGER summary_reader ON memory_readers")
-                conn.run("DROP FUNCTION ledger_summary_memory(), ledger_summary_reader(), "
+                conn.run("DROP TRIGGER summary_reader_removed ON memory_readers")
+                conn.run("DROP FUNCTION ledger_summary_memory(), ledger_summary_reader_removed(), "
                          "ledger_summary_add(TEXT, TEXT, TEXT, INTEGER)")
             else:
                 for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
@@ -195,8 +195,10 @@ def test_the_migration_fills_the_summary_of_an_older_store(store_target, clock):
             for stmt in ("DROP TABLE agent_summary", "DROP TABLE agent_overlap", "DROP INDEX memories_live_created",
                          "DROP INDEX memories_source_order", "DELETE FROM _migrations WHERE name = 'm017_agent_summary'"):
                 conn.execute(stmt)
-        led.store.count_read(ids[5:9], "Dee", clock())
-        led.forget(ids[10:12], agent="bob")
+            # Written as a ledger without m017 writes: no summary to keep.
+            for mid in ids[5:9]:
+                conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, 'Dee')", (mid,))
+            conn.execute("UPDATE memories SET deleted_at = ? WHERE id IN (?, ?)", (clock(), ids[10], ids[11]))
     with Ledger.open(store_target, clock=clock) as led:  # m017 runs again and fills the summary
         assert_exact(led, "the migration")
         led.store.count_read(ids[12:16], "cy", clock())
@@ -240,3 +242,19 @@ def test_writers_in_several_processes_keep_the_summary_exact(store_target, clock
         assert p.returncode == 0, err
     with Ledger.open(store_target, clock=clock) as led:
         assert_exact(led, "concurrent writers")
+
+
+def test_ingests_inside_a_transaction_count_their_chunks_at_once(ledger, clock, tmp_path):
+    """Inside a caller's transaction an ingest and a re-ingest write live chunks at once
+    (no hidden batches, no switch): the inserting code counts them."""
+    doc = tmp_path / "steps.md"
+    doc.write_text("# A\n\nFirst step.\n\n# B\n\nSecond step.\n")
+    with ledger.store.atomic():
+        first = ledger.ingest(read_source_file(doc), cluster="proc", agent="ann", path=str(doc))
+    assert_exact(ledger, "an ingest in a transaction")
+    ledger.store.count_read(ledger.store.source_memory_ids(first.source_id, "chunk"), "bob", clock())
+    doc.write_text("# A\n\nFirst step.\n\n# C\n\nA third step.\n\n# D\n\nAnd a fourth.\n")
+    with ledger.store.atomic():
+        again = ledger.ingest(read_source_file(doc), cluster="proc", agent="cy", path=str(doc))
+    assert again.updated and again.added == 2 and again.retired == 1
+    assert_exact(ledger, "a re-ingest in a transaction")

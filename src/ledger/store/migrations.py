@@ -518,28 +518,18 @@ _SUMMARY_TABLES = """
         PRIMARY KEY (a, b)) WITHOUT ROWID
 """
 
-# SQLite: one trigger per kind of change. "Live" is deleted_at IS NULL (a chunk of an
-# unfinished ingest has deleted_at = 0 and counts only when its ingest switches it on).
-# A memory's readers are deleted only with the memory (ON DELETE CASCADE, which runs
-# after the memory row is gone: the reader trigger then finds no live memory), so the
-# memory's BEFORE DELETE trigger takes its share out first.
+# What inserts add (a new live memory, a new reader of a live memory) is counted by the
+# code that inserts (``ops.count_new_memory``, ``ops.add_reader``): on SQLite any INSERT
+# trigger on memories or memory_readers, even one that never fires, made every insert of
+# an ingest about 1.7x as costly. What updates and deletes take away or move is kept by
+# triggers, whatever code runs them (those statements are few and carry no trigger cost
+# otherwise: UPDATE OF triggers are compiled only into statements that set their columns).
+# "Live" is deleted_at IS NULL (a chunk of an unfinished ingest has deleted_at = 0 and
+# counts when its ingest's switch sets it to NULL). A memory's readers are deleted only
+# with the memory (ON DELETE CASCADE, which runs after the memory row is gone: the reader
+# trigger then finds no live memory), so the memory's BEFORE DELETE trigger takes its
+# share out first.
 _SQLITE_TRIGGERS = (
-    """CREATE TRIGGER summary_memory_added AFTER INSERT ON memories WHEN NEW.deleted_at IS NULL
-       BEGIN
-         INSERT INTO agent_summary (agent_id, cluster_id, wrote) VALUES (NEW.writer, NEW.cluster_id, 1)
-           ON CONFLICT (agent_id, cluster_id) DO UPDATE SET wrote = wrote + 1;
-       END""",
-    """CREATE TRIGGER summary_reader_added AFTER INSERT ON memory_readers
-       WHEN EXISTS (SELECT 1 FROM memories WHERE id = NEW.memory_id AND deleted_at IS NULL)
-       BEGIN
-         INSERT INTO agent_summary (agent_id, cluster_id, reads)
-           SELECT NEW.agent_id, cluster_id, 1 FROM memories WHERE id = NEW.memory_id
-           ON CONFLICT (agent_id, cluster_id) DO UPDATE SET reads = reads + 1;
-         INSERT INTO agent_overlap (a, b, shared)
-           SELECT min(agent_id, NEW.agent_id), max(agent_id, NEW.agent_id), 1 FROM memory_readers
-           WHERE memory_id = NEW.memory_id AND agent_id <> NEW.agent_id
-           ON CONFLICT (a, b) DO UPDATE SET shared = shared + 1;
-       END""",
     """CREATE TRIGGER summary_reader_removed AFTER DELETE ON memory_readers
        WHEN EXISTS (SELECT 1 FROM memories WHERE id = OLD.memory_id AND deleted_at IS NULL)
        BEGIN
@@ -600,11 +590,12 @@ _SQLITE_TRIGGERS = (
 )
 
 # PostgreSQL: the same rules in PL/pgSQL. Agent ids compare bytewise (COLLATE "C"), as
-# in SQLite. A reader's trigger locks its memory row first, so two transactions adding
-# readers to one memory (or one adding a reader while another drops the memory) take
-# turns and each sees the other's committed rows: no pair is missed or counted twice
-# even without the store's write lock. Each statement of a trigger function reads the
-# rows committed when it starts (READ COMMITTED).
+# in SQLite. Each statement of a trigger function reads the rows committed when it
+# starts (READ COMMITTED), and an UPDATE of a memory holds its row lock, which
+# ops.add_reader also takes (it updates reader_count) before counting a reader: a
+# reader added while another transaction drops the memory is counted by exactly one of
+# the two, even outside the store's advisory lock. The reader trigger (deletes only)
+# locks the memory row for the same reason.
 _PG_FUNCTIONS = (
     """CREATE FUNCTION ledger_summary_add(m_id TEXT, m_writer TEXT, m_cluster TEXT, sign INTEGER) RETURNS void
        LANGUAGE plpgsql AS $$
@@ -622,13 +613,7 @@ _PG_FUNCTIONS = (
        END $$""",
     """CREATE FUNCTION ledger_summary_memory() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN
-         IF TG_OP = 'INSERT' THEN
-           IF NEW.deleted_at IS NULL THEN  -- no readers yet: they are counted as they come
-             INSERT INTO agent_summary AS t (agent_id, cluster_id, wrote) VALUES (NEW.writer, NEW.cluster_id, 1)
-               ON CONFLICT (agent_id, cluster_id) DO UPDATE SET wrote = t.wrote + 1;
-           END IF;
-           RETURN NULL;
-         ELSIF TG_OP = 'DELETE' THEN
+         IF TG_OP = 'DELETE' THEN
            IF OLD.deleted_at IS NULL THEN
              PERFORM ledger_summary_add(OLD.id, OLD.writer, OLD.cluster_id, -1);
            END IF;
@@ -653,30 +638,25 @@ _PG_FUNCTIONS = (
          END IF;
          RETURN NULL;
        END $$""",
-    """CREATE FUNCTION ledger_summary_reader() RETURNS trigger LANGUAGE plpgsql AS $$
+    """CREATE FUNCTION ledger_summary_reader_removed() RETURNS trigger LANGUAGE plpgsql AS $$
        DECLARE
-         r RECORD;
          cl TEXT;
-         sign INTEGER := CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END;
        BEGIN
-         IF TG_OP = 'INSERT' THEN r := NEW; ELSE r := OLD; END IF;
-         SELECT cluster_id INTO cl FROM memories WHERE id = r.memory_id AND deleted_at IS NULL FOR UPDATE;
+         SELECT cluster_id INTO cl FROM memories WHERE id = OLD.memory_id AND deleted_at IS NULL FOR UPDATE;
          IF NOT FOUND THEN RETURN NULL; END IF;  -- not live, or gone (ON DELETE CASCADE)
-         INSERT INTO agent_summary AS t (agent_id, cluster_id, reads) VALUES (r.agent_id, cl, sign)
-           ON CONFLICT (agent_id, cluster_id) DO UPDATE SET reads = t.reads + sign;
-         INSERT INTO agent_overlap AS t (a, b, shared)
-           SELECT CASE WHEN agent_id COLLATE "C" < r.agent_id COLLATE "C" THEN agent_id ELSE r.agent_id END,
-                  CASE WHEN agent_id COLLATE "C" < r.agent_id COLLATE "C" THEN r.agent_id ELSE agent_id END, sign
-           FROM memory_readers WHERE memory_id = r.memory_id AND agent_id <> r.agent_id
-           ON CONFLICT (a, b) DO UPDATE SET shared = t.shared + sign;
+         UPDATE agent_summary SET reads = reads - 1 WHERE agent_id = OLD.agent_id AND cluster_id = cl;
+         UPDATE agent_overlap SET shared = shared - 1
+           WHERE (a, b) IN (SELECT CASE WHEN agent_id COLLATE "C" < OLD.agent_id COLLATE "C" THEN agent_id ELSE OLD.agent_id END,
+                                   CASE WHEN agent_id COLLATE "C" < OLD.agent_id COLLATE "C" THEN OLD.agent_id ELSE agent_id END
+                            FROM memory_readers WHERE memory_id = OLD.memory_id AND agent_id <> OLD.agent_id);
          RETURN NULL;
        END $$""",
-    """CREATE TRIGGER summary_memory AFTER INSERT OR UPDATE OF deleted_at, cluster_id, writer ON memories
+    """CREATE TRIGGER summary_memory AFTER UPDATE OF deleted_at, cluster_id, writer ON memories
        FOR EACH ROW EXECUTE FUNCTION ledger_summary_memory()""",
     """CREATE TRIGGER summary_memory_deleted BEFORE DELETE ON memories
        FOR EACH ROW EXECUTE FUNCTION ledger_summary_memory()""",
-    """CREATE TRIGGER summary_reader AFTER INSERT OR DELETE ON memory_readers
-       FOR EACH ROW EXECUTE FUNCTION ledger_summary_reader()""",
+    """CREATE TRIGGER summary_reader_removed AFTER DELETE ON memory_readers
+       FOR EACH ROW EXECUTE FUNCTION ledger_summary_reader_removed()""",
 )
 
 
@@ -707,9 +687,11 @@ def m017_agent_summary(conn: sqlite3.Connection) -> None:
     """A per-agent summary kept on write (bench/web.py: the Agents page read all 106k
     reads twice per request at 100k memories, 0.2 s of CPU): per agent and cluster the
     live memories written and read, per pair of agents the live memories both read.
-    Triggers keep it exact under every write (new memories and readers, soft deletes
-    and re-ingest switches, cluster moves, hard deletes of unfinished ingests), on
-    both engines; filled here from the rows already stored. Also indexes for the
+    New memories and readers are counted by the code that inserts them
+    (``ops.count_new_memory``, ``ops.add_reader``); triggers take out and move what
+    updates and deletes change (soft deletes and re-ingest switches, cluster moves,
+    hard deletes of unfinished ingests), on both engines. Filled here from the rows
+    already stored. Also indexes for the
     timeline's histogram of live memories by creation time and for a source's first
     chunks in order (the Sources page's previews sorted every chunk of each source)."""
     _run_script(conn, _SUMMARY_TABLES)

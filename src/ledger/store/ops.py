@@ -37,11 +37,55 @@ def add_reader(conn, memory_id: str, agent: str) -> bool:
     cur = conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (memory_id, agent))
     if not cur.rowcount:
         return False
+    # This UPDATE also takes the memory's row lock on PostgreSQL before the summary reads
+    # whether the memory is live and who else reads it (see migrations.m017).
     conn.execute(
         "UPDATE memories SET reader_count = (SELECT count(*) FROM memory_readers WHERE memory_id = ?) WHERE id = ?",
         (memory_id, memory_id),
     )
+    row = conn.execute("SELECT cluster_id FROM memories WHERE id = ? AND deleted_at IS NULL", (memory_id,)).fetchone()
+    if row is not None:
+        _add_reads(conn, [(agent, row[0])])
+        others = [r[0] for r in conn.execute("SELECT agent_id FROM memory_readers WHERE memory_id = ? AND agent_id <> ?",
+                                             (memory_id, agent))]
+        _add_pairs(conn, [(min(a, agent), max(a, agent)) for a in others])
     return True
+
+
+def count_new_memory(conn, memory_id: str) -> None:
+    """Add a memory just inserted with its readers to the per-agent summary
+    (``agent_summary``, ``agent_overlap``: migration m017, docs/store.md "Summaries
+    kept on write") if it is live: its writer wrote one more, each reader reads one
+    more, each pair of readers shares one more. Every statement that inserts a live
+    memory calls this; one inserted hidden (an ingest's batches) is counted by the
+    trigger that runs when its ingest shows it."""
+    row = conn.execute("SELECT writer, cluster_id FROM memories WHERE id = ? AND deleted_at IS NULL", (memory_id,)).fetchone()
+    if row is None:
+        return
+    writer, cluster = row[0], row[1]
+    conn.execute(
+        """INSERT INTO agent_summary (agent_id, cluster_id, wrote) VALUES (?, ?, 1)
+           ON CONFLICT (agent_id, cluster_id) DO UPDATE SET wrote = agent_summary.wrote + 1""", (writer, cluster))
+    readers = sorted(r[0] for r in conn.execute("SELECT agent_id FROM memory_readers WHERE memory_id = ?", (memory_id,)))
+    _add_reads(conn, [(a, cluster) for a in readers])
+    _add_pairs(conn, [(a, b) for i, a in enumerate(readers) for b in readers[i + 1:]])
+
+
+def _add_reads(conn, keys) -> None:
+    """One more read for each ``(agent, cluster)``."""
+    for agent, cluster in keys:
+        conn.execute(
+            """INSERT INTO agent_summary (agent_id, cluster_id, reads) VALUES (?, ?, 1)
+               ON CONFLICT (agent_id, cluster_id) DO UPDATE SET reads = agent_summary.reads + 1""", (agent, cluster))
+
+
+def _add_pairs(conn, pairs) -> None:
+    """One more shared memory for each ``(a, b)`` with ``a < b``: Python orders str by
+    code point, which is the bytewise order of UTF-8 (SQLite's BINARY, PostgreSQL's "C")."""
+    for a, b in pairs:
+        conn.execute(
+            """INSERT INTO agent_overlap (a, b, shared) VALUES (?, ?, 1)
+               ON CONFLICT (a, b) DO UPDATE SET shared = agent_overlap.shared + 1""", (a, b))
 
 
 def log_event(conn, now: int, agent: str, op: str, memory_id: str | None = None, detail: str = "",

@@ -108,6 +108,7 @@ def resync(store, source_id: str, filename: str, chunks: Sequence[str], *, agent
                     (mid, text, cluster, agent, source_id, i + 1, prov, now, now, now, ops.MACHINE))
                 seq = cur.lastrowid
                 conn.execute("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, agent))
+                ops.count_new_memory(conn, mid)
                 store._index(seq, text, ctx)
                 added += 1
             placed.append((seq, mid))

@@ -181,6 +181,8 @@ class SourcesMixin:
                  ops.MACHINE),
             )
             self._conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (cid, agent))
+            if hidden is None:  # hidden chunks are counted when the ingest's switch shows them (a trigger)
+                ops.count_new_memory(self._conn, cid)
             ctx = " ".join(chunks[max(0, i - neighbours) : i] + list(chunks[i + 1 : i + 1 + neighbours])) if neighbours else ""
             self._index(cur.lastrowid, chunk, ctx)
             i += 1

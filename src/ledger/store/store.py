@@ -244,6 +244,7 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
                 (mid, text, "doc" if source_id else "chat", cluster_id, writer, source_id, note, topic, now, now, ops.MACHINE),
             )
             self._conn.execute("INSERT INTO memory_readers (memory_id, agent_id) VALUES (?, ?)", (mid, writer))
+            ops.count_new_memory(self._conn, mid)
             for f in files:
                 self._conn.execute(
                     "INSERT OR REPLACE INTO memory_files (memory_id, path, size, mtime_ms, sha256) VALUES (?, ?, ?, ?, ?)",

@@ -237,6 +237,7 @@ def _insert(store, rec: dict) -> None:
          rec.get("reviewedAt"), rec.get("deletedAt"), ops.MACHINE))  # the importing machine wrote it here
     conn.executemany("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)",
                      [(rec["id"], a) for a in readers])
+    ops.count_new_memory(conn, rec["id"])
     for f in rec.get("files") or []:
         if isinstance(f, dict) and isinstance(f.get("path"), str):
             conn.execute("INSERT OR IGNORE INTO memory_files (memory_id, path, size, mtime_ms, sha256) VALUES (?, ?, ?, ?, ?)",
