@@ -39,10 +39,10 @@ def test_a_good_installation(cli, project, tmp_path):
     assert checks["ledger"]["status"] == "ok"
     assert checks["claude-code hooks"]["status"] == "ok" and "settings.local.json" in checks["claude-code hooks"]["detail"]
     assert checks["store"]["status"] == "ok" and "migrations current" in checks["store"]["detail"]
-    assert checks["hook round trip"]["status"] == "ok"
+    assert checks["claude-code round trip"]["status"] == "ok" and "hook round trip" not in checks
     assert checks["llm backend"]["status"] == "warn" and "[llm]" in checks["llm backend"]["fix"]
-    assert checks["opencode plugin"]["status"] == "skip"
-    assert "✓ hook round trip" in text and "fix: set [llm]" in text
+    assert checks["opencode plugin"]["status"] == "skip" and checks["gemini extension"]["status"] == "skip"
+    assert "✓ claude-code round trip" in text and "fix: set [llm]" in text
 
 
 def test_nothing_installed_says_to_install(cli, project, tmp_path):
@@ -123,7 +123,7 @@ def test_hooks_disabled_in_the_environment_is_a_warning(cli, project, tmp_path):
     cli("install", "claude-code", "--dir", project, db=None, env={"HOME": str(tmp_path)})
     rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path), "LEDGER_HOOKS_DISABLED": "1"})
     assert checks["claude-code hooks"]["status"] == "warn" and "LEDGER_HOOKS_DISABLED" in checks["claude-code hooks"]["fix"]
-    assert checks["hook round trip"]["status"] == "ok"  # the pipeline itself works
+    assert checks["claude-code round trip"]["status"] == "ok"  # the pipeline itself works
 
 
 def test_a_bad_setting_fails_the_settings_check_by_name(cli, project, tmp_path, _isolated_home):
@@ -138,3 +138,77 @@ def test_a_bad_setting_fails_the_settings_check_by_name(cli, project, tmp_path, 
     assert '$LEDGER_ESCALATE_AFTER: watcher.escalate_after = "0": must be at least 1' in detail
     assert "ledger config" in checks["settings"]["fix"]
     assert checks["llm backend"]["status"] == "warn"  # the default backend (none) applies meanwhile
+
+
+# ---------------------------------------------------------------- every harness, its own path
+# Doctor's round trip sent a Claude Code payload through `ledger hook claude-code` whatever
+# was installed, and it did not look at Gemini CLI's install at all.
+
+#: Where each harness keeps the command ledger wrote (relative to the test's tmp_path).
+CONFIG_OF = {"claude-code": "project/.claude/settings.local.json", "codex": "project/.codex/hooks.json",
+             "gemini": "gemini-home/.gemini/extensions/ledger/hooks/hooks.json",
+             "opencode": "project/.opencode/plugins/ledger.js"}
+INSTALL_CHECK = {"claude-code": "claude-code hooks", "codex": "codex hooks", "gemini": "gemini extension",
+                 "opencode": "opencode plugin"}
+
+
+def _harness_env(tmp_path) -> dict:
+    for d in ("codex-home", "gemini-home", "xdg"):
+        (tmp_path / d).mkdir(exist_ok=True)
+    return {"HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / "codex-home"),
+            "GEMINI_CLI_HOME": str(tmp_path / "gemini-home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "opencode"])
+def test_each_installed_harness_is_checked_through_its_own_path(cli, project, tmp_path, harness):
+    env = _harness_env(tmp_path)
+    rc, out, err = cli("install", harness, "--dir", project, "--no-distill", db=None, env=env)
+    assert rc == 0, err
+    rc, checks, text = doctor(cli, project, env=env)
+    trip = checks[f"{harness} round trip"]
+    assert trip["status"] == "ok", trip
+    assert ("__serve-session opencode" if harness == "opencode" else f"hook {harness} ") in trip["detail"], trip
+    assert [n for n in checks if n.endswith("round trip")] == [f"{harness} round trip"]  # no Claude Code payload
+    assert checks[INSTALL_CHECK[harness]]["status"] in ("ok", "warn")  # Codex: "trust this project" is a warning
+    if harness != "claude-code":
+        assert checks["claude-code hooks"]["status"] == "skip"
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "opencode"])
+def test_a_command_that_answers_but_records_nothing_fails_that_harness_round_trip(cli, project, tmp_path, harness):
+    # A ledger that answers --version but whose hook does nothing (an old or broken
+    # install) passes every check that only starts it; the round trip through that
+    # harness's own command and payload is what catches it.
+    env = _harness_env(tmp_path)
+    rc, out, err = cli("install", harness, "--dir", project, "--no-distill", db=None, env=env)
+    assert rc == 0, err
+    shim = tmp_path / "bin" / "ledger"
+    shim.parent.mkdir()
+    shim.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "ledger, version 0.0.1"; fi\nexit 0\n')
+    shim.chmod(0o755)
+    config = tmp_path / CONFIG_OF[harness]
+    from conftest import LEDGER_BIN
+
+    text = config.read_text()
+    assert LEDGER_BIN in text
+    config.write_text(text.replace(LEDGER_BIN, str(shim)))
+    rc, checks, _ = doctor(cli, project, env=env)
+    trip = checks[f"{harness} round trip"]
+    assert rc == 1 and trip["status"] == "fail" and "recorded no observation" in trip["detail"], trip
+
+
+def test_a_gemini_extension_that_cannot_load_or_run_fails_with_the_fix(cli, project, tmp_path):
+    env = _harness_env(tmp_path)
+    assert cli("install", "gemini", "--no-distill", db=None, env=env)[0] == 0
+    ext = tmp_path / "gemini-home" / ".gemini" / "extensions" / "ledger"
+    hooks = ext / "hooks" / "hooks.json"
+    from conftest import LEDGER_BIN
+
+    hooks.write_text(hooks.read_text().replace(LEDGER_BIN, "/old/venv/bin/ledger"))
+    rc, checks, text = doctor(cli, project, env=env)
+    g = checks["gemini extension"]
+    assert rc == 1 and g["status"] == "fail" and "/old/venv/bin/ledger" in g["detail"] and "ledger install gemini" in g["fix"]
+    (ext / "gemini-extension.json").write_text("{not json")
+    rc, checks, text = doctor(cli, project, env=env)
+    g = checks["gemini extension"]
+    assert g["status"] == "fail" and "not valid JSON" in g["detail"] and "ledger install gemini" in g["fix"], g

@@ -293,11 +293,12 @@ def doctor(project_dir, db, as_json):
         _json({"ok": not failed, "checks": [c.to_dict() for c in checks]})
     else:
         marks = {"ok": "✓", "warn": "!", "fail": "✕", "skip": "·"}
+        width = max(len(c.name) for c in checks)
         lines = []
         for c in checks:
-            lines.append(f"{marks[c.status]} {c.name:<18} {c.detail}")
+            lines.append(f"{marks[c.status]} {c.name:<{width}} {c.detail}")
             if c.fix and c.status in ("warn", "fail"):
-                lines.append(f"  {'':<18} fix: {c.fix}")
+                lines.append(f"  {'':<{width}} fix: {c.fix}")
         lines.append("")
         n_fail = sum(c.status == "fail" for c in checks)
         n_warn = sum(c.status == "warn" for c in checks)

@@ -12,12 +12,17 @@ runs them in the order a hook needs them:
    ``codex hooks``: ledger's hooks in Codex's ``hooks.json`` (project, user), whether
    their command runs, and whether Codex's trust state (read, never written) lets them
    run: Codex skips a new or changed hook until the user trusts it in ``/hooks``.
+   ``gemini extension``: ledger's Gemini CLI extension (a copy or a link), its hooks
+   for every event, and whether their command runs.
 4. ``store``: path, pending migrations (read without changing the file), write lock.
 5. ``llm backend``: the configured distillation backend is there (a command on
    ``PATH``, an HTTP endpoint that answers, an API key that is set).
-6. ``hook round trip``: the hook command Claude Code would run gets a real
-   ``PostToolUse`` payload in a throwaway ``$LEDGER_HOME``; it must exit 0, print only
-   JSON, log no failure, and record the observation in the throwaway store.
+6. ``<harness> round trip``, one per installed harness: the command that harness runs
+   (its hook, or OpenCode's session child) gets a finished tool call in that harness's
+   own payload shape (the adapter's ``probe``) in a throwaway ``$LEDGER_HOME``; it must
+   exit 0, print only JSON, log no failure, and record the observation in the throwaway
+   store. With nothing installed, ``hook round trip`` checks Claude Code's path with
+   this ledger.
 
 Nothing here writes to the user's store or settings.
 """
@@ -61,14 +66,88 @@ def run_checks(db: str | None = None, project: str | None = None) -> list[Check]
 
     store = str(db_path(db))
     handlers = claude_handlers(project)
-    claude, opencode, codex = check_claude_hooks(handlers), check_opencode(project), check_codex(project)
-    if not handlers and (opencode.status != "skip" or codex.status != "skip"):
+    claude, opencode, codex, gemini = (check_claude_hooks(handlers), check_opencode(project), check_codex(project),
+                                       check_gemini())
+    if not handlers and any(c.status != "skip" for c in (opencode, codex, gemini)):
         # Ledger serves another harness here: no Claude Code hooks is a choice, not a fault.
         claude = Check(claude.name, "skip", "not installed (ledger install claude-code, if you use Claude Code)")
-    checks = [check_ledger(), claude, opencode, codex, check_store(store), check_settings(), check_llm()]
-    exe = next((h["exe"] for h in handlers if h["works"]), None) or ledger_command()
-    checks.append(check_round_trip(exe))
+    checks = [check_ledger(), claude, opencode, codex, gemini, check_store(store), check_settings(), check_llm()]
+    installed = installed_commands(project, handlers)
+    if not installed:
+        checks.append(check_round_trip(ledger_command(), "claude-code", name="hook round trip"))
+    for harness, exe in installed.items():
+        checks.append(check_round_trip(exe, harness))
     return checks
+
+
+def installed_commands(project: str | None, handlers: list[dict] | None = None) -> dict[str, str]:
+    """``{harness: ledger executable its configuration runs}`` for every harness ledger
+    is installed in here (Claude Code, Codex, Gemini CLI, OpenCode), in that order."""
+    from .codex_install import hooks_path, our_hooks
+    from .opencode_install import is_ours, plugin_path
+
+    out: dict[str, str] = {}
+    handlers = claude_handlers(project) if handlers is None else handlers
+    if handlers:
+        out["claude-code"] = next((h["exe"] for h in handlers if h["works"]), handlers[0]["exe"])
+    for f in dict.fromkeys([hooks_path("project", project), hooks_path("user")]):
+        hs = our_hooks(f)
+        if hs:
+            out["codex"] = _exe_of(hs[0]["command"])
+            break
+    hooks = _gemini_hooks()
+    if hooks:
+        out["gemini"] = _exe_of(hooks[0][1])
+    plugin = next((p for p in (plugin_path("project", project), plugin_path("user")) if p.exists() and is_ours(p)), None)
+    if plugin is not None:
+        out["opencode"] = _opencode_command(plugin) or ledger_command()
+    return out
+
+
+def _opencode_command(plugin: Path) -> str | None:
+    """The ledger command written into an OpenCode plugin file (None for a linked one)."""
+    for line in plugin.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("const LEDGER_COMMAND = "):
+            try:
+                cmd = json.loads(line.split("=", 1)[1].strip().rstrip(";"))
+            except ValueError:
+                return None
+            return None if cmd == "__LEDGER_COMMAND__" else cmd
+    return None
+
+
+def _gemini_hooks() -> list[tuple[str, str]]:
+    """``[(event, command)]`` of ledger's Gemini extension (followed through a link),
+    ``[]`` when it is not installed or not ours or its hooks file is unreadable."""
+    from .gemini_install import extension_dir, is_ours
+
+    folder = extension_dir()
+    if not folder.is_dir() or not is_ours(folder):
+        return []
+    source = _gemini_source(folder)
+    try:
+        data = json.loads((source / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    out = []
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        for g in groups if isinstance(groups, list) else ():
+            for h in (g.get("hooks") or []) if isinstance(g, dict) else ():
+                if isinstance(h, dict) and f" hook gemini {event}" in str(h.get("command", "")):
+                    out.append((event, str(h["command"])))
+    return out
+
+
+def _gemini_source(folder: Path) -> Path:
+    """Where the extension's files are: the folder, or the target of its link record."""
+    from .gemini_install import LINK_RECORD
+
+    try:
+        rec = json.loads((folder / LINK_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return folder
+    return Path(rec["source"]) if isinstance(rec, dict) and isinstance(rec.get("source"), str) else folder
 
 
 def _version(exe: str, cache: dict[str, str | None] = {}) -> str | None:  # noqa: B006 - per-process memo
@@ -226,6 +305,37 @@ def check_codex(project: str | None) -> Check:
     return Check(name, "ok", f"{len(CODEX_EVENTS)} events, trusted, in {', '.join(str(f) for f, _ in found)}")
 
 
+def check_gemini() -> Check:
+    """Ledger's Gemini CLI extension: there and ours, every event hooked, the command runs."""
+    from .gemini_install import CONFIG_FILE, HOOK_EVENTS, _broken, extension_dir, is_ours
+
+    name = "gemini extension"
+    folder = extension_dir()
+    if not (folder.exists() or folder.is_symlink()):
+        return Check(name, "skip", "not installed (ledger install gemini, if you use Gemini CLI)")
+    broken = _broken(folder)
+    if broken:
+        return Check(name, "fail", f"{broken}: Gemini CLI cannot load the extension",
+                     f"move {folder} away, then: ledger install gemini")
+    if not is_ours(folder):
+        return Check(name, "skip", f"{folder} is another program's extension named ledger (not installed by ledger)")
+    source = _gemini_source(folder)
+    if not (source / CONFIG_FILE).is_file():
+        return Check(name, "fail", f"{folder} links to {source}, which is gone", "ledger install gemini --link")
+    hooks = _gemini_hooks()
+    missing = [e for e in HOOK_EVENTS if e not in {e2 for e2, _ in hooks}]
+    broken_exes = sorted({e for e in (_exe_of(c) for _, c in hooks) if not (e and os.access(e, os.X_OK) and _version(e))})
+    if broken_exes:
+        return Check(name, "fail", f"{source / 'hooks' / 'hooks.json'}: the hook command {', '.join(broken_exes)} "
+                     "does not run (a moved or deleted virtualenv?)", "ledger install gemini   (points the hooks at this ledger)")
+    if missing:
+        return Check(name, "warn", f"{source / 'hooks' / 'hooks.json'} lacks {', '.join(missing)}", "ledger install gemini")
+    if os.environ.get("LEDGER_HOOKS_DISABLED") == "1":
+        return Check(name, "warn", "installed, but LEDGER_HOOKS_DISABLED=1 here turns every hook into a no-op",
+                     "unset LEDGER_HOOKS_DISABLED")
+    return Check(name, "ok", f"{len(HOOK_EVENTS)} events in {folder}" + (f" (linked to {source})" if source != folder else ""))
+
+
 def check_store(path: str) -> Check:
     from ..errors import LedgerError
     from ..store.health import migration_status, write_probe
@@ -311,40 +421,46 @@ def check_llm() -> Check:
     return Check(name, "fail", f"unknown backend {backend!r}", "[llm] backend = command | openai | anthropic | codex | opencode | fallback | none")
 
 
-def check_round_trip(exe: str) -> Check:
-    """Run ``exe hook claude-code PostToolUse`` on a real payload shape against a
-    throwaway store and confirm the observation arrived (the hook fails open, so its
-    exit status alone proves nothing)."""
+def check_round_trip(exe: str, harness: str = "claude-code", *, name: str | None = None) -> Check:
+    """Send a finished tool call through ``harness``'s own path with ``exe``: ``exe hook
+    <harness> <event>`` with the adapter's :func:`probe` payload, or for a harness whose
+    plugin talks to a child (OpenCode), one request to ``exe __serve-session <harness>``;
+    against a throwaway store, then confirm the observation arrived (the hook fails
+    open, so its exit status alone proves nothing)."""
     from ..service import Ledger
+    from .adapters import get
 
-    name = "hook round trip"
+    name = name or f"{harness} round trip"
+    fix = f"ledger install {harness}"
     with tempfile.TemporaryDirectory(prefix="ledger-doctor-") as tmp:
         home, proj = Path(tmp) / "home", Path(tmp) / "project"
         proj.mkdir()
         (proj / "notes.txt").write_text("doctor\n")
         env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_")}
         env.update(LEDGER_HOME=str(home), LEDGER_DB=str(home / "doctor.db"), LEDGER_LLM_BACKEND="none")
-        payload = {"hook_event_name": "PostToolUse", "session_id": "ledger-doctor", "cwd": str(proj),
-                   "transcript_path": "", "tool_name": "Read", "tool_use_id": "toolu_doctor",
-                   "tool_input": {"file_path": str(proj / "notes.txt")},
-                   "tool_response": {"type": "text", "file": {"filePath": str(proj / "notes.txt"), "content": "doctor\n"}}}
+        event, payload = get(harness).probe(str(proj), str(proj / "notes.txt"))
+        if event is None:
+            argv, data = [exe, "__serve-session", harness], json.dumps({"id": 1, "event": payload}) + "\n"
+        else:
+            argv, data = [exe, "hook", harness, event], json.dumps(payload)
         try:
-            p = subprocess.run([exe, "hook", "claude-code", "PostToolUse"], input=json.dumps(payload).encode(),
-                               capture_output=True, env=env, cwd=proj, timeout=PROBE_TIMEOUT)
+            p = subprocess.run(argv, input=data.encode(), capture_output=True, env=env, cwd=proj, timeout=PROBE_TIMEOUT)
         except (OSError, subprocess.SubprocessError) as exc:
-            return Check(name, "fail", f"{exe} hook ... did not run: {exc}", "ledger install claude-code")
+            return Check(name, "fail", f"{' '.join(argv[:3])} ... did not run: {exc}", fix)
         log = home / "hook.log"
         if p.returncode != 0:
-            return Check(name, "fail", f"exit status {p.returncode}", "ledger install claude-code")
+            return Check(name, "fail", f"{' '.join(argv)}: exit status {p.returncode}", fix)
         if log.exists() and log.read_text(encoding="utf-8", errors="replace").strip():
             last = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1]
             return Check(name, "fail", f"the hook failed (and failed open): {last}", "report this line; the agent is unaffected")
-        out = p.stdout.strip()
-        if out:
+        for line in p.stdout.decode("utf-8", "replace").strip().splitlines():
             try:
-                json.loads(out)
+                answer = json.loads(line)
             except ValueError:
-                return Check(name, "fail", f"the hook printed non-JSON: {out[:120]!r}", "report this; Claude Code would ignore it")
+                return Check(name, "fail", f"{' '.join(argv[1:])} printed non-JSON: {line[:120]!r}",
+                             "report this; the harness would ignore it")
+            if event is None and isinstance(answer, dict) and answer.get("error"):
+                return Check(name, "fail", f"the session child answered an error: {answer['error']}", fix)
         try:
             with Ledger.open(home / "doctor.db") as led:
                 seen = led.stats()["watcher"]["observations"]
@@ -352,5 +468,5 @@ def check_round_trip(exe: str) -> Check:
             return Check(name, "fail", f"cannot read the test store: {exc}", "")
         if seen < 1:
             return Check(name, "fail", "the hook ran but recorded no observation", "check LEDGER_HOOKS_DISABLED and [watcher] enabled")
-    return Check(name, "ok", f"PostToolUse payload observed through {exe}")
-
+    via = f"{' '.join(argv[1:3])}" if event is None else f"{' '.join(argv[1:])}"
+    return Check(name, "ok", f"{harness}'s finished tool call observed through {exe} {via}")

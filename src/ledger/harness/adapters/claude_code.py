@@ -13,6 +13,15 @@ HARNESS = "claude-code"
 TITLE = "Claude Code"
 
 
+def probe(cwd: str, path: str) -> tuple[str, dict]:
+    """What ``ledger doctor`` sends through this harness's own hook to check it end to
+    end: ``(event, payload)`` for a finished Read of ``path`` in ``cwd``."""
+    return "PostToolUse", {
+        "hook_event_name": "PostToolUse", "session_id": "ledger-doctor", "cwd": cwd, "transcript_path": "",
+        "tool_name": "Read", "tool_use_id": "toolu_doctor", "tool_input": {"file_path": path},
+        "tool_response": {"type": "text", "file": {"filePath": path, "content": "doctor\n"}}}
+
+
 def install(scope: str, project_dir: str | None, *, link: bool = False, env: dict | None = None) -> dict:
     """Add ledger's hooks to Claude Code's settings (``link`` does not apply); ``env``
     (``LEDGER_DB``/``LEDGER_HOME`` -> absolute path) goes in front of each hook command."""

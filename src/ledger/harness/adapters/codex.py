@@ -13,6 +13,15 @@ HARNESS = "codex"
 TITLE = "Codex"
 
 
+def probe(cwd: str, path: str) -> tuple[str, dict]:
+    """``ledger doctor``'s check of this hook path: ``(event, payload)`` for a finished
+    shell command reading ``path`` in ``cwd`` (Codex reads files through its shell)."""
+    return "PostToolUse", {
+        "hook_event_name": "PostToolUse", "session_id": "ledger-doctor", "turn_id": "ledger-doctor-1", "cwd": cwd,
+        "transcript_path": None, "model": "doctor", "permission_mode": "default", "tool_name": "Bash",
+        "tool_use_id": "call_doctor", "tool_input": {"command": f"cat {path}"}, "tool_response": "doctor\n"}
+
+
 def install(scope: str, project_dir: str | None, *, link: bool = False, env: dict | None = None) -> dict:
     """Add ledger's hooks to Codex's ``hooks.json`` (``link`` does not apply); ``env``
     (``LEDGER_DB``/``LEDGER_HOME`` -> absolute path) goes in front of each command."""

@@ -14,6 +14,15 @@ HARNESS = "gemini"
 TITLE = "Gemini CLI"
 
 
+def probe(cwd: str, path: str) -> tuple[str, dict]:
+    """``ledger doctor``'s check of this hook path: ``(event, payload)`` for a finished
+    ``read_file`` of ``path`` in ``cwd``."""
+    return "AfterTool", {
+        "hook_event_name": "AfterTool", "session_id": "ledger-doctor", "cwd": cwd, "transcript_path": "",
+        "timestamp": "2026-01-01T00:00:00.000Z", "tool_name": "read_file", "tool_input": {"file_path": path},
+        "tool_response": {"llmContent": "doctor\n", "returnDisplay": ""}}
+
+
 def install(scope: str, project_dir: str | None, *, link: bool = False, env: dict | None = None) -> dict:
     """Write ledger's extension under ``~/.gemini/extensions/ledger`` (Gemini loads
     extensions only there, whatever ``scope``); ``link`` makes it a link to a copy kept

@@ -13,6 +13,17 @@ HARNESS = "opencode"
 TITLE = "OpenCode"
 
 
+def probe(cwd: str, path: str) -> tuple[None, dict]:
+    """``ledger doctor``'s check of this harness's path: ``(None, event)``, the
+    ``tool.execute.after`` of a read of ``path`` in ``cwd`` as the plugin forwards it to
+    ``ledger __serve-session opencode`` (there is no per-event command)."""
+    return None, {"hook": "tool.execute.after", "directory": cwd, "worktree": cwd,
+                  "input": {"tool": "read", "sessionID": "ses_doctor", "callID": "call_doctor",
+                            "args": {"filePath": path}},
+                  "output": {"title": "notes.txt", "output": "<content>\n1: doctor\n</content>",
+                             "metadata": {"truncated": False}}}
+
+
 def serve_session(args: list[str]) -> int:
     """``ledger __serve-session opencode [--db PATH]``."""
     from ..session_server import main
