@@ -404,6 +404,30 @@ def test_deep_pages_and_asof_are_exact(big):
     _check(led, clock, "asof:400d", "hybrid", limit=30)
 
 
+@pytest.mark.sqlite_only  # PostgreSQL always joins (docs/search.md "Counting")
+def test_total_from_the_index_less_hidden_memories_equals_the_join(big):
+    """Without filters the total is the matches less the dropped, pending and archived
+    memories among them (partial index ``memories_hidden``), with no memory row read
+    per match; with few matches, many hidden rows or any filter, every match is joined
+    to its memory. Both ways give the oracle's total, on the full and bounded paths."""
+    led, clock, _ = big
+    conn = led.store._conn
+    hidden = conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL OR archived <> 0").fetchone()[0]
+    assert hidden >= 200  # the store's drops and archives
+    plan = " ".join(r[-1] for r in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT count(*) FROM memories INDEXED BY memories_hidden WHERE (deleted_at IS NOT NULL OR archived <> 0)"))
+    assert "memories_hidden" in plan
+    seen = set()
+    for q, want in [("deploy cache", "index"), ("service kafka", "index"), ("東京", "join"), ("zürich", "index"), ("kafka cluster:code", "join"),
+                    ("deploy strength:>45", "join"), ("deploymnt", None), ("service", "index")]:
+        for mode in ("hybrid", "keyword"):
+            expected = _check(led, clock, q, mode)
+            if want:
+                assert led.store.search_count == want, (q, mode, len(expected))
+            seen.add((led.store.search_path, led.store.search_count))
+    assert {("full", "index"), ("bounded", "index"), ("full", "join")} <= seen, seen
+
+
 # ---------------------------------------------------------------------------- top-k bound
 
 BOUND_QUERIES = [

@@ -10,7 +10,7 @@ from ..query import Query
 from ..vocab import RELEVANCE_WEIGHT, SORTS, STRENGTH_WEIGHT
 from . import textindex
 from .rows import MEMORY_COLS, MEMORY_FROM, batches, read_snapshot
-from .sqlbits import filter_sql, strength_sql
+from .sqlbits import LIVE, filter_sql, strength_sql
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
@@ -23,6 +23,11 @@ _MAX_STRENGTH = max(S.MAX_STRENGTH, S.PINNED_STRENGTH, S.CHUNK_MAX)  # for the p
 # 1, rank anywhere, so the probe would be wasted (bench/scale.py, common-term queries).
 # A heuristic for when to try, not part of the proof: the bound is checked either way.
 _TRY_BOUND_BELOW = 1.0
+# The filters of a search without filters: live, not archived (.sqlbits.filter_sql). Its
+# matches are counted without a memory row each (SearchMixin._count_visible).
+_DEFAULT_WHERE = [LIVE, "m.archived = 0"]
+# A memory these filters hide; the partial index memories_hidden (m016) holds exactly these.
+_HIDDEN = "(deleted_at IS NOT NULL OR archived <> 0)"
 
 
 class SearchMixin:
@@ -33,6 +38,10 @@ class SearchMixin:
     #: (only the matches that can reach the page, :meth:`_bounded_fill`) or ``"no text"``.
     #: Read by bench/locomo.py and bench/scale.py to report how often each path runs.
     search_path = ""
+    #: How the last :meth:`search` counted its matches: ``"index"`` (the matches less the
+    #: hidden memories among them, :meth:`_count_visible`) or ``"join"`` (every match
+    #: joined to its memory row and filtered). For tests and benches.
+    search_count = ""
 
     def search(
         self,
@@ -112,7 +121,12 @@ class SearchMixin:
             # total and page in two light queries: a window count(*) over the full rows
             # made SQLite materialise every match with its text before sorting; here
             # the sort is bounded by LIMIT and only the page is read in full.
-            total = self._conn.execute(f"SELECT count(*) FROM {count_src or src} WHERE {cond}", params).fetchone()[0]
+            total = None
+            if has_text and where == _DEFAULT_WHERE and not getattr(self._conn, "is_postgres", False):
+                total = self._count_visible(params.get("every"))
+            self.search_count = "join" if total is None else "index"
+            if total is None:
+                total = self._conn.execute(f"SELECT count(*) FROM {count_src or src} WHERE {cond}", params).fetchone()[0]
             if not total:
                 return [], 0
             page = None
@@ -137,6 +151,38 @@ class SearchMixin:
             scores = {by_seq[r[0]]["id"]: r[2] for r in page}
             texts = self.texts_asof([r["id"] for r in rows], q.asof_ms) if q.asof_ms is not None else None
             return self._hydrate(rows, now, scores, texts), total
+
+    def _count_visible(self, every: str | None) -> int | None:
+        """The number of matches that are live and not archived (the default filters),
+        without reading a memory row per match; None when the hidden rows are too many
+        for that to pay (the caller then joins every match to ``memories``).
+
+        The matches are the rows of ``temp.ledger_rel`` or, when ``every`` is given (the
+        top-k bound left rows unscored), the rows of the word index matching ``every``.
+        Every row of the word index is a memory's (``seq`` = rowid; the rows go with
+        their memory, ``Store._index``), so the visible matches are the matches minus
+        those among the hidden memories (dropped, pending or archived), which the
+        partial index ``memories_hidden`` (migration ``m016_hidden_index``) lists."""
+        c = self._conn
+        if every is None:
+            matches = c.execute("SELECT count(*) FROM temp.ledger_rel").fetchone()[0]
+        else:
+            matches = c.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (every,)).fetchone()[0]
+        # A hidden memory costs one probe here, a match one memory row on the join path.
+        hidden = c.execute(f"SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY memories_hidden WHERE {_HIDDEN} LIMIT ?)",
+                           (matches // 2 + 1,)).fetchone()[0]
+        if not hidden:
+            return matches
+        if hidden > matches // 2:
+            return None
+        if every is None:
+            member = "EXISTS (SELECT 1 FROM temp.ledger_rel rel WHERE rel.seq = m.seq)"
+            args: tuple = ()
+        else:
+            member = "m.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)"
+            args = (every,)
+        gone = c.execute(f"SELECT count(*) FROM memories m INDEXED BY memories_hidden WHERE {_HIDDEN} AND {member}", args).fetchone()[0]
+        return matches - gone
 
     def _bounded_page(self, st: str, cond: str, params: dict) -> list | None:
         """The relevance page, joining only the matches that can reach it; None when

@@ -235,9 +235,12 @@ def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str, parts=None) -
             (exact or side,),
         )
     if fuzzy:
+        # Rows matched as typed keep their relevance: they are left out before bm25 is
+        # computed (a row's bm25 does not depend on which other rows are scored).
         conn.execute(
             f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT rowid, {FUZZY_WEIGHT!r} * p / (p + 1.0) FROM (
-                  SELECT rowid, max(0.0, -{words}) AS p FROM memories_fts WHERE memories_fts MATCH ?)""",
+                  SELECT rowid, max(0.0, -{words}) AS p FROM memories_fts WHERE memories_fts MATCH ?
+                  AND NOT EXISTS (SELECT 1 FROM temp.ledger_rel rel WHERE rel.seq = memories_fts.rowid))""",
             (fuzzy,),
         )
     return conn.execute("SELECT 1 FROM temp.ledger_rel LIMIT 1").fetchone() is not None
