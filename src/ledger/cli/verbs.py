@@ -3,7 +3,8 @@
 ``recall``, ``search``, ``remember`` and ``show`` are what agents call most, so their
 start-up is budgeted (docs/benchmarks.md "Start-up"; ``tests/test_startup.py`` lists the
 modules they may import). Each function here takes parsed options, calls the facade and
-returns the exact text to print (JSON when ``as_json``). Neither click nor anything
+returns the exact text to print (JSON when ``as_json``); ``keep_open`` leaves the store
+open for a process that ends with ``os._exit`` (:func:`ledger.cli.main`). Neither click nor anything
 heavier is imported here; colour, when asked for, is applied by :mod:`.render`.
 
 Errors are the core's :class:`ledger.errors.LedgerError` subclasses, raised as is.
@@ -11,7 +12,6 @@ Errors are the core's :class:`ledger.errors.LedgerError` subclasses, raised as i
 
 from __future__ import annotations
 
-import json
 import sys
 
 from ..errors import InvalidInput
@@ -21,14 +21,30 @@ from ..paths import default_agent
 FAST_VERBS = ("recall", "search", "remember", "show")
 
 
-def _open(db: str | None):
-    from ..service import Ledger
+class _Opened:
+    """``with _Opened(db, keep_open) as led``: the store, closed at the end unless
+    ``keep_open`` (the console command ends with ``os._exit`` right after printing, and
+    closing the last connection would checkpoint the WAL with two fsyncs first; every
+    write is committed by then, so the next process finds the WAL as it was)."""
 
-    return Ledger.open(db)
+    def __init__(self, db: str | None, keep_open: bool):
+        self.db, self.keep_open = db, keep_open
+
+    def __enter__(self):
+        from ..service import Ledger
+
+        self.led = Ledger.open(self.db)
+        return self.led
+
+    def __exit__(self, *exc) -> None:
+        if not self.keep_open:
+            self.led.close()
 
 
 def dumps(data) -> str:
     """JSON as every command prints it: indented, UTF-8 kept, unknown types as str."""
+    import json  # only for --json (start-up budget)
+
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)
 
 
@@ -50,6 +66,8 @@ def _warn(msg: str, kind: str, as_json: bool, **extra) -> None:
     """``⚠ <msg>`` on stderr, or with ``--json`` a JSON object ``{"warning", "kind", ...}``."""
     try:
         if as_json:
+            import json
+
             sys.stderr.write(json.dumps({"warning": msg, "kind": kind, **extra}, ensure_ascii=False) + "\n")
         else:
             sys.stderr.write(f"⚠ {msg}\n")
@@ -59,11 +77,11 @@ def _warn(msg: str, kind: str, as_json: bool, **extra) -> None:
 
 
 def recall(query: tuple[str, ...], *, limit: int, mode: str, agent: str | None, db: str | None, as_json: bool,
-           color: bool) -> str:
+           color: bool, keep_open: bool = False) -> str:
     """``ledger recall``: counted search, seed's one-line-per-memory format."""
     from .render import recall_lines
 
-    with _open(db) as led:
+    with _Opened(db, keep_open) as led:
         res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
     warn_search(res, as_json)
     if res.not_counted:
@@ -78,22 +96,22 @@ def recall(query: tuple[str, ...], *, limit: int, mode: str, agent: str | None, 
 
 
 def search(query: tuple[str, ...], *, limit: int, mode: str, sort: str | None, db: str | None, as_json: bool,
-           color: bool) -> str:
+           color: bool, keep_open: bool = False) -> str:
     """``ledger search``: uncounted search, the seed's table."""
     from .render import search_table
 
-    with _open(db) as led:
+    with _Opened(db, keep_open) as led:
         res = led.search(" ".join(query), limit=limit, mode=mode, sort=sort)
         now = led.clock()
     warn_search(res, as_json)
     return dumps(res.to_dict()) if as_json else search_table(res, now, color)
 
 
-def show(memory_id: str, *, db: str | None, as_json: bool) -> str:
+def show(memory_id: str, *, db: str | None, as_json: bool, keep_open: bool = False) -> str:
     """``ledger show``: one memory with its strength explained (never counted)."""
     from .render import memory_text
 
-    with _open(db) as led:
+    with _Opened(db, keep_open) as led:
         m = led.get(led.resolve_id(memory_id))
         now = led.clock()
     if as_json:
@@ -104,7 +122,8 @@ def show(memory_id: str, *, db: str | None, as_json: bool) -> str:
 
 
 def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, note: str, supersedes: str | None,
-             files: tuple[str, ...], topic: str | None, agent: str | None, db: str | None, as_json: bool) -> str:
+             files: tuple[str, ...], topic: str | None, agent: str | None, db: str | None, as_json: bool,
+             keep_open: bool = False) -> str:
     """``ledger remember``: write one claim (``-`` reads it from stdin) and report what
     the proposer found. Raises InvalidInput for a missing claim, cluster or file path."""
     if words and text is not None:
@@ -126,7 +145,7 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
 
         keys = [file_key(f) for f in files]
     who = default_agent(agent)
-    with _open(db) as led:
+    with _Opened(db, keep_open) as led:
         res = led.remember(claim, cluster=cluster, agent=who, note=note, supersedes=supersedes, files=keys, topic=topic)
     if as_json:
         return dumps(res.to_dict())

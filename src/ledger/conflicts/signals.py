@@ -38,7 +38,6 @@ again as numbers.
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ledger.conflicts.values import (
@@ -201,6 +200,8 @@ def subject_differs(a: str, b: str) -> bool:
 def _blocked(fa: tuple[str, ...], fb: tuple[str, ...], at_end: bool = True, head: int | None = None) -> bool:
     """A word stands in for another right before a shared word, or at the very end of
     both frames: a different subject or qualifier, not a different value."""
+    from difflib import SequenceMatcher  # only for pairs that line up (remember's start-up budget)
+
     ops = SequenceMatcher(None, fa, fb, autojunk=False).get_opcodes()
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag != "replace":

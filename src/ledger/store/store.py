@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover - `typing` and `pathlib` stay off the CLI 
     from pathlib import Path
     from typing import Iterator, Sequence
 
+    from .watch import Bound
+
 from .. import strength as S
 from ..errors import InvalidInput, NotAClaim, StoreUnavailable, UnknownCluster, UnknownMemory, missing_id
 from ..ids import new_id
@@ -26,7 +28,6 @@ from ..models import Agent, Cluster, Event, FileKey, Memory, MemoryRow
 from ..text import slugify
 from ..vocab import PALETTE, SORTS  # noqa: F401 - SORTS re-exported (ledger.store.SORTS)
 from . import ops, textindex
-from . import watch as _watch
 from .connection import atomic, connect, connect_read_only, read_only_message, translate_class, unwritable
 from .migrations import check_not_newer, migrate, require_current
 from .rows import MEMORY_COLS, MEMORY_FROM, batches
@@ -215,10 +216,13 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
         return ops.corroborate(self._conn, memory_id, agent, now, detail)
 
     @property
-    def watch(self) -> "_watch.Bound":
+    def watch(self) -> "Bound":
         """The watcher's operations (sessions, observations, leases, LLM accounting,
-        checkpoints) on this store's connection: :class:`ledger.store.watch.Bound`."""
-        return _watch.Bound(self._conn)
+        checkpoints) on this store's connection: :class:`ledger.store.watch.Bound`
+        (imported here: the agent verbs never use it; docs/benchmarks.md "Start-up")."""
+        from .watch import Bound
+
+        return Bound(self._conn)
 
     def insert_claim(
         self,
