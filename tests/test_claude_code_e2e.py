@@ -16,10 +16,8 @@ The module is skipped, with the reason, only when npm or the registry is unavail
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shlex
-import sqlite3
 import subprocess
 import sys
 import time
@@ -27,6 +25,18 @@ from pathlib import Path
 
 import pytest
 from fakes.claude_model import Scenario, is_compaction, tool_results
+from fakes.e2e import (
+    FACT_DATA,
+    FACT_NOTES,
+    LEDGER,
+    SCENARIO_FILES,
+    ledger,
+    ledger_env,
+    project,
+    query,
+    remember_scenario_facts,
+    wait_for,
+)
 from fakes.llm_server import ModelServer
 from fakes.npm import npm_install
 
@@ -34,11 +44,8 @@ CLAUDE_CODE_VERSION = "2.1.332"
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "tests" / ".cache"
 CC_DIR = CACHE / "claude-code"
-LEDGER = str(Path(sys.executable).with_name("ledger"))
 LLM_CLI = str(Path(__file__).parent / "fakes" / "llm_cli.py")
 
-FACT_DATA = "data.bin is in FORMAT-ZETA: a 6-byte header then UTF-8 text"
-FACT_NOTES = "notes.txt lists the three open questions of the migration (QUESTION-LIST-7)"
 DISTILLED = "data.bin payload text begins with DATAV1 (DISTILLED-MARKER)"
 HOOK_CONTEXT = "hook additional context"
 
@@ -60,29 +67,13 @@ def claude_bin() -> Path:
     return npm_install(CACHE, CC_DIR, "@anthropic-ai/claude-code", CLAUDE_CODE_VERSION, _binary, timeout=600)
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"})
-
-
 @pytest.fixture
 def world(tmp_path, _isolated_home):
     """A git project with ledger's hooks installed and two remembered facts."""
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "data.bin").write_bytes(b"DATAV1 payload of the scenario\n")
-    (proj / "notes.txt").write_text("1. schema?\n2. backfill?\n3. rollout?\n")
-    git(proj, "init", "-q", "-b", "main")
-    git(proj, "add", ".")
-    git(proj, "commit", "-qm", "init")
-    env = {**os.environ, "LEDGER_HOME": str(_isolated_home)}
-    env.pop("LEDGER_DB", None)
-    for argv in (["install", "claude-code", "--dir", str(proj)],
-                 ["remember", FACT_DATA, "--cluster", "code", "--file", "data.bin"],
-                 ["remember", FACT_NOTES, "--cluster", "code", "--file", "notes.txt"]):
-        p = subprocess.run([LEDGER, *argv], cwd=proj, env=env, capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0, p.stderr
+    proj = project(tmp_path / "proj", SCENARIO_FILES)
+    env = ledger_env(_isolated_home)
+    ledger("install", "claude-code", "--dir", str(proj), cwd=proj, env=env)
+    remember_scenario_facts(proj, env)
     home = tmp_path / "home"
     home.mkdir()
     return {"proj": proj, "home": home, "ledger_home": Path(_isolated_home), "db": Path(_isolated_home) / "ledger.db",
@@ -100,23 +91,6 @@ def run_claude(claude_bin: Path, world: dict, model_url: str, prompt: str, *extr
                        cwd=world["proj"], env=full, capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, f"claude exited {p.returncode}\nstdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-2000:]}"
     return json.loads(p.stdout)
-
-
-def wait_for(fn, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v or time.monotonic() > deadline:
-            return v
-        time.sleep(0.1)
-
-
-def query(db: Path, sql: str, *params):
-    conn = sqlite3.connect(db, timeout=10)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def test_facts_reach_the_model_and_escalate_and_distillation_closes_the_loop(claude_bin, world):

@@ -26,13 +26,12 @@ import json
 import os
 import platform
 import shlex
-import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from fakes.e2e import LEDGER, ledger, ledger_env, project, query, wait_for
 from fakes.npm import npm_install
 from fakes.responses_sse import Call, RawItem, ResponsesServer, Turn, request_text, tool_outputs
 
@@ -42,7 +41,6 @@ CODEX_VERSION = "0.169.0"
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "tests" / ".cache"
 CX_DIR = CACHE / "codex"
-LEDGER = str(Path(sys.executable).with_name("ledger"))
 LLM_CLI = str(Path(__file__).parent / "fakes" / "llm_cli.py")
 FINDING = "notes.txt holds the release checklist; step 3 needs the VPN (CHECKLIST-MARKER)"
 TASK = "Prepare the release from the checklist in notes.txt"
@@ -70,31 +68,17 @@ def codex_bin() -> Path:
     return npm_install(CACHE, CX_DIR, "@openai/codex", CODEX_VERSION, _binary, timeout=900)
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"})
-
-
 @pytest.fixture
 def world(tmp_path, _isolated_home):
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "notes.txt").write_text("1. tag\n2. build\n3. upload (VPN)\n")
-    git(proj, "init", "-q", "-b", "main")
-    git(proj, "add", ".")
-    git(proj, "commit", "-qm", "init")
+    proj = project(tmp_path / "proj", {"notes.txt": "1. tag\n2. build\n3. upload (VPN)\n"})
     codex_home = tmp_path / "codex-home"
-    env = {**os.environ, "LEDGER_HOME": str(_isolated_home), "CODEX_HOME": str(codex_home),
-           "LEDGER_DISTILL_EVERY": "1", "LEDGER_LLM_BACKEND": "command",
-           "LEDGER_LLM_COMMAND": " ".join(shlex.quote(a) for a in (
-               sys.executable, LLM_CLI, "--answer",
-               json.dumps([{"fact": FINDING, "topic": "file:notes.txt", "files": [str(proj / "notes.txt")]}])))}
-    for var in ("LEDGER_DB", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"):
-        env.pop(var, None)
-    p = subprocess.run([LEDGER, "install", "codex", "--user", "--no-distill"], cwd=proj, env=env,
-                       capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
+    distiller = " ".join(shlex.quote(a) for a in (
+        sys.executable, LLM_CLI, "--answer",
+        json.dumps([{"fact": FINDING, "topic": "file:notes.txt", "files": [str(proj / "notes.txt")]}])))
+    env = ledger_env(_isolated_home, drop=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
+                     CODEX_HOME=str(codex_home), LEDGER_DISTILL_EVERY="1", LEDGER_LLM_BACKEND="command",
+                     LEDGER_LLM_COMMAND=distiller)
+    p = ledger("install", "codex", "--user", "--no-distill", cwd=proj, env=env)
     assert "/hooks" in p.stdout  # the trust note
     assert CI.compact_prompt_path().is_file()
     return {"proj": proj, "codex_home": codex_home, "db": Path(_isolated_home) / "ledger.db", "env": env,
@@ -127,23 +111,6 @@ def run_codex(codex_bin: Path, world: dict, prompt: str, timeout: float = 120) -
     return p
 
 
-def wait_for(fn, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v or time.monotonic() > deadline:
-            return v
-        time.sleep(0.1)
-
-
-def query(db: Path, sql: str, *params):
-    conn = sqlite3.connect(db, timeout=10)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
 def read_notes(body: dict) -> Turn:
     """The scripted model: read notes.txt once, then answer."""
     if not tool_outputs(body):
@@ -161,7 +128,7 @@ def test_a_learned_fact_comes_back_and_a_compaction_carries_the_session_state(co
         first = srv.bodies()
     assert len(first) == 2 and "3. upload (VPN)" in tool_outputs(first[1])[0]
     assert FINDING not in request_text(first[1])  # nothing known yet
-    assert wait_for(lambda: query(db, "SELECT count(*) FROM memories WHERE writer = 'watcher'")[0][0] >= 1), \
+    assert wait_for(lambda: query(db, "SELECT count(*) FROM memories WHERE writer = 'watcher'")[0][0] >= 1, 20), \
         "the detached distiller wrote no finding"
     sessions = query(db, "SELECT harness, session_id FROM watch_sessions")
     assert [h for h, _ in sessions] == ["codex"]

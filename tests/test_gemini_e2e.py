@@ -18,23 +18,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fakes.e2e import FACT_DATA, FACT_NOTES, SCENARIO_FILES, ledger, ledger_env, project, query, remember_scenario_facts
 from fakes.npm import npm_install
 
 GEMINI_VERSION = "0.61.0"
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "tests" / ".cache"
 GEMINI_DIR = CACHE / "gemini"
-LEDGER = str(Path(sys.executable).with_name("ledger"))
 MODEL = "gemini-2.5-flash"  # a fixed model: the default "auto" first asks a routing classifier
 
-FACT_DATA = "data.bin is in FORMAT-ZETA: a 6-byte header then UTF-8 text"
-FACT_NOTES = "notes.txt lists the three open questions of the migration (QUESTION-LIST-7)"
 
 
 def _script() -> Path | None:
@@ -53,32 +49,15 @@ def gemini_js() -> Path:
     return npm_install(CACHE, GEMINI_DIR, "@google/gemini-cli", GEMINI_VERSION, _script, timeout=900)
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"})
-
-
 @pytest.fixture
 def world(tmp_path, _isolated_home):
     """A git project, a throwaway HOME holding ledger's Gemini extension and Gemini
     settings that need no login, and two remembered facts."""
-    proj, home = tmp_path / "proj", tmp_path / "home"
-    proj.mkdir()
+    proj, home = project(tmp_path / "proj", SCENARIO_FILES), tmp_path / "home"
     home.mkdir()
-    (proj / "data.bin").write_bytes(b"DATAV1 payload of the scenario\n")
-    (proj / "notes.txt").write_text("1. schema?\n2. backfill?\n3. rollout?\n")
-    git(proj, "init", "-q", "-b", "main")
-    git(proj, "add", ".")
-    git(proj, "commit", "-qm", "init")
-    env = {**os.environ, "LEDGER_HOME": str(_isolated_home), "HOME": str(home)}
-    for var in ("LEDGER_DB", "GEMINI_CLI_HOME"):
-        env.pop(var, None)
-    for argv in (["install", "gemini", "--user", "--no-distill"],
-                 ["remember", FACT_DATA, "--cluster", "code", "--file", str(proj / "data.bin")],
-                 ["remember", FACT_NOTES, "--cluster", "code", "--file", str(proj / "notes.txt")]):
-        p = subprocess.run([LEDGER, *argv], cwd=proj, env=env, capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0, p.stderr
+    env = ledger_env(_isolated_home, drop=("GEMINI_CLI_HOME",), HOME=str(home))
+    ledger("install", "gemini", "--user", "--no-distill", cwd=proj, env=env)
+    remember_scenario_facts(proj, env)
     (home / ".gemini" / "settings.json").write_text(json.dumps({
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
         "general": {"disableAutoUpdate": True}, "telemetry": {"enabled": False},
@@ -122,14 +101,6 @@ def run_gemini(gemini_js: Path, world: dict, prompt: str, responses: list[dict],
                         str(canned), *extra], cwd=world["proj"], env=full, capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, f"gemini exited {p.returncode}\nstdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-3000:]}"
     return json.loads(p.stdout[p.stdout.index("{"):])
-
-
-def query(db: Path, sql: str, *params):
-    conn = sqlite3.connect(db, timeout=10)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def transcript(world: dict) -> list[dict]:

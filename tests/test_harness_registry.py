@@ -98,3 +98,23 @@ def test_a_new_harness_is_one_module(fake_adapter, cli, tmp_path, _isolated_home
     assert rc == 0 and f"fake installed in {proj}" in out, err
     rc, out, err = cli("uninstall", "fake-harness", "--dir", str(proj), "--json", db=None)
     assert rc == 0 and json.loads(out)["removed"] == 1, err
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini"])
+def test_each_hook_harness_probe_is_a_finished_read_in_its_own_shape(name, tmp_path):
+    # ledger doctor sends the probe through `ledger hook <name> <event>`: it must parse
+    # with the harness's own adapter, as a finished tool call naming the file.
+    adapter = adapters.get(name)
+    target = tmp_path / "notes.txt"
+    event_name, payload = adapter.probe(str(tmp_path), str(target))
+    events = [adapter.parse_payload(json.dumps(payload).encode(), event_name)]
+    if hasattr(adapter, "expand"):
+        events = adapter.expand(events[0])
+    post = [e for e in events if e.kind == "post_tool"]
+    assert post and str(target) in json.dumps(post[0].tool.input) and post[0].tool.output, post
+
+
+def test_opencode_probe_is_a_tool_execute_after():
+    event_name, event = adapters.get("opencode").probe("/p", "/p/notes.txt")
+    assert event_name is None and event["hook"] == "tool.execute.after"
+    assert event["input"]["args"]["filePath"] == "/p/notes.txt"

@@ -20,13 +20,13 @@ def git(repo: Path, *args: str) -> str:
                           env={**os.environ, **GIT_ENV}).stdout
 
 
-def make_repo(path: Path, files: dict[str, str], branch: str = "main") -> Path:
-    """A repository at ``path`` holding ``files`` (relative path -> text), all committed
-    on ``branch`` as one commit "init"."""
+def make_repo(path: Path, files: dict[str, str | bytes], branch: str = "main") -> Path:
+    """A repository at ``path`` holding ``files`` (relative path -> text, or bytes), all
+    committed on ``branch`` as one commit "init"."""
     for rel, text in files.items():
         f = path / rel
         f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(text)
+        f.write_bytes(text) if isinstance(text, bytes) else f.write_text(text)
     git(path, "init", "-q", "-b", branch)
     git(path, "add", ".")
     git(path, "commit", "-q", "-m", "init")

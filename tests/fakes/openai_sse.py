@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .scripted_http import ScriptedServer
 
 _ids = itertools.count(1)
 
@@ -82,83 +82,23 @@ def tool_results(body: dict) -> list[str]:
     return out
 
 
-class OpenAIServer:
+class OpenAIServer(ScriptedServer):
     """``with OpenAIServer(answer) as srv``: serves on 127.0.0.1 (port 0 = any free)."""
 
-    def __init__(self, answer, model: str = "scripted-model", port: int = 0):
-        self.answer = answer
-        self.model = model
-        self.requests: list[dict] = []
-        self._lock = threading.Lock()
-        outer = self
+    ROUTE = "/chat/completions"
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def text_turn(self, text: str) -> Turn:
+        return Turn(text=text)
 
-            def log_message(self, *args):  # keep test output quiet
-                pass
-
-            def do_GET(self):
-                outer._record("GET", self.path, None)
-                if self.path.rstrip("/").endswith("/models"):
-                    body = {"object": "list", "data": [{"id": outer.model, "object": "model", "owned_by": "test"}]}
-                    return self._json(200, body)
-                return self._json(404, {"error": {"message": f"no route {self.path}"}})
-
-            def do_POST(self):
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    return self._json(400, {"error": {"message": "invalid JSON"}})
-                outer._record("POST", self.path, body)
-                if not self.path.split("?")[0].rstrip("/").endswith("/chat/completions"):
-                    return self._json(404, {"error": {"message": f"no route {self.path}"}})
-                try:
-                    turn = outer.answer(body)
-                except Exception as exc:  # a broken script answers 500, it does not hang
-                    return self._json(500, {"error": {"message": f"script failed: {exc!r}"}})
-                if isinstance(turn, str):
-                    turn = Turn(text=turn)
-                if body.get("stream"):
-                    return self._stream(turn)
-                return self._json(200, outer._completion(turn))
-
-            def _json(self, status: int, obj: dict):
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, turn: Turn):
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
-                for chunk in outer._chunks(turn):
-                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-                    self.wfile.flush()
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-                self.close_connection = True
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    # ------------------------------------------------------------------ helpers
-    def _record(self, method: str, path: str, body: dict | None) -> None:
-        with self._lock:
-            self.requests.append({"method": method, "path": path, "body": body, "at": time.time()})
+    def respond(self, handler, body: dict, turn: Turn) -> None:
+        if not body.get("stream"):
+            return handler.send_json(200, self._completion(turn))
+        frames = [b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in self._chunks(turn)]
+        handler.send_events([*frames, b"data: [DONE]\n\n"])
 
     def chat_requests(self) -> list[dict]:
         """Bodies of the chat-completion requests received so far."""
-        with self._lock:
-            return [r["body"] for r in self.requests if r["method"] == "POST" and r["body"] is not None]
+        return self.bodies()
 
     def _base(self, cid: str) -> dict:
         return {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": self.model}
@@ -196,16 +136,3 @@ class OpenAIServer:
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if turn.tool_calls else "stop"}],
             "usage": dict(turn.usage),
         }
-
-    # ------------------------------------------------------------------ lifecycle
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> "OpenAIServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()

@@ -34,9 +34,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .scripted_http import ScriptedServer
 
 _ids = itertools.count(1)
 
@@ -114,79 +113,22 @@ def tool_outputs(body: dict) -> list[str]:
     return out
 
 
-class ResponsesServer:
+class ResponsesServer(ScriptedServer):
     """``with ResponsesServer(answer) as srv``: serves on 127.0.0.1 (a free port)."""
 
-    def __init__(self, answer, model: str = "scripted-model"):
-        self.answer = answer
-        self.model = model
-        self.requests: list[dict] = []
-        self._lock = threading.Lock()
-        outer = self
+    ROUTE = "/responses"
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def models_list(self) -> dict:
+        return {"object": "list", "models": [], "data": [{"id": self.model, "object": "model"}]}
 
-            def log_message(self, *args):
-                pass
+    def refuse(self, headers) -> str | None:
+        return "compressed bodies are not supported here" if headers.get("content-encoding") == "zstd" else None
 
-            def do_GET(self):
-                outer._record("GET", self.path, None)
-                if self.path.split("?")[0].rstrip("/").endswith("/models"):
-                    return self._json(200, {"object": "list", "models": [], "data": [{"id": outer.model, "object": "model"}]})
-                return self._json(404, {"error": {"message": f"no route {self.path}"}})
+    def text_turn(self, text: str) -> Turn:
+        return Turn(text=text)
 
-            def do_POST(self):
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                if self.headers.get("content-encoding") == "zstd":
-                    return self._json(415, {"error": {"message": "compressed bodies are not supported here"}})
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    return self._json(400, {"error": {"message": "invalid JSON"}})
-                outer._record("POST", self.path, body)
-                if not self.path.split("?")[0].rstrip("/").endswith("/responses"):
-                    return self._json(404, {"error": {"message": f"no route {self.path}"}})
-                try:
-                    turn = outer.answer(body)
-                except Exception as exc:  # a broken script answers 500, it does not hang
-                    return self._json(500, {"error": {"message": f"script failed: {exc!r}"}})
-                if isinstance(turn, str):
-                    turn = Turn(text=turn)
-                self._stream(turn)
-
-            def _json(self, status: int, obj: dict):
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, turn: Turn):
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
-                for event in outer._events(turn):
-                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                    self.wfile.flush()
-                self.close_connection = True
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def _record(self, method: str, path: str, body: dict | None) -> None:
-        with self._lock:
-            self.requests.append({"method": method, "path": path, "body": body, "at": time.time()})
-
-    def bodies(self) -> list[dict]:
-        """Bodies of the ``/responses`` requests received so far."""
-        with self._lock:
-            return [r["body"] for r in self.requests if r["method"] == "POST" and r["body"] is not None]
+    def respond(self, handler, body: dict, turn: Turn) -> None:
+        handler.send_events(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in self._events(turn))
 
     def _events(self, turn: Turn):
         rid = f"resp_{next(_ids)}"
@@ -211,15 +153,3 @@ class ResponsesServer:
                  "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": turn.total_tokens}
         yield {"type": "response.completed", "response": {"id": rid, "model": self.model, "status": "completed",
                                                           "usage": usage}}
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> "ResponsesServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()

@@ -68,6 +68,8 @@ import os
 
 from ledger.events import HookEvent, HookResponse, ToolCall
 
+from .eventnames import EventNames
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -90,17 +92,7 @@ EVENTS: dict[str, str] = {
     "UserPromptSubmit": "user_prompt",
 }
 
-_CANON = {name.lower(): name for name in EVENTS}
-# Fallback when an event did not come from this adapter (raw_event_name unknown).
-_KIND_TO_EVENT = {
-    "session_start": "SessionStart",
-    "pre_tool": "PreToolUse",
-    "post_tool": "PostToolUse",
-    "stop": "Stop",
-    "pre_compact": "PreCompact",
-    "session_end": "SessionEnd",
-    "user_prompt": "UserPromptSubmit",
-}
+NAMES = EventNames(EVENTS)  # post_tool answers as PostToolUse, the first of its kind
 # Events whose hookSpecificOutput accepts additionalContext (A4), among those we handle.
 _CONTEXT_EVENTS = frozenset(
     {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure"}
@@ -111,7 +103,7 @@ _BLOCK_EVENTS = frozenset({"UserPromptSubmit", "PostToolUse", "PostToolUseFailur
 
 def canonical_event(name: str) -> str | None:
     """Claude Code's spelling of ``name`` (``post-tool-use`` -> ``PostToolUse``), or None."""
-    return _CANON.get(name.replace("-", "").replace("_", "").strip().lower())
+    return NAMES.canonical(name)
 
 
 def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEvent:
@@ -477,18 +469,27 @@ def render_response(event: HookEvent, resp: HookResponse) -> str:
     See the module docstring for the per-event mapping and the contract sections behind
     it. JSON output is ASCII-only (``ensure_ascii``) so any stdout encoding works.
     """
-    name = canonical_event(event.raw_event_name) or _KIND_TO_EVENT.get(event.kind, "")
+    name = NAMES.of(event)
+    if name == "PreCompact":
+        if resp.deny_reason:
+            return json.dumps({"decision": "block", "reason": resp.deny_reason})
+        if resp.additional_context:
+            return _plain_text(resp.additional_context)
+        return ""
+    return hook_output(name, event, resp, context_events=_CONTEXT_EVENTS, block_events=_BLOCK_EVENTS)
+
+
+def hook_output(name: str, event: HookEvent, resp: HookResponse, *, context_events: frozenset,
+                block_events: frozenset, system_events: frozenset | None = None) -> str:
+    """The JSON answer of Claude Code's hook protocol, which Codex's hooks speak too:
+    for ``Stop``, ``decision: "block"`` with the deny reason and context as the reason
+    (not when the Stop hook is already active); elsewhere ``hookSpecificOutput`` with
+    ``additionalContext`` on ``context_events``, a PreToolUse deny as
+    ``permissionDecision``, another deny as ``decision: "block"`` on ``block_events``;
+    ``systemMessage`` on every event, or only on ``system_events`` when given. ``""``
+    when there is nothing to say. ASCII-only JSON."""
     context = resp.additional_context or None
     deny = resp.deny_reason or None
-    system = resp.system_message or None
-
-    if name == "PreCompact":
-        if deny:
-            return json.dumps({"decision": "block", "reason": deny})
-        if context:
-            return _plain_text(context)
-        return ""
-
     out: dict[str, Any] = {}
     if name == "Stop":
         reason = "\n\n".join(t for t in (deny, context) if t)
@@ -497,18 +498,18 @@ def render_response(event: HookEvent, resp: HookResponse) -> str:
             out["reason"] = reason
     else:
         specific: dict[str, Any] = {}
-        if context and name in _CONTEXT_EVENTS:
+        if context and name in context_events:
             specific["additionalContext"] = context
         if deny and name == "PreToolUse":
             specific["permissionDecision"] = "deny"
             specific["permissionDecisionReason"] = deny
-        elif deny and name in _BLOCK_EVENTS:
+        elif deny and name in block_events:
             out["decision"] = "block"
             out["reason"] = deny
         if specific:
             out["hookSpecificOutput"] = {"hookEventName": name, **specific}
-    if system:
-        out["systemMessage"] = system
+    if resp.system_message and (system_events is None or name in system_events):
+        out["systemMessage"] = resp.system_message
     return json.dumps(out) if out else ""
 
 

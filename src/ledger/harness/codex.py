@@ -49,31 +49,25 @@ failed), so each event gets exactly the keys above. Stdlib only.
 
 from __future__ import annotations
 
-import json
-
 from ledger.events import HookEvent, HookResponse, ToolCall
+
+from . import claude_code as _claude
+from .eventnames import EventNames
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 HARNESS = "codex"
-#: Caps (characters) applied to a PostToolUse ``tool_response`` before it is flattened.
-RESPONSE_STRING_CAP = 16_000
-RESPONSE_TOTAL_CAP = 64_000
+#: Caps (characters) applied to a PostToolUse ``tool_response`` before it is flattened:
+#: Claude Code's, whose hook protocol Codex's hooks speak.
+RESPONSE_STRING_CAP, RESPONSE_TOTAL_CAP = _claude.RESPONSE_STRING_CAP, _claude.RESPONSE_TOTAL_CAP
 
-#: Codex event name -> :attr:`HookEvent.kind`. Iterating gives the names we handle.
-EVENTS: dict[str, str] = {
-    "SessionStart": "session_start",
-    "UserPromptSubmit": "user_prompt",
-    "PreToolUse": "pre_tool",
-    "PostToolUse": "post_tool",
-    "Stop": "stop",
-    "PreCompact": "pre_compact",
-    "SessionEnd": "session_end",
-}
-_CANON = {name.lower(): name for name in EVENTS}
-_KIND_TO_EVENT = {kind: name for name, kind in EVENTS.items()}
+#: Codex event name -> :attr:`HookEvent.kind`: Claude Code's names and kinds, without
+#: PostToolUseFailure (Codex reports a failed call as a PostToolUse). Iterating gives
+#: the names we handle.
+EVENTS: dict[str, str] = {name: kind for name, kind in _claude.EVENTS.items() if name != "PostToolUseFailure"}
+NAMES = EventNames(EVENTS)
 _CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"})
 _BLOCK_EVENTS = frozenset({"UserPromptSubmit", "PostToolUse", "Stop"})
 #: Events whose output schema has ``systemMessage`` (SessionEnd has no output at all).
@@ -82,7 +76,7 @@ _SYSTEM_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "P
 
 def canonical_event(name: str) -> str | None:
     """Codex's spelling of ``name`` (``post-tool-use`` -> ``PostToolUse``), or None."""
-    return _CANON.get(name.replace("-", "").replace("_", "").strip().lower())
+    return NAMES.canonical(name)
 
 
 def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEvent:
@@ -92,9 +86,7 @@ def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEv
     ``hook_event_name``, or an ``expected_event`` that names another event. Other fields
     are optional and tolerated in any shape (wrong types become ``None``/defaults).
     """
-    from .claude_code import decode_payload
-
-    payload, event_name = decode_payload(raw, expected_event, title="Codex", events=EVENTS,
+    payload, event_name = _claude.decode_payload(raw, expected_event, title="Codex", events=EVENTS,
                                          canonical=canonical_event, config=".codex/hooks.json")
 
     kind = EVENTS[event_name]
@@ -159,10 +151,9 @@ def tool_output(tool_name: str, response: object) -> tuple[str | None, bool | No
             return text, code == "0" if code.lstrip("-").isdigit() else None
         return text, None
     from ..redact import clip_value
-    from .claude_code import tool_output as structured
 
     clipped = clip_value(response, per_string=RESPONSE_STRING_CAP, total=RESPONSE_TOTAL_CAP)
-    text, ok = structured(tool_name, clipped)
+    text, ok = _claude.tool_output(tool_name, clipped)
     if isinstance(response, dict) and response.get("isError") is True:
         ok = False  # an MCP CallToolResult that failed
     return text, ok
@@ -171,28 +162,7 @@ def tool_output(tool_name: str, response: object) -> tuple[str | None, bool | No
 def render_response(event: HookEvent, resp: HookResponse) -> str:
     """What to print on stdout (exit 0) for ``resp`` to ``event``; ``""`` = nothing.
     See the module docstring for the per-event keys. ASCII-only JSON."""
-    name = canonical_event(event.raw_event_name) or _KIND_TO_EVENT.get(event.kind, "")
-    context = resp.additional_context or None
-    deny = resp.deny_reason or None
-    system = resp.system_message or None
-    out: dict[str, Any] = {}
-    if name == "Stop":
-        reason = "\n\n".join(t for t in (deny, context) if t)
-        if reason and not event.stop_hook_active:
-            out["decision"] = "block"
-            out["reason"] = reason
-    elif name in _CONTEXT_EVENTS:
-        specific: dict[str, Any] = {}
-        if context:
-            specific["additionalContext"] = context
-        if deny and name == "PreToolUse":
-            specific["permissionDecision"] = "deny"
-            specific["permissionDecisionReason"] = deny
-        elif deny and name in _BLOCK_EVENTS:
-            out["decision"] = "block"
-            out["reason"] = deny
-        if specific:
-            out["hookSpecificOutput"] = {"hookEventName": name, **specific}
-    if system and name in _SYSTEM_EVENTS:
-        out["systemMessage"] = system
-    return json.dumps(out) if out else ""
+    # Codex rejects keys an event's schema lacks: only _CONTEXT_EVENTS take
+    # hookSpecificOutput or a block (Stop aside), only _SYSTEM_EVENTS systemMessage.
+    return _claude.hook_output(NAMES.of(event), event, resp, context_events=_CONTEXT_EVENTS,
+                       block_events=_BLOCK_EVENTS & _CONTEXT_EVENTS, system_events=_SYSTEM_EVENTS)

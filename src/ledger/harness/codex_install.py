@@ -229,26 +229,11 @@ def uninstall_codex(scope: str = "project", project: str | None = None) -> dict:
 
 
 def _uninstall_hooks(scope: str, project: str | None) -> dict:
+    from .install import _remove_from
+
     path = hooks_path(scope, project)
-    if not path.exists():
-        return {"path": str(path), "removed": 0, "deleted": []}
-    data, style = _load_with_style(path)
-    hooks = data.get("hooks")
-    removed = _strip_ours(hooks) if isinstance(hooks, dict) else 0
-    if not removed:
-        return {"path": str(path), "removed": 0, "deleted": []}
-    if isinstance(hooks, dict) and not hooks:
-        del data["hooks"]
-    if data:
-        _write(path, data, style)
-        return {"path": str(path), "removed": removed, "deleted": []}
-    filetx.save(path.parent)  # the file and the folder it may leave empty
-    path.unlink()
-    try:
-        path.parent.rmdir()  # only when empty
-    except OSError:
-        pass
-    return {"path": str(path), "removed": removed, "deleted": [str(path)]}
+    removed, deleted = _remove_from(path, _strip_ours)
+    return {"path": str(path), "removed": removed, "deleted": [str(path)] if deleted else []}
 
 
 # --------------------------------------------------------------------------- trust

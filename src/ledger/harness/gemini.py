@@ -78,6 +78,8 @@ import os
 
 from ledger.events import HookEvent, HookResponse, ToolCall
 
+from .eventnames import EventNames
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -97,8 +99,7 @@ EVENTS: dict[str, str] = {
     "PreCompress": "pre_compact",
     "SessionEnd": "session_end",
 }
-_CANON = {name.lower(): name for name in EVENTS}
-_KIND_TO_EVENT = {kind: name for name, kind in EVENTS.items()}
+NAMES = EventNames(EVENTS)
 _CONTEXT_EVENTS = frozenset({"SessionStart", "BeforeAgent", "AfterTool"})
 _DENY_EVENTS = frozenset({"BeforeAgent", "BeforeTool", "AfterTool"})
 
@@ -124,7 +125,7 @@ _EDIT_VERBS = ("edit", "replace", "move", "rename", "patch", "update", "delete",
 
 def canonical_event(name: str) -> str | None:
     """Gemini's spelling of ``name`` (``after-tool`` -> ``AfterTool``), or None."""
-    return _CANON.get(name.replace("-", "").replace("_", "").strip().lower())
+    return NAMES.canonical(name)
 
 
 def parse_payload(raw: bytes | str, expected_event: str | None = None) -> HookEvent:
@@ -354,7 +355,7 @@ def _dumps(obj: object) -> str:
 def render_response(event: HookEvent, resp: HookResponse) -> str:
     """What to print on stdout (exit 0) for ``resp`` to ``event``; ``""`` = nothing.
     See the module docstring for the per-event mapping. ASCII-only JSON."""
-    name = canonical_event(event.raw_event_name) or _KIND_TO_EVENT.get(event.kind, "")
+    name = NAMES.of(event)
     context = resp.additional_context or None
     deny = resp.deny_reason or None
     out: dict[str, Any] = {}

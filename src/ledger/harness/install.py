@@ -198,15 +198,17 @@ def _write(path: Path, data: dict, style: dict | None = None) -> None:
                            "its folder's permissions, then run this again.", field="path", value=str(path)) from None
 
 
-def _remove_from(path: Path) -> tuple[int, bool]:
-    """Take our handlers out of ``path``: ``(removed, deleted)``. A file left holding
-    nothing is deleted (with its folder when that is left empty); a file with nothing
-    of ours is not rewritten at all."""
+def _remove_from(path: Path, strip=None) -> tuple[int, bool]:
+    """Take our handlers out of the hooks file ``path`` (Claude Code's shape, which
+    Codex's ``hooks.json`` shares; ``strip(hooks) -> count`` removes the harness's own,
+    Claude Code's by default): ``(removed, deleted)``. A file left holding nothing is
+    deleted (with its folder when that is left empty); a file with nothing of ours is
+    not rewritten at all. Raises InvalidInput for a file that is not a JSON object."""
     if not path.exists():
         return 0, False
     data, style = _load_with_style(path)
     hooks = data.get("hooks")
-    removed = _strip_ours(hooks) if isinstance(hooks, dict) else 0
+    removed = (strip or _strip_ours)(hooks) if isinstance(hooks, dict) else 0
     if not removed:
         return 0, False
     if isinstance(hooks, dict) and not hooks:

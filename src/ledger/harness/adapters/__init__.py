@@ -24,6 +24,10 @@ An adapter module defines:
   None`` (one answer from theirs).
 - For a harness whose plugin talks to one long-lived child instead:
   ``serve_session(args: list[str]) -> int``, run as ``ledger __serve-session <name>``.
+- ``probe(cwd, path) -> (event | None, payload)``: a finished tool call reading ``path``
+  in the harness's own shape, which ``ledger doctor`` sends through the command the
+  harness's configuration runs (``ledger hook <name> <event>``, or with ``None`` one
+  request to ``ledger __serve-session <name>``) to check the install end to end.
 
 Stdlib only (imported on the hook path).
 """
