@@ -41,9 +41,10 @@ class StatsMixin:
         """Counts over live memories: by origin, kind, cluster, reader agent, and flags.
 
         One pass over the covering index ``memories_facets`` (migration
-        ``m015_facet_indexes``) gives origin, kind, cluster, pinned and archived; reader
-        counts are all readers per agent less those of dropped memories (few), so no
-        memory row is read (0.1-1 s at 100k memories before, bench/web.py)."""
+        ``m015_facet_indexes``) gives origin, kind, cluster, pinned and archived, so no
+        memory row is read (0.1-1 s at 100k memories before, bench/web.py); reader
+        counts per agent are the summary kept on write (``agent_summary``, m017: the
+        readers of dropped memories were found by walking every reader)."""
         origin: dict[str, int] = {}
         kind: dict[str, int] = {}
         cluster: dict[str, int] = {}
@@ -56,11 +57,7 @@ class StatsMixin:
             origin[org] = origin.get(org, 0) + n
             pinned += n if pin else 0
             archived += n if arc else 0
-        readers = dict(self._conn.execute("SELECT agent_id, count(*) FROM memory_readers GROUP BY agent_id").fetchall())
-        for agent, n in self._conn.execute(
-                """SELECT r.agent_id, count(*) FROM memories m JOIN memory_readers r ON r.memory_id = m.id
-                   WHERE m.deleted_at IS NOT NULL GROUP BY r.agent_id"""):
-            readers[agent] -= n
+        readers = {a: int(n) for a, n in self._conn.execute("SELECT agent_id, sum(reads) FROM agent_summary GROUP BY agent_id")}
         readers = {a: n for a, n in sorted(readers.items(), key=lambda x: (-x[1], x[0])) if n > 0}
         conflicted = self.scalar(
             """SELECT count(*) FROM (SELECT a AS id FROM conflicts WHERE status = 'open' UNION SELECT b FROM conflicts WHERE status = 'open') x
