@@ -505,6 +505,15 @@ def m010_machines(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m016_hidden_index(conn: sqlite3.Connection) -> None:
+    """The memories a search without filters hides (dropped, pending or archived), as a
+    partial index: a search counts its matches and subtracts the hidden ones among them,
+    instead of reading a memory row per match (``SearchMixin._count_visible``; at 100k
+    memories a common word matches tens of thousands). Usually empty or small."""
+    conn.execute("CREATE INDEX memories_hidden ON memories (seq) WHERE deleted_at IS NOT NULL OR archived <> 0")
+
+
 #: What m017's triggers keep: per agent and cluster, the live memories the agent wrote
 #: and the live memories it reads; per pair of agents (a < b, bytewise), the live
 #: memories both read. Read by ``StatsMixin.agents_activity`` and ``Store.clusters``.
@@ -704,12 +713,3 @@ def m017_agent_summary(conn: sqlite3.Connection) -> None:
             conn.execute(stmt)
     conn.execute("CREATE INDEX memories_live_created ON memories (deleted_at, created_at)")
     conn.execute("CREATE INDEX memories_source_order ON memories (source_id, deleted_at, kind, coalesce(chunk_index, 0), seq)")
-
-
-@migration
-def m016_hidden_index(conn: sqlite3.Connection) -> None:
-    """The memories a search without filters hides (dropped, pending or archived), as a
-    partial index: a search counts its matches and subtracts the hidden ones among them,
-    instead of reading a memory row per match (``SearchMixin._count_visible``; at 100k
-    memories a common word matches tens of thousands). Usually empty or small."""
-    conn.execute("CREATE INDEX memories_hidden ON memories (seq) WHERE deleted_at IS NOT NULL OR archived <> 0")
