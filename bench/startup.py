@@ -12,6 +12,8 @@ runs, interleaved so machine noise hits all of them alike, ``--n`` rounds of:
 * ``python -c pass`` in the same venv (the floor, ratio 1.00),
 * ``python -c "import re, json, sqlite3"`` (the standard library the verbs cannot do
   without: the floor of any ``ledger`` process that searches),
+* ``python -c "import ledger.service"`` (the facade with the store and the models:
+  what every verb imports before it opens the store),
 * ``python -c "import click"`` (what click alone would cost on this path),
 * ``ledger --version``,
 * ``ledger recall <query> --db STORE`` (counted, on a private copy of the store),
@@ -91,8 +93,8 @@ def measure(db: Path, n: int, seed: int = 11, baseline: Path | None = None, base
         rng = random.Random(seed)
         led = _ledger_cmd()
         env = dict(os.environ, LEDGER_AGENT="bench", NO_COLOR="1")
-        keys = ["python -c pass", "import re, json, sqlite3", "import click", "ledger --version", "recall", "search",
-                "show", "remember"]
+        keys = ["python -c pass", "import re, json, sqlite3", "import ledger.service", "import click", "ledger --version",
+                "recall", "search", "show", "remember"]
         old = [str(baseline / "bin" / "ledger")] if baseline else None
         if old:
             keys += ["before: ledger --version", "before: recall", "before: search", "before: show", "before: remember"]
@@ -123,6 +125,7 @@ def measure(db: Path, n: int, seed: int = 11, baseline: Path | None = None, base
             q = _query(rng, texts)
             timed("python -c pass", [sys.executable, "-c", "pass"])
             timed("import re, json, sqlite3", [sys.executable, "-c", "import re, json, sqlite3"])
+            timed("import ledger.service", [sys.executable, "-c", "import ledger.service"])
             timed("import click", [sys.executable, "-c", "import click"])
             timed("ledger --version", [*led, "--version"])
             timed("recall", [*led, "recall", *q, "--db", str(work)])
