@@ -82,3 +82,29 @@ def test_a_chunk_without_a_source_falls_back_to_ranking_every_row(mixed, monkeyp
     got = mixed.search("", limit=50)
     want = full_ranking(monkeypatch, mixed, limit=50)
     assert [m.id for m in got.hits] == [m.id for m in want.hits]
+
+
+@pytest.mark.parametrize("buckets", [1, 7, 60])
+def test_the_timeline_equals_bucketing_every_live_memory(mixed, buckets):
+    conn = mixed.store._conn
+    created = [r[0] for r in conn.execute("SELECT created_at FROM memories")]
+    lo, hi = min(created), max(created)
+    width = max(1, -(-(hi - lo + 1) // buckets))
+    want = [0] * buckets
+    for (at,) in conn.execute("SELECT created_at FROM memories WHERE deleted_at IS NULL"):
+        want[min(buckets - 1, (at - lo) // width)] += 1
+    t = mixed.timeline(buckets)
+    assert (t["start"], t["end"], t["width"], t["counts"]) == (lo, hi, width, want)
+
+
+def test_source_previews_equal_each_sources_detail(mixed):
+    sources = mixed.sources()
+    distilled = [mixed.remember(f"distilled fact {i} from {s.filename}", cluster="code", agent="bob", source_id=s.id).memory.id
+                 for i, s in enumerate(sources[:3] * 2)]
+    mixed.forget(distilled[:1], agent="bob")
+    got = mixed.source_previews([s.id for s in sources], 3)
+    assert sum(len(v["claims"]) for v in got.values()) == len(distilled) - 1
+    for s in sources:
+        one = mixed.source_detail(s.id, 3)
+        assert [m.id for m in got[s.id]["chunks"]] == [m.id for m in one["chunks"]]
+        assert [m.id for m in got[s.id]["claims"]] == [m.id for m in one["claims"]]
