@@ -2,11 +2,13 @@
 
 Usage::
 
-    LEDGER_BENCH_OUT=DIR python bench/search_ab.py --base REV [--sizes 10000 100000]
+    LEDGER_BENCH_OUT=DIR python bench/search_ab.py --base REV [--paths P ...] [--sizes 10000 100000]
                                                    [--queries 200] [--common 50] [--json]
 
 Two worker processes, one importing ``ledger`` from ``git archive REV`` (before) and one
-from this checkout (after), each open their own copy of the cached ``bench/scale.py``
+from this checkout (after); with ``--paths``, "before" is this checkout with only those
+files taken from REV (e.g. ``src/ledger/store/search.py``: the old search code on the
+current schema, so a store migrated by the new code still opens), each open their own copy of the cached ``bench/scale.py``
 store of each size (the cached store is never written: opening a copy applies that
 version's migrations to the copy only). The same queries go to both, alternating which
 runs first, so both see the same machine noise. Per query: wall and CPU time of
@@ -87,6 +89,7 @@ def main() -> int:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", required=True, help="git revision of the 'before' code")
+    ap.add_argument("--paths", nargs="+", help="only these files from --base, the rest from this checkout")
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--common", type=int, default=50)
@@ -96,12 +99,18 @@ def main() -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="ledger-search-ab-"))
     procs = []
-    out: dict = {"machine": machine(), "base": args.base,
+    out: dict = {"machine": machine(), "base": args.base, "paths": args.paths,
                  "head": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                                         capture_output=True, text=True).stdout.strip(), "sizes": {}}
     try:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base, "src"], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+        if args.paths:
+            shutil.copytree(ROOT / "src", tmp / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            for path in args.paths:
+                old = subprocess.run(["git", "-C", str(ROOT), "show", f"{args.base}:{path}"], check=True, capture_output=True).stdout
+                (tmp / path).write_bytes(old)
+        else:
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base, "src"], check=True, capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
         sides = {"before": str(tmp / "src"), "after": str(ROOT / "src")}
         for n in args.sizes:
             cached = S.store_path("mixed", n)
@@ -162,7 +171,8 @@ def main() -> int:
         print(json.dumps(out, indent=1))
         return 0
     m = out["machine"]
-    print(f"search before ({args.base}) / after ({out['head']}) · {m['date']} · {m['nproc']} cores, SQLite {m['sqlite']}")
+    what = f"{args.base}: {' '.join(args.paths)}" if args.paths else args.base
+    print(f"search before ({what}) / after ({out['head']} + working tree) · {m['date']} · {m['nproc']} cores, SQLite {m['sqlite']}")
     rows = []
     for n, entry in out["sizes"].items():
         for label in ("generated", "common-term"):

@@ -137,12 +137,29 @@ def neighbours_of(conn: sqlite3.Connection, words) -> dict[str, list[str]]:
         expr = " OR ".join('"' + g.replace('"', '""') + '"' for g in rare)
         rows = conn.execute("SELECT padded FROM vocab_tri WHERE vocab_tri MATCH ? AND length(padded) BETWEEN ? AND ?",
                             (expr, len(w) - k + 2, len(w) + k + 2))
-        found[w] = [p[1:-1] for (p,) in rows if sum(g in p for g in grams) >= need]
+        found[w] = [p[1:-1] for (p,) in rows if _holds(p, grams, need)]
     for w, k in scan:
         found[w] = [r[0] for r in conn.execute("SELECT term FROM vocab WHERE length(term) BETWEEN ? AND ?", (len(w) - k, len(w) + k))]
     for w, k, _, _ in plan:
         out[w] = sorted(v for v in found[w] if v != w and T.edit_distance(w, v, k) <= k)
     return out
+
+
+def _holds(padded: str, grams, need: int) -> bool:
+    """Whether ``padded`` contains at least ``need`` of ``grams`` (distinct trigrams).
+    Stops at the first miss too many: most candidates of the trigram index hold one or
+    two of a word's trigrams, and this runs once per candidate."""
+    misses = len(grams) - need
+    for g in grams:
+        if g in padded:
+            need -= 1
+            if not need:
+                return True
+        else:
+            misses -= 1
+            if misses < 0:
+                return False
+    return need <= 0
 
 
 def neighbours_brute(words, word: str) -> list[str]:
