@@ -119,6 +119,42 @@ def test_fold():
 
 
 # ------------------------------------------------------------------------------ fuzzy
+def _levenshtein(a: str, b: str) -> int:
+    """The full table, no cap: the reference for :func:`ledger.terms.edit_distance`."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def test_edit_distance_is_levenshtein_up_to_the_cap():
+    """The banded and cap-1 shortcuts give the full table's distance whenever it is
+    within the cap, and cap + 1 otherwise: random words, near copies and edge cases."""
+    rnd = random.Random(14)
+    pairs = [("", ""), ("", "a"), ("a", ""), ("ab", "ba"), ("abc", "acb"), ("abcd", "abdc"), ("aaaa", "aaa"),
+             ("deploy", "deplo"), ("deploy", "eploy"), ("deploy", "deplyo"), ("café", "cafe"), ("kitten", "sitting")]
+    for _ in range(3000):
+        a = "".join(rnd.choice("abcde") for _ in range(rnd.randint(0, 10)))
+        b = list(a)
+        for _ in range(rnd.randint(0, 4)):
+            op = rnd.randrange(3)
+            k = rnd.randint(0, len(b))
+            if op == 0:
+                b.insert(k, rnd.choice("abcdef"))
+            elif b and op == 1:
+                del b[min(k, len(b) - 1)]
+            elif b:
+                b[min(k, len(b) - 1)] = rnd.choice("abcdef")
+        pairs.append((a, "".join(b)))
+    for a, b in pairs:
+        d = _levenshtein(a, b)
+        for cap in range(0, 5):
+            assert T.edit_distance(a, b, cap) == (d if d <= cap else cap + 1), (a, b, cap, d)
+
+
 def test_edit_distance():
     assert T.edit_distance("kitten", "sitting", 5) == 3
     assert T.edit_distance("deploy", "deploy", 1) == 0

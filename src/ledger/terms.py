@@ -276,27 +276,50 @@ def edit_distance(a: str, b: str, cap: int) -> int:
     """Levenshtein distance (insert, delete or substitute one character, each costing 1)
     between ``a`` and ``b``, or ``cap + 1`` as soon as it is known to exceed ``cap``.
     Plain Levenshtein, not Damerau: a swap of two letters counts 2, which keeps the
-    trigram bound of :func:`padded_trigrams` at 3 per edit."""
+    trigram bound of :func:`padded_trigrams` at 3 per edit.
+
+    Runs once per candidate neighbour of every unknown query word, so it only computes
+    what the cap needs: for ``cap`` 1 a comparison of the tails after the common
+    prefix; above, the cells within ``cap`` of the diagonal (any other cell is more
+    than ``cap`` already, since the distance of two prefixes is at least the
+    difference of their lengths)."""
     if a == b:
         return 0
     la, lb = len(a), len(b)
-    if abs(la - lb) > cap:
+    if cap <= 0 or abs(la - lb) > cap:
         return cap + 1
-    prev = list(range(lb + 1))
+    if cap == 1:
+        i = 0
+        n = min(la, lb)
+        while i < n and a[i] == b[i]:
+            i += 1
+        if la == lb:
+            return 1 if a[i + 1:] == b[i + 1:] else 2
+        return 1 if (a[i + 1:] == b[i:] if la > lb else a[i:] == b[i + 1:]) else 2
+    over = cap + 1
+    prev = [j if j <= cap else over for j in range(lb + 1)]
     for i in range(1, la + 1):
-        cur = [i] + [0] * lb
+        cur = [over] * (lb + 1)
+        if i <= cap:
+            cur[0] = i
         ca = a[i - 1]
-        lo = i
-        for j in range(1, lb + 1):
-            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != b[j - 1]))
+        lo = cur[0]
+        for j in range(max(1, i - cap), min(lb, i + cap) + 1):
+            v = prev[j - 1] + (ca != b[j - 1])
+            if prev[j] + 1 < v:
+                v = prev[j] + 1
+            if cur[j - 1] + 1 < v:
+                v = cur[j - 1] + 1
+            if v > over:
+                v = over
             cur[j] = v
             if v < lo:
                 lo = v
         if lo > cap:
-            return cap + 1
+            return over
         prev = cur
     d = prev[lb]
-    return d if d <= cap else cap + 1
+    return d if d <= cap else over
 
 
 def padded_trigrams(word: str) -> list[str]:
