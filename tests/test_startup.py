@@ -29,7 +29,7 @@ STDLIB_BUDGET = frozenset("""
 LEDGER_BUDGET = frozenset("""
     ledger ledger.cli ledger.cli.fast ledger.cli.hints ledger.cli.render ledger.cli.verbs ledger.clock ledger.errors
     ledger.filekeys ledger.frozen ledger.ids ledger.models ledger.paths ledger.query ledger.query.parser ledger.service ledger.store
-    ledger.store.conflicts ledger.store.connection ledger.store.migrations ledger.store.ops ledger.store.rows
+    ledger.store.connection ledger.store.migrations ledger.store.ops ledger.store.rows
     ledger.store.search ledger.store.sources ledger.store.sqlbits ledger.store.stats ledger.store.store
     ledger.store.textindex ledger.store.watch ledger.strength ledger.termfmt ledger.terms ledger.text ledger.vocab
     ledger.wire
@@ -37,7 +37,7 @@ LEDGER_BUDGET = frozenset("""
 # Only remember runs the contradiction proposer.
 # (difflib only when a pair of claims lines up: not on this probe's store.)
 REMEMBER_EXTRA = frozenset({"ledger.conflicts", "ledger.conflicts.duplicates", "ledger.conflicts.signals",
-                            "ledger.conflicts.values"})
+                            "ledger.conflicts.values", "ledger.store.conflicts"})
 NEVER = ("click", "rich", "textual", "starlette", "uvicorn", "httpx", "ledger.web", "ledger.tui", "ledger.harness",
          "ledger.watcher", "ledger.ingest", "ledger.cli.app", "typing", "pathlib", "secrets", "shutil", "hashlib",
          "dataclasses", "inspect", "ast", "dis", "tokenize", "argparse", "gettext", "locale", "threading", "warnings")

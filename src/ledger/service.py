@@ -26,7 +26,6 @@ from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult,
 from .paths import db_file
 from .query import parse
 from .store import Store
-from .store import conflicts as cq
 from .text import storable_problem
 from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names from the service
     BULK_OPS,
@@ -43,9 +42,9 @@ from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names 
     VERDICTS,
 )
 
-# Start-up budget (docs/benchmarks.md "Search and start-up"): the agent verbs import this
-# module, so what only some methods need (ingest, the proposer, statistics, pathlib,
-# typing) is imported inside those methods.
+# Start-up budget (docs/benchmarks.md "Start-up"): the agent verbs import this module,
+# so what only some methods need (ingest, the proposer, the store's conflict queries
+# `cq`, statistics, pathlib, typing) is imported inside those methods.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -189,6 +188,8 @@ class Ledger:
         distiller keeps a file key only for files its trajectory touched); duplicates and
         conflict peers are also looked for among claims keyed to them.
         """
+        from .store import conflicts as cq
+
         text = clean_text(text, empty='Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
         now = self.clock()
         self.store.require_cluster(cluster)
@@ -224,6 +225,7 @@ class Ledger:
 
     def _peers(self, memory_id: str, text: str, cluster: str, files: Sequence[str]) -> list[tuple[str, str, bool]]:
         from .conflicts.signals import query_terms
+        from .store import conflicts as cq
 
         return cq.find_peers(self.store, memory_id, cluster, query_terms(text), files)
 
@@ -233,6 +235,7 @@ class Ledger:
         when it has file keys, else among the cluster's claims keyed to no file. None
         when it says anything new, even one changed value."""
         from .conflicts.duplicates import is_near_duplicate
+        from .store import conflicts as cq
 
         if keyed:
             found = [pid for pid, ptext, via_file in peers if via_file and is_near_duplicate(ptext, text)]
@@ -245,6 +248,7 @@ class Ledger:
         """Record the best suspected contradictions of ``memory_id`` among ``peers``
         (at most 20 per write, best score first); pairs seen before are skipped."""
         from .conflicts.duplicates import propose
+        from .store import conflicts as cq
 
         settled = cq.settled_pairs(self.store, memory_id)
         found = []
@@ -662,6 +666,8 @@ class Ledger:
 
     # ------------------------------------------------------------------ conflicts (agents judge)
     def candidates(self, limit: int = 5) -> list[Candidate]:
+        from .store import conflicts as cq
+
         return cq.pending_candidates(self.store, self.clock(), limit)
 
     def judge(self, candidate_id: str, verdict: str, *, agent: str, kind: str | None = None,
@@ -669,6 +675,8 @@ class Ledger:
         """An agent's verdict on a candidate. ``unrelated`` settles the pair for good
         (returns None); ``conflict`` opens a conflict for a person and returns its id.
         Raises InvalidInput for a blank id, a bad verdict, kind or detector (must be 0–1)."""
+        from .store import conflicts as cq
+
         if not (candidate_id or "").strip():
             raise missing_id("candidate", candidate_id or "")
         if verdict not in VERDICTS:
@@ -705,9 +713,13 @@ class Ledger:
         return self.store.watch.checkpoints(session=session, project=project, limit=limit)
 
     def conflicts(self, *, status: str = "open", limit: int = 50) -> list[Conflict]:
+        from .store import conflicts as cq
+
         return cq.list_conflicts(self.store, self.clock(), status=status, limit=limit)
 
     def conflict(self, conflict_id: str) -> Conflict:
+        from .store import conflicts as cq
+
         return cq.get_conflict(self.store, conflict_id, self.clock())
 
     # ------------------------------------------------------------------ conflicts (people resolve)
@@ -718,6 +730,8 @@ class Ledger:
         ``dismiss`` marks the detector wrong. A candidate id (``cc_...``) is judged and
         resolved in one step (:meth:`resolve_candidate`). Unknown outcomes raise
         InvalidInput; an id that is not open raises UnknownConflict / UnknownCandidate."""
+        from .store import conflicts as cq
+
         if not (conflict_id or "").strip():
             raise missing_id("conflict", conflict_id or "")
         if outcome not in RESOLUTIONS:
@@ -741,6 +755,8 @@ class Ledger:
         conflict. Raises InvalidInput (outcome), UnknownCandidate (no such candidate,
         settled as unrelated, or a side was dropped), UnknownConflict (its conflict is
         no longer open)."""
+        from .store import conflicts as cq
+
         if not (candidate_id or "").strip():
             raise missing_id("candidate", candidate_id or "")
         if outcome not in RESOLUTIONS:
@@ -762,6 +778,8 @@ class Ledger:
 
     def _settle(self, c: Conflict, outcome: str, by: str, now: int) -> None:
         """Apply a resolution to the open conflict ``c`` (inside the caller's write)."""
+        from .store import conflicts as cq
+
         conflict_id = c.id
         self.store.touch_agent(by, now)
         a, b = c.a.id, c.b.id
@@ -793,6 +811,8 @@ class Ledger:
         is reviewed through its conflict, so it counts once, as the conflict);
         ``candidates`` wait for an agent's verdict, not for a person, so they are not
         ``waiting``."""
+        from .store import conflicts as cq
+
         claims = cq.pending_review_count(self.store)
         conflicts = cq.open_conflict_count(self.store)
         return {"claims": claims, "conflicts": conflicts, "candidates": cq.pending_candidate_count(self.store),
@@ -803,6 +823,8 @@ class Ledger:
         "claimCount": n, "conflictCount": m, "candidateCount": k}``: pending claims not
         in an open conflict (newest first), open conflicts, and candidates still waiting
         for an agent's verdict (best score first), which a person may resolve at once."""
+        from .store import conflicts as cq
+
         now = self.clock()
         claims = self.store.get_many(cq.pending_review_ids(self.store, limit), now)
         conflicts = cq.list_conflicts(self.store, now, status="open", limit=limit)

@@ -5,7 +5,7 @@ whole start-up budget of ``ledger recall`` (docs/benchmarks.md "Start-up"). Thes
 are parsed here by :func:`parse`, a small reader of the few options they take, and run
 through :mod:`.verbs`, the code the click commands run too, so both paths print the same
 bytes. Not :mod:`argparse`: its import, the ``gettext``/``locale`` lookups it makes
-for every message and building a parser with its help formatter cost about 0.3x
+for every message and building a parser with its help formatter cost about 0.25x
 ``python -c pass`` for a command line of three words.
 
 The fast path only handles well-formed calls. ``--help``, an unknown option, a missing
