@@ -43,9 +43,11 @@ def add_reader(conn, memory_id: str, agent: str) -> bool:
         "UPDATE memories SET reader_count = (SELECT count(*) FROM memory_readers WHERE memory_id = ?) WHERE id = ?",
         (memory_id, memory_id),
     )
-    row = conn.execute("SELECT cluster_id FROM memories WHERE id = ? AND deleted_at IS NULL", (memory_id,)).fetchone()
-    if row is not None:
-        _add_reads(conn, [(agent, row[0])])
+    live = conn.execute(  # one more read of the memory's cluster, if the memory is live (rowcount 1)
+        """INSERT INTO agent_summary (agent_id, cluster_id, reads) SELECT ?, cluster_id, 1 FROM memories
+           WHERE id = ? AND deleted_at IS NULL
+           ON CONFLICT (agent_id, cluster_id) DO UPDATE SET reads = agent_summary.reads + 1""", (agent, memory_id)).rowcount
+    if live:
         others = [r[0] for r in conn.execute("SELECT agent_id FROM memory_readers WHERE memory_id = ? AND agent_id <> ?",
                                              (memory_id, agent))]
         _add_pairs(conn, [(min(a, agent), max(a, agent)) for a in others])
