@@ -428,6 +428,32 @@ def test_total_from_the_index_less_hidden_memories_equals_the_join(big):
     assert {("full", "index"), ("bounded", "index"), ("full", "join")} <= seen, seen
 
 
+@pytest.mark.sqlite_only  # reads the SQLite file (the oracle) and PENDING rows
+def test_total_leaves_out_pending_archived_and_dropped_matches(ledger, clock):
+    """The count from the index subtracts every kind of hidden match: chunks of an
+    unfinished ingest (``deleted_at = PENDING``), archived and dropped memories, and it
+    falls back to the join when most matches are hidden; both equal the oracle."""
+    from ledger.store.sources import PENDING
+
+    mids = [ledger.remember(f"alpha fact number {i} about {w}", cluster="code", agent="a").memory.id
+            for i, w in enumerate(["ports", "queues", "tokens", "caches", "hosts", "disks"] * 6)]
+    conn = ledger.store._conn
+    with ledger.store.atomic():
+        conn.execute("UPDATE memories SET deleted_at = ? WHERE id IN (?, ?, ?)", (PENDING, *mids[:3]))
+        for mid in mids[3:5]:
+            ledger.store.set_flags(mid, clock(), archived=True)
+        for mid in mids[5:7]:
+            ledger.store.soft_delete(mid, "test drop", "a", clock())
+    res = _check(ledger, clock, "alpha", "hybrid")
+    assert len(res) == 36 - 7 and ledger.store.search_count == "index"
+    _check(ledger, clock, "alpha ports", "hybrid", limit=5)
+    with ledger.store.atomic():  # most matches hidden: the join is cheaper
+        for mid in mids[7:30]:
+            ledger.store.set_flags(mid, clock(), archived=True)
+    res = _check(ledger, clock, "alpha", "hybrid")
+    assert len(res) == 6 and ledger.store.search_count == "join"
+
+
 # ---------------------------------------------------------------------------- top-k bound
 
 BOUND_QUERIES = [
