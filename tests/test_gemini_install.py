@@ -70,7 +70,8 @@ def test_link_install_uses_geminis_link_record_and_a_folder_not_ours_is_left_alo
     p = run_ledger("install", "gemini", "--user", home=home, ledger_home=lh)
     assert p.returncode != 0 and "is not ledger's extension" in p.stderr
     assert "own" in (ext / "gemini-extension.json").read_text()
-    assert "nothing removed" in run_ledger("uninstall", "gemini", "--user", home=home, ledger_home=lh).stdout
+    out = run_ledger("uninstall", "gemini", "--user", home=home, ledger_home=lh).stdout
+    assert "nothing removed" in out and f"left alone: {ext} is another program's extension" in out, out
     assert ext.is_dir()
 
 

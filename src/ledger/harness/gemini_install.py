@@ -229,7 +229,10 @@ def uninstall_gemini(scope: str = "user", project: str | None = None) -> dict:
         filetx.save(source)
         shutil.rmtree(source)
         deleted.append(str(source))
-    return {"path": str(folder), "removed": 1 if str(folder) in deleted else 0, "deleted": deleted, "kept": kept}
+    notes = [f"left alone: {kept} is another program's extension named ledger (not written by ledger install)"] \
+        if kept else []
+    return {"path": str(folder), "removed": 1 if str(folder) in deleted else 0, "deleted": deleted, "kept": kept,
+            "notes": notes}
 
 
 def install_lines(r: dict, scope: str) -> list[str]:
