@@ -11,6 +11,7 @@ byte for byte as before."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -157,3 +158,36 @@ def test_a_complete_uninstall_still_completes(cli, env):
     assert not (env["proj"] / ".codex" / "config.toml").exists()
     assert not (env["GEMINI_CLI_HOME"] / ".gemini" / "extensions" / "ledger").exists()
     assert "[llm]" not in (env["ledger_home"] / "config.toml").read_text()
+
+
+def test_undo_restores_files_and_folders_without_copying_a_users_folder(tmp_path):
+    # Removing a hooks file may leave its folder empty (~/.codex, ~/.claude): only the
+    # folder's existence is kept for undoing, never a copy of what the user has in it.
+    from ledger.harness import filetx
+
+    home = tmp_path / "codex-home"
+    (home / "sessions").mkdir(parents=True)
+    (home / "sessions" / "rollout.jsonl").write_text("x" * 10_000)
+    hooks = home / "hooks.json"
+    hooks.write_text('{"hooks": {}}\n')
+    hooks.chmod(0o600)
+    new = tmp_path / "new" / "deep" / "file.json"
+    ours = tmp_path / "ext"
+    (ours / "hooks").mkdir(parents=True)
+    (ours / "hooks" / "hooks.json").write_text("{}")
+    with pytest.raises(RuntimeError):
+        with filetx.all_or_nothing() as journal:
+            filetx.save_folder(home)
+            filetx.save(hooks)
+            hooks.unlink()
+            filetx.save(new)
+            new.parent.mkdir(parents=True)
+            new.write_text("x")
+            filetx.save(ours)  # a folder ledger wrote is kept whole, and put back whole
+            shutil.rmtree(ours)
+            assert [s[0] for s in journal._saved.values()] == ["folder", "file", "missing", "dir"]
+            raise RuntimeError("a later step failed")
+    assert hooks.read_text() == '{"hooks": {}}\n' and stat.S_IMODE(hooks.stat().st_mode) == 0o600
+    assert not (tmp_path / "new").exists() and (home / "sessions" / "rollout.jsonl").stat().st_size == 10_000
+    assert (ours / "hooks" / "hooks.json").read_text() == "{}"
+    filetx.save(hooks)  # outside a block: nothing kept, nothing raised

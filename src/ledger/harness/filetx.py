@@ -62,14 +62,25 @@ class Journal:
                 top = os.path.dirname(top)
             self._saved[p] = ("missing", top)
 
+    def save_folder(self, path: str | os.PathLike) -> None:
+        """Keep only that a folder is at ``path`` (not what is in it): for removing it
+        when empty, so a user's large folder (``~/.codex``, ``~/.claude``) is never
+        copied. Undo makes the folder again if it is gone."""
+        p = os.path.abspath(os.fspath(path))
+        if p not in self._saved and os.path.isdir(p) and not os.path.islink(p):
+            self._saved[p] = ("folder",)
+
     def undo(self) -> list[str]:
         """Put every saved path back, newest first; returns the paths that could not
         be restored (each is tried; one failure does not stop the others)."""
         failed = []
         for p, state in reversed(list(self._saved.items())):
             try:
-                _remove(p)
                 kind = state[0]
+                if kind == "folder":
+                    os.makedirs(p, exist_ok=True)
+                    continue
+                _remove(p)
                 if kind == "link":
                     os.makedirs(os.path.dirname(p), exist_ok=True)
                     os.symlink(state[1], p)
@@ -111,10 +122,17 @@ def _remove(p: str) -> None:
 
 
 def save(path: str | os.PathLike) -> None:
-    """Call before changing ``path`` (writing, replacing, deleting a file or a folder):
-    inside :func:`all_or_nothing` its state is kept for undoing; elsewhere nothing."""
+    """Call before changing ``path`` (writing, replacing, deleting a file or a folder
+    with what is in it): inside :func:`all_or_nothing` its state is kept for undoing;
+    elsewhere nothing."""
     for journal in _active:
         journal.save(path)
+
+
+def save_folder(path: str | os.PathLike) -> None:
+    """Call before removing the folder ``path`` if it is empty (:meth:`Journal.save_folder`)."""
+    for journal in _active:
+        journal.save_folder(path)
 
 
 @contextlib.contextmanager

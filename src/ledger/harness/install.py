@@ -216,7 +216,8 @@ def _remove_from(path: Path, strip=None) -> tuple[int, bool]:
     if data:
         _write(path, data, style)
         return removed, False
-    filetx.save(path.parent)  # the file and the folder it may leave empty
+    filetx.save_folder(path.parent)  # it may be left empty and removed
+    filetx.save(path)
     path.unlink()
     try:
         path.parent.rmdir()  # only when empty

@@ -197,7 +197,7 @@ def uninstall(client: str, scope: str | None, project_dir: str | os.PathLike | N
         raise _unwritable(path, exc) from None
     if r["deleted"] and scope == "project" and path.parent != project_root(project_dir):
         try:
-            filetx.save(path.parent)
+            filetx.save_folder(path.parent)
             path.parent.rmdir()  # the client's folder (.cursor/...) install made, when nothing else is in it
         except OSError:
             pass
