@@ -191,3 +191,15 @@ def test_undo_restores_files_and_folders_without_copying_a_users_folder(tmp_path
     assert not (tmp_path / "new").exists() and (home / "sessions" / "rollout.jsonl").stat().st_size == 10_000
     assert (ours / "hooks" / "hooks.json").read_text() == "{}"
     filetx.save(hooks)  # outside a block: nothing kept, nothing raised
+
+
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_ledger_settings_that_are_a_folder_are_named(cli, env, verb):
+    # "Cannot write: Is a directory." named no file.
+    if verb == "uninstall":
+        _ok(cli, env, "install", "claude-code")
+    settings = env["ledger_home"] / "config.toml"
+    if settings.exists():
+        settings.unlink()
+    settings.mkdir()
+    _refused(cli, env, (verb, "claude-code"), f"Cannot use {settings} (ledger's settings)")

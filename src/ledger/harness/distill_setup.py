@@ -106,8 +106,7 @@ def _require_toml(p: Path) -> None:
     except FileNotFoundError:
         return
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"Cannot read {p}: {exc}. Fix or move it, then run this again; nothing was changed.",
-                           field="path", value=str(p)) from None
+        _unusable(p, exc)
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -180,11 +179,16 @@ def enable(harness: str, *, path: Path | None = None) -> dict:
         body = re.sub(r"(?m)^(\s*\[llm\]\s*\n)", lambda m: m.group(1) + block, body, count=1)
     else:
         body = (body.rstrip("\n") + "\n\n" if body.strip() else "") + "[llm]\n" + block
-    filetx.save(p)
-    p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    tmp.write_text(body, encoding="utf-8")
-    os.replace(tmp, p)
+    try:
+        filetx.save(p)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(body, encoding="utf-8")
+        os.replace(tmp, p)
+    except OSError as exc:
+        if tmp.is_file():
+            tmp.unlink(missing_ok=True)  # never leave our temporary file behind
+        _unusable(p, exc)
     result.update(enabled=True, backend=keys["backend"], command=keys.get("command"), model=keys.get("model"))
     return result
 
@@ -193,11 +197,15 @@ def disable(harness: str | None = None, *, path: Path | None = None) -> dict:
     """Take back what :func:`enable` wrote (a user's own ``[llm]`` lines stay). With
     ``harness`` (``ledger uninstall``), only when that harness's install wrote the lines
     and they are unchanged since. Returns ``{"removed": bool, "backend", "path"}``
-    (``backend``: the one removed, or None)."""
+    (``backend``: the one removed, or None). Raises InvalidInput naming the file when it
+    cannot be read or written (a folder in its place, no permission)."""
     p = path or config_path()
     if not p.exists():
         return {"removed": False, "backend": None, "path": str(p)}
-    text = p.read_text(encoding="utf-8")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        _unusable(p, exc)
     if MARK not in text:
         return {"removed": False, "backend": None, "path": str(p)}
     block = _our_block(text) or {}
@@ -205,9 +213,21 @@ def disable(harness: str | None = None, *, path: Path | None = None) -> dict:
         return {"removed": False, "backend": None, "path": str(p)}
     body = _strip_ours(text)
     body = re.sub(r"(?m)^\[llm\]\s*\n(?=\s*(?:\[|\Z))", "", body).strip("\n")
-    filetx.save(p)
-    p.write_text(body + "\n" if body else "", encoding="utf-8")
+    try:
+        filetx.save(p)
+        p.write_text(body + "\n" if body else "", encoding="utf-8")
+    except OSError as exc:
+        _unusable(p, exc)
     return {"removed": True, "backend": block.get("backend"), "path": str(p)}
+
+
+def _unusable(p: Path, exc: BaseException):
+    """Raise InvalidInput for ledger's settings file ``p`` that cannot be read or written."""
+    from ..errors import InvalidInput
+
+    why = getattr(exc, "strerror", None) or exc
+    raise InvalidInput(f"Cannot use {p} (ledger's settings): {why}; nothing was changed. Fix or move it, then run "
+                       "this again.", field="path", value=str(p)) from None
 
 
 def summary(r: dict, harness: str) -> str:
