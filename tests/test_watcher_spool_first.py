@@ -6,6 +6,7 @@ doubling anything, and a hook that needs no store does not open it. Both engines
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import BOTH_ENGINES, T0
@@ -125,3 +126,20 @@ def test_what_a_hook_needs_is_decided_without_the_store(store_target, tmp_path):
     off = Engine.offline(str(store_target), cfg_with(enabled=False), T0)
     assert off.needs(_event(pre_read(proj / "a.py", cwd=proj)), False) == SKIP  # injection off
     assert spools_first(str(store_target), cfg_with()) == str(store_target).startswith("postgresql://")  # auto
+
+
+def test_a_malformed_spooled_record_is_logged_and_skipped_not_left_to_block_every_drain(store_target, tmp_path):
+    cfg = cfg_with(spool_first="always")
+    offline = Engine.offline(str(store_target), cfg, T0, notes=record)
+    S.append(offline.spool, {"tool_use_id": "bad", "key": "claude-code:s"})  # no tool, no session fields
+    offline.spool_first(_event(post_bash("make", stdout="ok", cwd=tmp_path, session="s", tool_use_id="good")))
+    engine = Engine.open(str(store_target), cfg, T0, spawn_distill=lambda k, o: None, notes=record)
+    try:
+        assert engine.drain_spool() == 2 and not S.has_work(engine.spool)
+        assert engine.drain_spool() == 0
+        assert [o["tool_use_id"] for o in W.observations(engine.conn, "claude-code:s")] == ["good"]
+    finally:
+        engine.close()
+    from ledger.paths import home_dir
+
+    assert "malformed record skipped" in (Path(home_dir()) / "hook.log").read_text()

@@ -81,9 +81,11 @@ def add_observation(conn: sqlite3.Connection, key: str, *, tool: str, input: dic
     return step
 
 
-def has_observation(conn: sqlite3.Connection, key: str, tool_use_id: str) -> bool:
-    """Whether session ``key`` already holds the observation of tool call ``tool_use_id``."""
-    return conn.execute("SELECT 1 FROM observations WHERE session = ? AND tool_use_id = ?", (key, tool_use_id)).fetchone() is not None
+def observation_of(conn: sqlite3.Connection, key: str, tool_use_id: str) -> tuple[str, int] | None:
+    """``(tool, at)`` of session ``key``'s stored observation of tool call
+    ``tool_use_id``, or None when there is none."""
+    row = conn.execute("SELECT tool, at FROM observations WHERE session = ? AND tool_use_id = ?", (key, tool_use_id)).fetchone()
+    return (row[0], row[1]) if row is not None else None
 
 
 def observations(conn: sqlite3.Connection, key: str, after_step: int = 0, limit: int = 1000) -> list[dict]:

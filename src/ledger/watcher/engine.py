@@ -263,8 +263,10 @@ class Engine:
         W.touch_session(self.conn, r["key"], harness=r["harness"], session_id=r["session_id"], project=r["project"],
                         cwd=r["cwd"], agent=r["agent"], transcript_path=r["transcript_path"], now=r["at"])
         note = r.get("note") if with_note and self.notes is not None else None
-        if note and r["tool_use_id"] and W.has_observation(self.conn, r["key"], r["tool_use_id"]):
-            note = None  # a redone drain: stored, and noted, before
+        if note and r["tool_use_id"] and W.observation_of(self.conn, r["key"], r["tool_use_id"]) == (r["tool"], r["at"]):
+            # This very record was stored, and noted, by a drain cut short. (Another call
+            # the harness gave the same id is noted, as on the direct path.)
+            note = None
         step = W.add_observation(self.conn, r["key"], tool=r["tool"], input=r["input"], output=r["output"], ok=r["ok"],
                                  duration_ms=r["duration_ms"], tool_use_id=r["tool_use_id"], files=r["files"], now=r["at"])
         if note:
@@ -287,8 +289,15 @@ class Engine:
         keys: dict[str, None] = {}
 
         def insert(record: dict) -> None:
-            with W.atomic(self.conn):
-                self.store_observation(record, with_note=True)
+            try:
+                with W.atomic(self.conn):
+                    self.store_observation(record, with_note=True)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                # A record this version cannot read (another version wrote it, or the
+                # file was edited): skipped and logged, never left to stop every later
+                # drain (a hook that drains would fail on it each time).
+                log_line(f"spool: malformed record skipped: {type(exc).__name__}: {exc}: {str(record)[:120]}")
+                return
             keys[record["key"]] = None
 
         try:
