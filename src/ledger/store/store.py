@@ -80,13 +80,30 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
             if readonly:
                 check_not_newer(self._conn)
             else:
-                migrate(self._conn)
+                applied = migrate(self._conn)
                 if seed:
                     self._seed_clusters(now)
                 self.discard_abandoned_ingests()  # a killed ingest's hidden rows (store/sources.py)
+                if applied:
+                    self._checkpoint()
         except BaseException:
             self._conn.close()
             raise
+
+    def _checkpoint(self) -> None:
+        """Move the WAL into the store file and empty it (``wal_checkpoint(TRUNCATE)``)
+        after creating or migrating a store, so the ``.db`` file alone holds the schema
+        and the seed rows: the CLI's agent verbs end with ``os._exit`` and never close
+        the store (the close would checkpoint), and a new store's migrations leave about
+        1 MB in the WAL, so a copy of ``ledger.db`` alone held no memories. Best effort:
+        a reader holding an old snapshot makes the checkpoint partial, which is fine
+        (SQLite's auto-checkpoint carries on later). No-op on PostgreSQL."""
+        if getattr(self._conn, "is_postgres", False):
+            return
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError:
+            pass  # busy: another process reads; the data is safe in the WAL meanwhile
 
     @property
     def path(self) -> "Path":
