@@ -11,6 +11,7 @@ when neither is possible). A test that must stay on SQLite in such a module is m
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -69,16 +70,19 @@ def pytest_generate_tests(metafunc):
     """Run a module's store tests once per engine when it declares ``ENGINES``."""
     if "engine" not in metafunc.fixturenames:
         return
-    engines = tuple(getattr(metafunc.module, "ENGINES", ("sqlite",)))
+    engines = tuple(getattr(metafunc.module, "ENGINES", BOTH_ENGINES))
     if metafunc.definition.get_closest_marker("sqlite_only"):
         engines = ("sqlite",)
     if engines != ("sqlite",):
-        metafunc.parametrize("engine", engines, indirect=True)
+        # Module scope: a module's module-scoped stores (a web server's demo store) can
+        # follow the engine too, and its tests run grouped by engine.
+        metafunc.parametrize("engine", engines, indirect=True, scope="module")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def engine(request) -> str:
-    """``"sqlite"`` or ``"postgresql"``: the engine this test's store runs on."""
+    """``"sqlite"`` or ``"postgresql"``: the engine this test's store runs on (module
+    scope, so a module's shared stores can follow it: :func:`scoped_store`)."""
     return getattr(request, "param", "sqlite")
 
 
@@ -131,6 +135,56 @@ def pg_url(pg_server):
             c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
+def _new_schema(server: str) -> str:
+    import psycopg
+
+    schema = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(server, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+    return schema
+
+
+def _drop_schema(server: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as c:
+        c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def scoped_store(request, engine: str, tmp_path_factory, name: str = "store"):
+    """A fresh, empty store on ``engine`` for a fixture of wider than function scope
+    (``request`` is that fixture's): a SQLite file in a new temporary folder, or a new
+    PostgreSQL schema dropped when the fixture's scope ends."""
+    if engine != "postgresql":
+        return tmp_path_factory.mktemp(name) / "ledger.db"
+    server = request.getfixturevalue("pg_server")
+    schema = _new_schema(server)
+    request.addfinalizer(lambda: _drop_schema(server, schema))
+    return pg_schema_url(server, schema)
+
+
+@pytest.fixture
+def new_store(engine, tmp_path, request):
+    """A factory of further fresh, empty stores on this test's engine, for a test that
+    needs more than one: ``new_store()`` is a new SQLite file path under ``tmp_path``,
+    or the URL of a new PostgreSQL schema (dropped after the test)."""
+    made: list[str] = []
+    server = request.getfixturevalue("pg_server") if engine == "postgresql" else None
+
+    def make(name: str = "store"):
+        if server is None:
+            made.append(name)
+            return tmp_path / f"{name}-{len(made)}" / "ledger.db"
+        schema = _new_schema(server)
+        made.append(schema)
+        return pg_schema_url(server, schema)
+
+    yield make
+    if server is not None:
+        for schema in made:
+            _drop_schema(server, schema)
+
+
 @pytest.fixture
 def store_target(engine, request):
     """Where this test's store lives: a SQLite file path, or a PostgreSQL URL."""
@@ -148,6 +202,91 @@ def ledger(store_target, clock):
         yield led
     finally:
         led.close()
+
+
+def store_sql(target, query: str, params=()) -> list:
+    """Run one statement (``?`` placeholders) on the store at ``target``, either engine,
+    outside any transaction (committed at once); the rows it returns ([] for none).
+    What a test uses to look under the service or to break a store on purpose."""
+    from ledger.store.connection import connect
+
+    conn = connect(target)
+    try:
+        cur = conn.execute(query, params)
+        try:
+            return [tuple(r) for r in cur.fetchall()]
+        except Exception:  # a statement that returns no rows (psycopg raises on fetchall)
+            return []
+    finally:
+        conn.close()
+
+
+def store_exists(target) -> bool:
+    """Whether the store at ``target`` has been created: the SQLite file exists, or the
+    PostgreSQL schema holds ledger's tables."""
+    if is_pg(target):
+        from ledger.store.health import migration_status
+
+        return migration_status(target)["exists"]
+    return Path(target).exists()
+
+
+@functools.lru_cache(maxsize=1)
+def pg_driver_modules() -> frozenset[str]:
+    """The modules importing the PostgreSQL driver brings into a fresh interpreter: what a
+    process on a PostgreSQL store may import beyond the SQLite path's budget (psycopg is
+    imported only when the store is PostgreSQL)."""
+    r = subprocess.run([sys.executable, "-c", "import sys; b = set(sys.modules); import psycopg; "
+                        "print(' '.join(sorted(set(sys.modules) - b)))"], capture_output=True, text=True, check=True)
+    return frozenset(r.stdout.split())
+
+
+def foreign_modules(mods, target) -> list[str]:
+    """The top-level packages in ``mods`` from outside the standard library and ledger,
+    less the PostgreSQL driver's when ``target`` is a PostgreSQL store."""
+    # On PostgreSQL, what the driver brings, and two imports it tries that fail here:
+    # psycopg_c (its C build) and org (copy's probe for Jython).
+    allowed = {m.split(".")[0] for m in pg_driver_modules()} | {"psycopg_c", "org"} if is_pg(target) else set()
+    tops = {m.split(".")[0] for m in mods}
+    return sorted(t for t in tops if t not in sys.stdlib_module_names and t != "ledger" and t not in allowed)
+
+
+def is_pg(target) -> bool:
+    """Whether a store target is a PostgreSQL URL (else a SQLite file path)."""
+    return isinstance(target, str) and target.startswith("postgresql://")
+
+
+class WriteLock:
+    """Another process's writer holding the store's write lock until :meth:`release`:
+    SQLite's ``BEGIN IMMEDIATE`` on the file, or on PostgreSQL the store's advisory
+    lock (:func:`ledger.store.pg.atomic`) in an open transaction. May be released
+    from another thread."""
+
+    def __init__(self, target):
+        self.pg = is_pg(target)
+        if self.pg:
+            import psycopg
+
+            self.conn = psycopg.connect(target, autocommit=True)
+            self.conn.execute("BEGIN")
+            self.conn.execute("SELECT pg_advisory_xact_lock(hashtext('ledger:' || coalesce(current_schema(), '')))")
+        else:
+            import sqlite3
+
+            self.conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+            self.conn.execute("BEGIN IMMEDIATE")
+
+    def release(self) -> None:
+        if self.conn is not None:
+            self.conn.execute("ROLLBACK")
+            self.conn.close()
+            self.conn = None
+
+    def __enter__(self) -> "WriteLock":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
 
 
 class Cli:

@@ -31,8 +31,8 @@ def run(db: Path, *args: str | bytes, stdin: bytes | None = None) -> subprocess.
 
 
 @pytest.fixture()
-def db(tmp_path):
-    path = tmp_path / "bad.db"
+def db(store_target):
+    path = store_target
     with Ledger.open(path) as led:
         led.remember("The valve timeout is 30 seconds", cluster="code", agent="claude")
     return path
@@ -156,15 +156,18 @@ def test_ids_differ_across_forked_processes():
     assert child != new_id("m", 1)
 
 
-def test_a_100k_chunk_ingest_succeeds(tmp_path):
+def test_a_100k_chunk_ingest_succeeds(store_target, engine):
     """The issue's example: every chunk of one document shares one timestamp; 100,000
     of them used to fail with UNIQUE constraint failed: memories.id."""
-    db = tmp_path / "big.db"
-    chunks = [f"Chunk number {i} of the large document." for i in range(100_000)]
+    db = store_target
+    # Ids are drawn in Python, the same for both engines; PostgreSQL takes ten times as
+    # long to ingest here (310 s against 30 s for 100,000 under load), so a tenth of them.
+    n = 100_000 if engine == "sqlite" else 10_000
+    chunks = [f"Chunk number {i} of the large document." for i in range(n)]
     with Ledger.open(db) as led:
         res = led.ingest_chunks("big.md", chunks, cluster="reading", agent="t", neighbours=0)
-        assert res.chunks == 100_000
-        assert led.stats()["memories"] == 100_000
+        assert res.chunks == n
+        assert led.stats()["memories"] == n
 
 
 # ------------------------------------------------------------------ web API

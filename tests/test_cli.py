@@ -10,7 +10,7 @@ import shlex
 import subprocess
 
 import pytest
-from conftest import BOTH_ENGINES, LEDGER_BIN
+from conftest import BOTH_ENGINES, LEDGER_BIN, store_exists
 
 from ledger.ingest import source_from_text
 from ledger.service import Ledger
@@ -18,7 +18,7 @@ from ledger.service import Ledger
 ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
 
 SEED_EXPORT_FIELDS = {
-    "id", "text", "kind", "origin", "clusterId", "clusterLabel", "clusterColor", "writer", "readers", "sourceId",
+    "id", "text", "kind", "origin", "clusterId", "clusterLabel", "clusterColor", "writer", "machine", "readers", "sourceId",
     "chunkIndex", "provenance", "createdAt", "lastReadAt", "hits", "sourceCount", "pinned", "archived", "reviewedAt",
     "deletedAt", "strength", "factors", "conflictWith", "score",
 }
@@ -43,8 +43,8 @@ def ok(rc: int, out: str, err: str) -> str:
     return out
 
 
-def remember(cli, text, cluster="code", *extra) -> str:
-    out = ok(*cli("remember", text, "--cluster", cluster, *extra))
+def remember(cli, text, cluster="code", *extra, env=None) -> str:
+    out = ok(*cli("remember", text, "--cluster", cluster, *extra, env=env))
     return re.match(r"remembered (m_[0-9a-z]+)\n", out).group(1)
 
 
@@ -91,11 +91,11 @@ def test_store_folder_created_on_first_use_via_ledger_home(cli, tmp_path):
     assert "Prefers metric units" in out
 
 
-def test_ledger_db_and_ledger_agent_are_honoured(cli, tmp_path):
-    target = tmp_path / "via-env" / "store.db"
+def test_ledger_db_and_ledger_agent_are_honoured(cli, tmp_path, new_store):
+    target = new_store("via-env")
     env = {"LEDGER_DB": str(target), "LEDGER_AGENT": "env-agent", "LEDGER_HOME": str(tmp_path / "unused")}
     mid = json.loads(ok(*cli("remember", "Uses tabs", "--cluster", "prefs", "--json", db=None, env=env)))["id"]
-    assert target.is_file() and not (tmp_path / "unused").exists()
+    assert store_exists(target) and not (tmp_path / "unused").exists()
     m = json.loads(ok(*cli("show", mid, "--json", db=target)))
     assert m["writer"] == "env-agent" and m["readers"] == ["env-agent"]
     # --agent wins over $LEDGER_AGENT
@@ -103,6 +103,7 @@ def test_ledger_db_and_ledger_agent_are_honoured(cli, tmp_path):
     assert json.loads(ok(*cli("show", mid2, "--json", db=target)))["writer"] == "flag-agent"
 
 
+@pytest.mark.sqlite_only  # a file that is not a SQLite database
 def test_a_store_that_is_not_a_database_is_a_clear_error(cli, tmp_path):
     bad = tmp_path / "notes.db"
     bad.write_text("just some text, not SQLite\n" * 100)
@@ -506,18 +507,33 @@ def test_closed_std_streams_and_full_disk_do_not_crash(cli, store_target):
         assert p.returncode == 1 and "Traceback" not in p.stderr and p.stderr.startswith("✕")
 
 
-def test_a_foreign_sqlite_file_is_refused_untouched(cli, tmp_path):
+def test_a_foreign_store_is_refused_untouched(cli, new_store, engine):
+    """A SQLite file, or a PostgreSQL schema, holding another program's tables."""
     import sqlite3
 
-    other = tmp_path / "app.db"
-    c = sqlite3.connect(other)
-    c.execute("CREATE TABLE users (id INTEGER)")
-    c.commit()
-    c.close()
+    other = new_store("app")
+    if engine == "postgresql":
+        import psycopg
+
+        with psycopg.connect(other, autocommit=True) as c:
+            c.execute("CREATE TABLE users (id INTEGER)")
+    else:
+        other.parent.mkdir(parents=True)
+        c = sqlite3.connect(other)
+        c.execute("CREATE TABLE users (id INTEGER)")
+        c.commit()
+        c.close()
     assert "another program's tables (users)" in fail(*cli("search", "x", db=other))
-    c = sqlite3.connect(other)
-    assert [r[0] for r in c.execute("SELECT name FROM sqlite_master")] == ["users"]
-    assert c.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    if engine == "postgresql":
+        import psycopg
+
+        with psycopg.connect(other, autocommit=True) as c:
+            tables = [r[0] for r in c.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
+        assert tables == ["users"]
+    else:
+        c = sqlite3.connect(other)
+        assert [r[0] for r in c.execute("SELECT name FROM sqlite_master")] == ["users"]
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
 def test_trust_out_of_range_is_refused_on_both_paths(cli, tmp_path):
@@ -571,3 +587,19 @@ def test_every_write_records_its_machine_and_agent(cli):
     assert machines["laptop-ana"]["agents"] == ["claude"] and machines["laptop-ana"]["writes"] == 1
     assert machines["ci-3"]["agents"] == ["codex"] and machines["ci-3"]["writes"] == 2
     assert set(machines) == {"laptop-ana", "ci-3", os.uname().nodename}
+
+
+def test_a_memory_shows_the_machine_that_wrote_it(cli, new_store, tmp_path):
+    """Row-level attribution where the agent is shown: the memory JSON (show, recall,
+    search, export) names the machine that wrote the row, not the one reading it; an
+    export imported elsewhere keeps it."""
+    mid = remember(cli, "The build cache lives on the NAS", "code", "--agent", "claude", env={"LEDGER_MACHINE": "laptop-7"})
+    shown = json.loads(ok(*cli("show", mid, "--json", env={"LEDGER_MACHINE": "ci-runner"})))
+    assert shown["writer"] == "claude" and shown["machine"] == "laptop-7"
+    [hit] = json.loads(ok(*cli("recall", "build cache", "--json", env={"LEDGER_MACHINE": "ci-runner"})))
+    assert hit["machine"] == "laptop-7"
+    dump = tmp_path / "all.jsonl"
+    dump.write_text(ok(*cli("export", env={"LEDGER_MACHINE": "ci-runner"})))
+    other = new_store("other")
+    ok(*cli("import", str(dump), db=other, env={"LEDGER_MACHINE": "ci-runner"}))
+    assert json.loads(ok(*cli("show", mid, "--json", db=other)))["machine"] == "laptop-7"

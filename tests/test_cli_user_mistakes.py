@@ -121,7 +121,7 @@ def _details(db, op: str) -> list[str]:
         led.close()
 
 
-def test_the_events_feed_counts_in_the_singular_for_one(cli, db_file, tmp_path):
+def test_the_events_feed_counts_in_the_singular_for_one(cli, store_target, tmp_path):
     """One fact injected, one chunk ingested: "1 fact", "1 chunk" (2 stays plural)."""
     from fakes.hooks import pre_read, run_hook
 
@@ -135,16 +135,16 @@ def test_the_events_feed_counts_in_the_singular_for_one(cli, db_file, tmp_path):
         rc, _, err = cli("remember", text, "--cluster", "code", "--file", str(f))
         assert rc == 0, err
     for f in (target, two):
-        p = run_hook("PreToolUse", pre_read(f, cwd=proj), env={"LEDGER_DB": db_file})
+        p = run_hook("PreToolUse", pre_read(f, cwd=proj), env={"LEDGER_DB": store_target})
         assert p.returncode == 0 and p.stdout, p.stderr
-    injected = _details(db_file, "watcher.inject")
+    injected = _details(store_target, "watcher.inject")
     assert any(" · 1 fact · " in d for d in injected) and any(" · 2 facts · " in d for d in injected), injected
     assert not any("1 facts" in d for d in injected)
     doc = tmp_path / "note.md"
     doc.write_text("# A short note\n\nOne paragraph only.\n")
     rc, out, err = cli("ingest", str(doc), "--cluster", "reading")
     assert rc == 0, err
-    assert any(d.endswith("· 1 chunk") for d in _details(db_file, "sources.ingest")), _details(db_file, "sources.ingest")
+    assert any(d.endswith("· 1 chunk") for d in _details(store_target, "sources.ingest")), _details(store_target, "sources.ingest")
 
 
 @pytest.mark.parametrize("args,needle", [

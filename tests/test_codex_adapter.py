@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import foreign_modules
 from fakes import codex_hooks as C
 from test_hook_runner import _HEAVY, _LEDGER_HEAVY, _startup_modules, imported_modules
 
@@ -186,8 +187,8 @@ def proj(tmp_path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path, proj) -> Path:
-    db = tmp_path / "store" / "ledger.db"
+def store(store_target, proj):
+    db = store_target
     with Ledger.open(db) as led:
         led.remember("data.bin is a little-endian uint16 array", cluster="code", agent="alice",
                      files=[file_key(proj / "data.bin")])
@@ -233,10 +234,7 @@ def test_the_codex_hook_imports_only_the_standard_library(make, proj, store, hom
     p = make(proj)
     mods = imported_modules(["hook", "codex", p["hook_event_name"]], json.dumps(p).encode(), {"LEDGER_DB": store})
     startup = _startup_modules()
-    tops = {m.split(".")[0] for m in mods if m not in startup}
-    import sys
-
-    assert sorted(t for t in tops if t not in sys.stdlib_module_names and t != "ledger") == []
+    assert foreign_modules((m for m in mods if m not in startup), store) == []
     assert not [m for m in mods if m.split(".")[0] in _HEAVY or m.startswith(_LEDGER_HEAVY)]
     assert "ledger.harness.codex" in mods
     assert not (home / "hook.log").exists()

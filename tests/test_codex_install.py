@@ -6,6 +6,7 @@ distillation through ``codex exec`` with hooks off for that call."""
 from __future__ import annotations
 
 import json
+import shlex
 import stat
 import subprocess
 import sys
@@ -166,10 +167,10 @@ def test_a_hooks_file_that_cannot_be_read_is_named_not_a_traceback(cli, proj, co
     assert path.is_dir() if what == "folder" else path.read_bytes() == b'{"hooks": {}, "note": "caf\xe9"}'
 
 
-def test_the_store_is_written_into_the_hook_command(cli, proj, codex_home, tmp_path):
-    db = tmp_path / "elsewhere" / "l.db"
+def test_the_store_is_written_into_the_hook_command(cli, proj, codex_home, store_target):
+    db = store_target
     cli("install", "codex", "--dir", proj, "--no-distill", db=db)
-    assert all(cmd.startswith(f"LEDGER_DB={db} ") for _, cmd in ours(proj / ".codex" / "hooks.json"))
+    assert all(cmd.startswith(f"LEDGER_DB={shlex.quote(str(db))} ") for _, cmd in ours(proj / ".codex" / "hooks.json"))
 
 
 # --------------------------------------------------------------------------- trust

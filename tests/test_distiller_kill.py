@@ -43,11 +43,11 @@ def _wait(fn, timeout=15.0):
     return fn()
 
 
-def test_killing_the_distiller_kills_its_llm_child(tmp_path, _isolated_home):
+def test_killing_the_distiller_kills_its_llm_child(tmp_path, _isolated_home, store_target):
     script = tmp_path / "slow_llm.py"
     script.write_text(SLOW_LLM)
     pid_file = tmp_path / "llm.pid"
-    env = {"LEDGER_DB": tmp_path / "ledger.db", "LEDGER_DISTILL_EVERY": "1", "LEDGER_LLM_BACKEND": "command",
+    env = {"LEDGER_DB": store_target, "LEDGER_DISTILL_EVERY": "1", "LEDGER_LLM_BACKEND": "command",
            "LEDGER_LLM_COMMAND": f"{sys.executable} {script} {pid_file}", "LEDGER_LLM_TIMEOUT": "300"}
     r = run_hook("PostToolUse", post_bash("make", stdout="ok", cwd=tmp_path), env=env)
     assert r.returncode == 0

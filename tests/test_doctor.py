@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import socket
-import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import store_exists, store_sql
 from fakes.llm_server import ModelServer
 
 
@@ -72,6 +72,7 @@ def test_hooks_in_two_files_run_twice(cli, project, tmp_path):
     assert checks["claude-code hooks"]["status"] == "warn" and "twice" in checks["claude-code hooks"]["detail"]
 
 
+@pytest.mark.sqlite_only  # a file that is not a SQLite database
 def test_a_store_that_is_not_a_database_fails(cli, project, tmp_path):
     cli.db.parent.mkdir(parents=True, exist_ok=True)
     cli.db.write_bytes(b"this is not sqlite" * 100)
@@ -82,22 +83,17 @@ def test_a_store_that_is_not_a_database_fails(cli, project, tmp_path):
 
 def test_pending_migrations_are_named_and_the_file_is_left_alone(cli, project, tmp_path):
     cli("stats")
-    conn = sqlite3.connect(cli.db)
-    last = conn.execute("SELECT name FROM _migrations ORDER BY name DESC LIMIT 1").fetchone()[0]
-    conn.execute("DELETE FROM _migrations WHERE name = ?", (last,))
-    conn.commit()
-    conn.close()
+    [(last,)] = store_sql(cli.db, "SELECT name FROM _migrations ORDER BY name DESC LIMIT 1")
+    store_sql(cli.db, "DELETE FROM _migrations WHERE name = ?", (last,))
     rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
     assert checks["store"]["status"] == "warn" and last in checks["store"]["detail"]
-    conn = sqlite3.connect(cli.db)
-    assert conn.execute("SELECT count(*) FROM _migrations WHERE name = ?", (last,)).fetchone()[0] == 0
-    conn.close()
+    assert store_sql(cli.db, "SELECT count(*) FROM _migrations WHERE name = ?", (last,)) == [(0,)]
 
 
 def test_a_new_store_is_not_created_by_doctor(cli, project, tmp_path):
     rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
     assert checks["store"]["status"] == "ok" and "created on first use" in checks["store"]["detail"]
-    assert not cli.db.exists()
+    assert not store_exists(cli.db)
 
 
 def test_llm_backend_reachable_or_not(cli, project, tmp_path):

@@ -7,6 +7,7 @@ command. Real store files, the real CLI, the real Starlette app."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -24,8 +25,8 @@ BASE = "http://127.0.0.1:7444"
 
 
 @pytest.fixture()
-def db(tmp_path):
-    p = tmp_path / "ids.db"
+def db(store_target):
+    p = store_target
     with Ledger.open(p) as led:
         led.remember("The valve timeout is 30 seconds", cluster="code", agent="t")
     return p
@@ -33,7 +34,7 @@ def db(tmp_path):
 
 def _cli(db, *args):
     return subprocess.run([LEDGER_BIN, *args, "--db", str(db)], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "HOME": str(db.parent)})
+                          env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "HOME": os.environ["LEDGER_HOME"]})
 
 
 @pytest.mark.parametrize("call,field", [

@@ -10,6 +10,7 @@ import os
 import subprocess
 
 import pytest
+from conftest import store_exists
 from fakes.hooks import LEDGER_BIN, pre_read
 
 
@@ -35,16 +36,16 @@ def _run(argv: list[str], env: dict, stdin: bytes = b"") -> subprocess.Completed
 @pytest.mark.parametrize("name", ["LEDGER_AGENT", "LEDGER_DB", "LEDGER_HOME", "LEDGER_LLM_MODEL", "CLAUDE_PROJECT_DIR"])
 @pytest.mark.parametrize("argv", [["remember", "The boiler limit is 3 bar", "--cluster", "code"], ["stats"],
                                   ["sources", "list"]])
-def test_cli_names_the_variable_and_writes_nothing(tmp_path, name, argv):
+def test_cli_names_the_variable_and_writes_nothing(tmp_path, store_target, name, argv):
     env = _env(tmp_path, name)
     if name != "LEDGER_DB":
-        env[b"LEDGER_DB"] = os.fsencode(tmp_path / "store.db")
+        env[b"LEDGER_DB"] = os.fsencode(str(store_target))
     p = _run(argv, env)
     err = p.stderr.decode("utf-8")
     assert p.returncode == 1 and "Traceback" not in err, err
     assert f"${name} is not valid UTF-8" in err and "0xFF" in err and "\\xff" in err, err
     assert p.stdout == b""
-    assert sorted(os.listdir(tmp_path)) == []  # no store, no folder under the bad name
+    assert sorted(os.listdir(tmp_path)) == [] and not store_exists(store_target)  # no store, no folder under the bad name
 
 
 def test_cli_json_error_names_the_variable(tmp_path):
@@ -59,10 +60,10 @@ def test_help_still_works(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["LEDGER_AGENT", "LEDGER_DB", "LEDGER_HOME", "LEDGER_WATCHER"])
-def test_hook_stays_silent_and_says_why_in_its_log(tmp_path, name):
+def test_hook_stays_silent_and_says_why_in_its_log(tmp_path, store_target, name):
     env = _env(tmp_path, name)
     if name != "LEDGER_DB":
-        env[b"LEDGER_DB"] = os.fsencode(tmp_path / "store.db")
+        env[b"LEDGER_DB"] = os.fsencode(str(store_target))
     payload = json.dumps(pre_read(tmp_path / "a.py", cwd=tmp_path, session="env")).encode()
     p = _run(["hook", "claude-code", "PreToolUse"], env, payload)
     assert (p.returncode, p.stdout, p.stderr) == (0, b"", b"")
@@ -70,4 +71,4 @@ def test_hook_stays_silent_and_says_why_in_its_log(tmp_path, name):
     with open(home + b"/hook.log", encoding="utf-8") as fh:  # the log follows $LEDGER_HOME, whatever its bytes
         log = fh.read()
     assert f"${name} is not valid UTF-8" in log, log
-    assert not (tmp_path / "store.db").exists()
+    assert not store_exists(store_target)

@@ -8,11 +8,11 @@ test_reliability.py is the same with a real disk)."""
 from __future__ import annotations
 
 import json
-import sqlite3
+import os
 import subprocess
-import sys
 
 import pytest
+from conftest import WriteLock, store_sql
 from fakes.hooks import LEDGER_BIN
 
 from ledger.cli.hints import phrase
@@ -23,7 +23,7 @@ from ledger.store import connection
 
 def _cli(db, *args):
     return subprocess.run([LEDGER_BIN, *args, "--db", str(db)], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "HOME": str(db.parent)})
+                          env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "HOME": os.environ["LEDGER_HOME"]})
 
 
 def _fill(led: Ledger) -> DiskFull:
@@ -37,6 +37,7 @@ def _fill(led: Ledger) -> DiskFull:
 
 
 @pytest.mark.parametrize("write", ["remember", "ingest", "cluster"])
+@pytest.mark.sqlite_only  # fills the SQLite file's page budget (max_page_count); a PostgreSQL server's disk is the server's
 def test_a_full_store_raises_disk_full(tmp_path, write):
     with Ledger.open(tmp_path / "full.db") as led:
         exc = _fill(led)
@@ -56,11 +57,10 @@ def test_a_full_store_raises_disk_full(tmp_path, write):
     assert "bug" not in phrase(exc) and "permission" not in phrase(exc)
 
 
-def test_newer_store_kind_in_the_cli_json_and_the_library(tmp_path):
-    db = tmp_path / "newer.db"
+def test_newer_store_kind_in_the_cli_json_and_the_library(store_target):
+    db = store_target
     Ledger.open(db).close()
-    with sqlite3.connect(db) as c:
-        c.execute("INSERT INTO _migrations (name, applied_at) VALUES ('m999_from_the_future', 0)")
+    store_sql(db, "INSERT INTO _migrations (name, applied_at) VALUES ('m999_from_the_future', 0)")
     for args in (["stats", "--json"], ["remember", "a fact about valves", "--cluster", "code", "--json"],
                  ["recall", "valves", "--json"]):
         p = _cli(db, *args)
@@ -75,22 +75,16 @@ def test_newer_store_kind_in_the_cli_json_and_the_library(tmp_path):
         assert info.value.kind == "newer-store" and info.value.status == 409 and isinstance(info.value, StoreUnavailable)
 
 
-LOCKER = "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE');" \
-         "print('locked', flush=True); time.sleep(30)"
-
-
-def test_a_busy_store_is_locked_not_a_bug(tmp_path, monkeypatch):
-    db = tmp_path / "busy.db"
+def test_a_busy_store_is_locked_not_a_bug(store_target, monkeypatch):
+    db = store_target
     Ledger.open(db).close()
-    holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(db)], stdout=subprocess.PIPE, text=True)
+    holder = WriteLock(db)  # another writer's transaction
     try:
-        assert holder.stdout.readline().strip() == "locked"
         monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 200)
         with Ledger.open(db) as led, pytest.raises(StoreUnavailable) as info:
             led.remember("The valve timeout is 30 seconds", cluster="code", agent="t")
     finally:
-        holder.kill()
-        holder.wait()
+        holder.release()
     exc = info.value
     assert type(exc) is StoreUnavailable and exc.kind == "store-unavailable" and exc.reason == "locked"
     assert "bug" not in phrase(exc)

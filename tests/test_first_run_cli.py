@@ -80,10 +80,9 @@ def test_unknown_command_with_json(cli):
     assert rc == 1 and json.loads(err)["kind"] == "usage"
 
 
-def test_serve_accepts_requests_as_soon_as_it_prints_the_url(db_file):
-    db_file.parent.mkdir(parents=True, exist_ok=True)
+def test_serve_accepts_requests_as_soon_as_it_prints_the_url(store_target):
     for attempt in range(3):
-        with subprocess.Popen([LEDGER_BIN, "serve", "--port", "0", "--db", str(db_file)], stdout=subprocess.PIPE,
+        with subprocess.Popen([LEDGER_BIN, "serve", "--port", "0", "--db", str(store_target)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) as proc:
             try:
                 line = proc.stdout.readline()
@@ -100,12 +99,12 @@ def test_serve_accepts_requests_as_soon_as_it_prints_the_url(db_file):
                 proc.communicate(timeout=10)
 
 
-def test_serve_busy_port_with_json_is_a_json_error(db_file):
+def test_serve_busy_port_with_json_is_a_json_error(store_target):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        p = subprocess.run([LEDGER_BIN, "serve", "--port", str(port), "--db", str(db_file), "--json"],
+        p = subprocess.run([LEDGER_BIN, "serve", "--port", str(port), "--db", str(store_target), "--json"],
                            capture_output=True, text=True, timeout=30)
     assert p.returncode == 1
     obj = json.loads(p.stderr)

@@ -56,8 +56,8 @@ def test_unknown_and_ambiguous_short_ids_are_clear_and_change_nothing(cli):
     assert "matches several memories" in msg
 
 
-def test_web_api_takes_short_ids(tmp_path):
-    db = tmp_path / "w.db"
+def test_web_api_takes_short_ids(store_target, tmp_path):
+    db = store_target
     with Ledger.open(db) as led:
         a = led.remember("Deploys go out on Tuesdays", cluster="proc", agent="t").memory.id
         b = led.remember("Prefers tabs in Makefiles", cluster="prefs", agent="t").memory.id
@@ -125,8 +125,8 @@ def test_show_explains_a_chunks_strength_by_its_source_trust(cli, trust, shown):
     assert "sourceTrust" not in json.loads(ok(*cli("show", mid, "--json")))
 
 
-def test_web_memory_detail_gives_a_chunks_source_trust(tmp_path):
-    db = tmp_path / "w.db"
+def test_web_memory_detail_gives_a_chunks_source_trust(store_target, tmp_path):
+    db = store_target
     with Ledger.open(db) as led:
         src = led.ingest_chunks("runbook.md", ["Check CI first."], cluster="proc", agent="t", trust=0.4)
         cid = led.source_detail(src.source_id)["chunks"][0].id
@@ -170,8 +170,8 @@ def test_stats_review_and_web_count_the_review_queue_alike(cli, extra_kept):
 
 # ---------------------------------------------------------------- 7. web API: bad paths and parameters are 400s
 @pytest.fixture()
-def web(tmp_path):
-    db = tmp_path / "w.db"
+def web(store_target, tmp_path):
+    db = store_target
     with Ledger.open(db) as led:
         led.remember("Deploys go out on Tuesdays", cluster="proc", agent="t")
     with TestClient(create_app(str(db)), base_url=BASE, headers={"origin": BASE}) as client:

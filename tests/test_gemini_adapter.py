@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import store_sql
 from fakes.hooks import LEDGER_BIN, run_hook
 
 from ledger.events import HookEvent, HookResponse
@@ -185,12 +185,12 @@ def test_after_tool_is_the_injection_decision_then_the_observation():
 
 
 @pytest.fixture
-def store(tmp_path, _isolated_home):
+def store(tmp_path, _isolated_home, store_target):
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "data.bin").write_bytes(b"DATAV1 x\n")
     (proj / "notes.txt").write_text("n\n")
-    db = tmp_path / "ledger.db"
+    db = store_target
     env = {**os.environ, "LEDGER_DB": str(db), "LEDGER_HOME": str(_isolated_home)}
     for text, f in (("data.bin is FORMAT-ZETA with a 6-byte header", "data.bin"),
                     ("notes.txt lists the open questions (QUESTION-LIST-7)", "notes.txt")):
@@ -208,7 +208,7 @@ def test_a_read_gets_the_files_facts_appended_and_is_observed(store):
         text = context(p)
         assert "KNOWN FACTS" in text, name
         assert "<" not in text and ">" not in text, "Gemini escapes angle brackets: none in what we inject"
-    rows = sqlite3.connect(store["db"]).execute("SELECT session, tool FROM observations ORDER BY id").fetchall()
+    rows = store_sql(store["db"], "SELECT session, tool FROM observations ORDER BY id")
     assert rows == [("gemini:s-read_file", "Read"), ("gemini:s-run_shell_command", "Bash"), ("gemini:s-read_many_files", "Read")]
 
 

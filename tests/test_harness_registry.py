@@ -61,10 +61,10 @@ def test_an_unknown_harness_names_the_known_ones(bad):
         adapters.get(bad)
 
 
-def test_a_harness_without_per_event_hooks_says_how_it_works_instead(_isolated_home, tmp_path):
+def test_a_harness_without_per_event_hooks_says_how_it_works_instead(store_target, _isolated_home, tmp_path):
     with pytest.raises(ValueError, match="its plugin talks to `ledger __serve-session opencode`"):
         adapters.with_hook("opencode")
-    p = run_hook("PostToolUse", b"{}", args=["opencode", "PostToolUse"], env={"LEDGER_DB": tmp_path / "x.db"})
+    p = run_hook("PostToolUse", b"{}", args=["opencode", "PostToolUse"], env={"LEDGER_DB": store_target})
     assert p.returncode == 0 and p.stdout == b""
     assert "does not run `ledger hook`" in (Path(_isolated_home) / "hook.log").read_text()
 
@@ -82,14 +82,14 @@ def fake_adapter():
             cached.unlink()
 
 
-def test_a_new_harness_is_one_module(fake_adapter, cli, tmp_path, _isolated_home):
+def test_a_new_harness_is_one_module(store_target, fake_adapter, cli, tmp_path, _isolated_home):
     proj = tmp_path / "proj"
     (proj / ".agents").mkdir(parents=True)
     (proj / ".agents" / "tasks.md").write_text("- ship the registry\n")
     assert "fake-harness" in adapters.names()
     # ledger hook <name> <event>: parsed, handled by the same engine, rendered by the adapter
     p = run_hook("Start", json.dumps({"id": "s1", "cwd": str(proj)}).encode(), args=["fake-harness", "Start"],
-                 env={"LEDGER_DB": tmp_path / "store.db"})
+                 env={"LEDGER_DB": store_target})
     assert p.returncode == 0, p.stderr
     assert p.stdout.decode().startswith("FAKE:## Session State"), (p.stdout, (Path(_isolated_home) / "hook.log").read_text()
                                                                    if (Path(_isolated_home) / "hook.log").exists() else "")

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import WriteLock, foreign_modules, is_pg, store_exists, store_sql
 from fakes.hooks import LEDGER_BIN, context_of, post_bash, pre_read, run_hook
 
 from ledger.filekeys import file_key
@@ -34,8 +34,8 @@ def proj(tmp_path) -> Path:
 
 
 @pytest.fixture
-def store_with_fact(tmp_path, proj) -> Path:
-    db = tmp_path / "store" / "ledger.db"
+def store_with_fact(store_target, proj):
+    db = store_target
     with Ledger.open(db) as led:
         led.remember("data.bin is a little-endian uint16 array", cluster="code", agent="alice",
                      files=[file_key(proj / "data.bin")])
@@ -143,8 +143,7 @@ def test_store_in_a_read_only_directory_fails_open(tmp_path, home, proj):
 
 
 def test_a_locked_store_fails_open_within_the_hook_busy_timeout(store_with_fact, proj, home):
-    holder = sqlite3.connect(store_with_fact, isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")
+    holder = WriteLock(store_with_fact)
     try:
         t0 = time.monotonic()
         p = run_hook("PostToolUse", post_bash("cat data.bin", stdout="x", cwd=proj), env={"LEDGER_DB": store_with_fact})
@@ -159,15 +158,12 @@ def test_a_locked_store_fails_open_within_the_hook_busy_timeout(store_with_fact,
         p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env={"LEDGER_DB": store_with_fact})
         assert p.returncode == 0 and p.stdout == b"" and time.monotonic() - t0 < HOOK_BUSY_TIMEOUT_MS / 1000 + 3.0
     finally:
-        holder.execute("ROLLBACK")
-        holder.close()
+        holder.release()
     # and once the lock is gone the hook works again
     p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj, session="after"), env={"LEDGER_DB": store_with_fact})
     assert "uint16" in context_of(p.stdout.decode())
     # ... and has drained the spooled observation into the store
-    conn = sqlite3.connect(store_with_fact)
-    assert conn.execute("SELECT tool, output FROM observations").fetchall() == [("Bash", "x")]
-    conn.close()
+    assert store_sql(store_with_fact, "SELECT tool, output FROM observations") == [("Bash", "x")]
 
 
 def test_the_hook_busy_timeout_is_well_under_the_installed_hook_timeout():
@@ -207,17 +203,16 @@ def test_a_malformed_config_keeps_valid_environment_overrides(store_with_fact, p
     assert len(log_lines(home)) == 1  # one "config ignored" line per version of the file, not per hook call
 
 
-def test_hooks_disabled_is_a_no_op(store_with_fact, proj, home, tmp_path):
-    fresh = tmp_path / "never" / "ledger.db"
+def test_hooks_disabled_is_a_no_op(store_with_fact, proj, home, new_store):
+    fresh = new_store("never")
     for db in (store_with_fact, fresh):
         p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env={"LEDGER_DB": db, "LEDGER_HOOKS_DISABLED": "1"})
         assert p.returncode == 0 and p.stdout == b"" and p.stderr == b""
     p = run_hook("PreToolUse", b"{broken", env={"LEDGER_DB": fresh, "LEDGER_HOOKS_DISABLED": "1"})
     assert p.returncode == 0 and p.stdout == b""
-    assert not fresh.exists() and not fresh.parent.exists()
+    assert not store_exists(fresh) and (is_pg(fresh) or not fresh.parent.exists())
     assert log_lines(home) == []
-    conn = sqlite3.connect(store_with_fact)
-    assert conn.execute("SELECT count(*) FROM watch_sessions").fetchone()[0] == 0
+    assert store_sql(store_with_fact, "SELECT count(*) FROM watch_sessions") == [(0,)]
 
 
 def test_the_log_line_is_one_line_and_bounded(home, tmp_path):
@@ -271,8 +266,7 @@ def imported_modules(argv: list[str], stdin: bytes, env: dict) -> list[str]:
 def test_the_hook_imports_only_the_standard_library(event, make, store_with_fact, proj, home):
     mods = imported_modules(["hook", "claude-code", event], json.dumps(make(proj)).encode(), {"LEDGER_DB": store_with_fact})
     startup = _startup_modules()
-    tops = {m.split(".")[0] for m in mods if m not in startup}
-    foreign = sorted(t for t in tops if t not in sys.stdlib_module_names and t != "ledger")
+    foreign = foreign_modules((m for m in mods if m not in startup), store_with_fact)
     assert foreign == [], f"third-party modules on the hook path: {foreign}"
     assert not [m for m in mods if m.split(".")[0] in _HEAVY]
     heavy = sorted(m for m in mods if m.startswith(_LEDGER_HEAVY))
@@ -298,8 +292,7 @@ def _gemini(event: str, proj, **fields) -> dict:
 def test_the_gemini_hook_imports_only_the_standard_library_too(event, make, store_with_fact, proj, home):
     mods = imported_modules(["hook", "gemini", event], json.dumps(make(proj)).encode(), {"LEDGER_DB": store_with_fact})
     startup = _startup_modules()
-    tops = {m.split(".")[0] for m in mods if m not in startup}
-    assert sorted(t for t in tops if t not in sys.stdlib_module_names and t != "ledger") == []
+    assert foreign_modules((m for m in mods if m not in startup), store_with_fact) == []
     assert not [m for m in mods if m.split(".")[0] in _HEAVY or m.startswith(_LEDGER_HEAVY)]
     assert "ledger.harness.gemini" in mods
     assert log_lines(home) == []

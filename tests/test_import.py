@@ -51,13 +51,13 @@ def export(cli, tmp_path, *query):
     return f, [r for r in map(json.loads, out.splitlines()) if "record" not in r]
 
 
-def test_export_then_import_into_a_new_store(cli, tmp_path):
+def test_export_then_import_into_a_new_store(cli, tmp_path, new_store):
     a, b, gone = seed(cli, tmp_path)
     f, lines = export(cli, tmp_path, f"asof:{iso(seed.before_drop)}")  # as of before the drop: it comes along
     assert gone in {r["id"] for r in lines}
     chunk = next(r for r in lines if r["kind"] == "chunk")
     assert chunk["source"]["filename"].endswith("runbook.md") and chunk["source"]["trust"] == 0.9
-    other = tmp_path / "other.db"
+    other = new_store("other")
     r = j(cli, "import", str(f), db=other)
     assert r["imported"] == len(lines) and r["merged"] == 0 and r["sources"] == 1 and r["links"] == 1
     old = {m["id"]: m for m in lines}
@@ -81,10 +81,10 @@ def test_export_then_import_into_a_new_store(cli, tmp_path):
         assert st_new[key] == st_old[key], key
 
 
-def test_importing_twice_adds_nothing(cli, tmp_path):
+def test_importing_twice_adds_nothing(new_store, cli, tmp_path):
     seed(cli, tmp_path)
     f, lines = export(cli, tmp_path)
-    other = tmp_path / "other.db"
+    other = new_store("other")
     j(cli, "import", str(f), db=other)
     again = j(cli, "import", str(f), db=other)
     assert again["imported"] == 0 and again["merged"] == len(lines) and again["links"] == 0
@@ -93,10 +93,10 @@ def test_importing_twice_adds_nothing(cli, tmp_path):
     assert rc == 0 and out.startswith("imported 0 memories") and f"merged {len(lines)} already here" in out
 
 
-def test_merging_two_stores_unions_readers_of_the_same_claim(cli, tmp_path):
+def test_merging_two_stores_unions_readers_of_the_same_claim(new_store, cli, tmp_path):
     j(cli, "remember", "Tests run with pytest -q", "--cluster", "code", "--agent", "claude")
     f, lines = export(cli, tmp_path)
-    other = tmp_path / "other.db"
+    other = new_store("other")
     mine = j(cli, "remember", "Tests run with pytest -q", "--cluster", "code", "--agent", "codex", db=other)["id"]
     j(cli, "remember", "Only in the other store", "--cluster", "code", "--agent", "codex", db=other)
     r = j(cli, "import", str(f), db=other)
@@ -105,14 +105,14 @@ def test_merging_two_stores_unions_readers_of_the_same_claim(cli, tmp_path):
     assert j(cli, "stats", db=other)["claims"] == 2
 
 
-def test_a_bad_file_changes_nothing_and_names_the_line(cli, tmp_path):
+def test_a_bad_file_changes_nothing_and_names_the_line(new_store, cli, tmp_path):
     seed(cli, tmp_path)
     f, lines = export(cli, tmp_path)
     text = f.read_text().splitlines()
     text.insert(2, "{not json")
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(text) + "\n")
-    other = tmp_path / "other.db"
+    other = new_store("other")
     rc, out, err = cli("import", str(bad), db=other)
     assert rc == 1 and "line 3" in err and "Nothing was imported" in err
     for content, needle in (('{"id": "m_x"}\n', "line 1"), ("[1, 2]\n", "line 1"), ("\n\n", "no memories")):
@@ -124,10 +124,10 @@ def test_a_bad_file_changes_nothing_and_names_the_line(cli, tmp_path):
     assert j(cli, "stats", db=other)["memories"] == 0
 
 
-def test_import_from_stdin_pipe(cli, tmp_path):
+def test_import_from_stdin_pipe(new_store, cli, tmp_path):
     seed(cli, tmp_path)
     rc, out, _ = cli("export")
-    other = tmp_path / "other.db"
+    other = new_store("other")
     r = j(cli, "import", "-", db=other, input=out)
     assert r["imported"] == sum("record" not in json.loads(x) for x in out.splitlines())  # memories, not history
     assert r["events"] > 0
@@ -144,14 +144,14 @@ def _many(tmp_path, n: int) -> str:
     return str(f)
 
 
-def test_progress_bar_only_on_a_terminal(cli, tmp_path):
+def test_progress_bar_only_on_a_terminal(new_store, cli, tmp_path):
     f = _many(tmp_path, 2500)
-    rc, out, err = cli("import", f, db=tmp_path / "a.db")
+    rc, out, err = cli("import", f, db=new_store("a"))
     assert rc == 0 and err == "" and "imported 2,500" not in out and "imported 2500 memories" in out
     # stderr on a pseudo-terminal: rich draws the bar there, stdout stays the summary
     master, slave = pty.openpty()
     env = dict(os.environ, NO_COLOR="1", TERM="xterm")
-    p = subprocess.Popen([LEDGER_BIN, "import", f, "--db", str(tmp_path / "b.db")], stdout=subprocess.PIPE,
+    p = subprocess.Popen([LEDGER_BIN, "import", f, "--db", str(new_store("b"))], stdout=subprocess.PIPE,
                          stderr=slave, stdin=subprocess.DEVNULL, env=env)
     os.close(slave)
     seen = b""

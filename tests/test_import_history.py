@@ -5,16 +5,15 @@ move). Real stores, the real CLI, real hook processes for the observations."""
 from __future__ import annotations
 
 import json
-import sqlite3
 
+from conftest import store_exists, store_sql
 from fakes.hooks import post_bash, run_hook
 
 from ledger.service import Ledger
 
 
 def _rows(db, sql: str) -> list[tuple]:
-    with sqlite3.connect(db) as c:
-        return [tuple(r) for r in c.execute(sql)]
+    return store_sql(db, sql)
 
 
 HISTORY = {
@@ -50,10 +49,10 @@ def _seed(db, proj) -> dict:
     return {"a": a, "b": b.memory.id, "c": c, "d": d}
 
 
-def test_a_whole_store_export_round_trips_its_history(cli, tmp_path):
+def test_a_whole_store_export_round_trips_its_history(cli, tmp_path, new_store):
     proj = tmp_path / "proj"
     proj.mkdir()
-    src = tmp_path / "src.db"
+    src = new_store("src")
     _seed(src, proj)
     before = {k: _rows(src, q) for k, q in HISTORY.items()}
     assert all(before[k] for k in ("conflicts", "events", "sessions", "observations", "checkpoints")), before
@@ -64,7 +63,7 @@ def test_a_whole_store_export_round_trips_its_history(cli, tmp_path):
     assert kinds == {"memory", "conflict", "event", "session", "observation", "checkpoint"}, kinds
     f = tmp_path / "all.jsonl"
     f.write_text(out)
-    dst = tmp_path / "dst.db"
+    dst = new_store("dst")
     rc, out, err = cli("import", str(f), "--json", db=dst)
     assert rc == 0, err
     r = json.loads(out)
@@ -84,10 +83,10 @@ def test_a_whole_store_export_round_trips_its_history(cli, tmp_path):
         assert a.checkpoints(project=str(proj)) == b.checkpoints(project=str(proj))
 
 
-def test_a_filtered_export_carries_the_conflicts_among_its_memories_only(cli, tmp_path):
+def test_a_filtered_export_carries_the_conflicts_among_its_memories_only(cli, tmp_path, new_store):
     proj = tmp_path / "proj"
     proj.mkdir()
-    src = tmp_path / "src.db"
+    src = new_store("src")
     ids = _seed(src, proj)
     rc, out, err = cli("export", "cluster:code", db=src)
     lines = [json.loads(x) for x in out.splitlines()]
@@ -96,14 +95,14 @@ def test_a_filtered_export_carries_the_conflicts_among_its_memories_only(cli, tm
     assert {r.get("record") for r in lines} == {None, "conflict"}  # no log, sessions or checkpoints
 
 
-def test_a_conflict_follows_a_claim_merged_into_an_equal_one(cli, tmp_path):
+def test_a_conflict_follows_a_claim_merged_into_an_equal_one(cli, tmp_path, new_store):
     """The destination already holds the same claim under another id: the conflict is
     attached to that id."""
     proj = tmp_path / "proj"
     proj.mkdir()
-    src = tmp_path / "src.db"
+    src = new_store("src")
     _seed(src, proj)
-    dst = tmp_path / "dst.db"
+    dst = new_store("dst")
     with Ledger.open(dst) as led:
         mine = led.remember("The cache TTL is 300 seconds", cluster="code", agent="me").memory.id
     rc, out, err = cli("export", db=src)
@@ -115,13 +114,13 @@ def test_a_conflict_follows_a_claim_merged_into_an_equal_one(cli, tmp_path):
     assert mine in sides
 
 
-def test_a_bad_history_line_changes_nothing_and_names_the_line(cli, tmp_path):
-    f = tmp_path / "bad.jsonl"
+def test_a_bad_history_line_changes_nothing_and_names_the_line(cli, tmp_path, new_store):
+    f, d = tmp_path / "bad.jsonl", new_store("d")
     good = {"id": "m_x1", "text": "A fact", "kind": "claim", "origin": "chat", "clusterId": "code", "writer": "a",
             "createdAt": 1, "lastReadAt": 1, "hits": 0}
     for bad, needle in (({"record": "event", "agent": "a", "op": "x"}, "'at'"),
                         ({"record": "teleport", "x": 1}, "unknown record 'teleport'")):
         f.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
-        rc, out, err = cli("import", str(f), db=tmp_path / "d.db")
+        rc, out, err = cli("import", str(f), db=d)
         assert rc == 1 and "line 2" in err and needle in err and "Nothing was imported" in err, err
-    assert not (tmp_path / "d.db").exists() or _rows(tmp_path / "d.db", "SELECT count(*) FROM memories") == [(0,)]
+    assert not store_exists(d) or _rows(d, "SELECT count(*) FROM memories") == [(0,)]

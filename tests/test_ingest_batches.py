@@ -5,13 +5,13 @@ again. Real store files and a real ``kill -9``d ingest process."""
 from __future__ import annotations
 
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import is_pg, store_sql
 
 from ledger.errors import UnknownSource
 from ledger.service import Ledger
@@ -20,15 +20,19 @@ from ledger.store import sources as S
 WORKER = str(Path(__file__).with_name("reliability_worker.py"))
 
 
+def _count(db, sql: str) -> int:
+    [(n,)] = store_sql(db, sql)
+    return n
+
+
 def _rows(db: Path) -> dict:
-    with sqlite3.connect(db) as c:
-        return {
-            "sources": c.execute("SELECT count(*) FROM sources").fetchone()[0],
-            "chunks": c.execute("SELECT count(*) FROM memories WHERE kind = 'chunk'").fetchone()[0],
-            "fts": c.execute("SELECT count(*) FROM memories_fts").fetchone()[0],
-            "readers": c.execute("SELECT count(*) FROM memory_readers").fetchone()[0],
-            "ingests": c.execute("SELECT count(*) FROM ingests").fetchone()[0],
-        }
+    return {
+        "sources": _count(db, "SELECT count(*) FROM sources"),
+        "chunks": _count(db, "SELECT count(*) FROM memories WHERE kind = 'chunk'"),
+        "fts": _count(db, "SELECT count(*) FROM memories_fts"),  # the text index, on either engine
+        "readers": _count(db, "SELECT count(*) FROM memory_readers"),
+        "ingests": _count(db, "SELECT count(*) FROM ingests"),
+    }
 
 
 def _reader_view(db: Path) -> tuple[int, int, int]:
@@ -43,17 +47,16 @@ def _start_ingest_and_kill(db: Path, chunks: int) -> None:
                          stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and p.poll() is None:
-        with sqlite3.connect(db) as c:
-            if c.execute("SELECT count(*) FROM memories WHERE kind = 'chunk'").fetchone()[0] > 500:
-                break
+        if _count(db, "SELECT count(*) FROM memories WHERE kind = 'chunk'") > 500:
+            break
         time.sleep(0.01)
     assert p.poll() is None, "the ingest finished before it could be killed: raise the chunk count"
     p.send_signal(signal.SIGKILL)
     p.communicate()
 
 
-def test_a_killed_ingest_is_invisible_then_removed_on_the_next_open(tmp_path):
-    db = tmp_path / "kill.db"
+def test_a_killed_ingest_is_invisible_then_removed_on_the_next_open(store_target):
+    db = store_target
     with Ledger.open(db) as led:
         kept = led.ingest_chunks("kept.md", ["The pump curve of the kept manual.", "Second passage."], cluster="reading",
                                  agent="a").source_id
@@ -65,12 +68,12 @@ def test_a_killed_ingest_is_invisible_then_removed_on_the_next_open(tmp_path):
         assert [s.id for s in led.sources()] == [kept]
     after = _rows(db)
     assert after == {"sources": 1, "chunks": 2, "fts": 2, "readers": 2, "ingests": 0}
-    with sqlite3.connect(db) as c:
-        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if not is_pg(db):
+        assert store_sql(db, "PRAGMA integrity_check") == [("ok",)]
 
 
-def test_an_ingest_that_fails_midway_removes_what_it_wrote(tmp_path, monkeypatch):
-    db = tmp_path / "fail.db"
+def test_an_ingest_that_fails_midway_removes_what_it_wrote(store_target, monkeypatch):
+    db = store_target
     monkeypatch.setattr(S, "BATCH_MS", 1)  # many batches
     monkeypatch.setattr(S, "YIELD_MS", 0)
     with Ledger.open(db) as led:
@@ -90,28 +93,27 @@ def test_an_ingest_that_fails_midway_removes_what_it_wrote(tmp_path, monkeypatch
     assert _rows(db) == {"sources": 0, "chunks": 0, "fts": 0, "readers": 0, "ingests": 0}
 
 
-def test_an_ingest_of_a_live_process_is_left_alone_and_hidden(tmp_path, monkeypatch):
+def test_an_ingest_of_a_live_process_is_left_alone_and_hidden(store_target, monkeypatch):
     """Another process's unfinished ingest (its pid runs) is neither shown nor removed;
     one silent for longer than STALE_MS is removed even when its pid cannot be checked."""
-    db = tmp_path / "live.db"
+    db = store_target
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         with Ledger.open(db) as led:
             sid = led.ingest_chunks("a.md", ["The pump curve, passage one.", "Passage two."], cluster="reading",
                                     agent="a").source_id
-        with sqlite3.connect(db) as c:  # make it look unfinished, owned by the sleeper
-            c.execute("UPDATE sources SET complete = 0 WHERE id = ?", (sid,))
-            c.execute("UPDATE memories SET deleted_at = 0 WHERE source_id = ?", (sid,))
-            c.execute("INSERT INTO ingests (source_id, host, pid, started_at, beat_at) VALUES (?, ?, ?, ?, ?)",
-                      (sid, S._host(), sleeper.pid, S._wall_ms(), S._wall_ms()))
+        # make it look unfinished, owned by the sleeper
+        store_sql(db, "UPDATE sources SET complete = 0 WHERE id = ?", (sid,))
+        store_sql(db, "UPDATE memories SET deleted_at = 0 WHERE source_id = ?", (sid,))
+        store_sql(db, "INSERT INTO ingests (source_id, host, pid, started_at, beat_at) VALUES (?, ?, ?, ?, ?)",
+                  (sid, S._host(), sleeper.pid, S._wall_ms(), S._wall_ms()))
         with Ledger.open(db) as led:
             assert led.sources() == [] and not led.search("pump curve").hits
             with pytest.raises(UnknownSource):
                 led.source_detail(sid)
             assert led.stats()["sources"] == 0
         assert _rows(db)["chunks"] == 2  # still there: its process may finish it
-        with sqlite3.connect(db) as c:
-            c.execute("UPDATE ingests SET host = 'elsewhere', beat_at = ?", (S._wall_ms() - S.STALE_MS - 1,))
+        store_sql(db, "UPDATE ingests SET host = 'elsewhere', beat_at = ?", (S._wall_ms() - S.STALE_MS - 1,))
         Ledger.open(db).close()
         assert _rows(db) == {"sources": 0, "chunks": 0, "fts": 0, "readers": 0, "ingests": 0}
     finally:
@@ -119,8 +121,8 @@ def test_an_ingest_of_a_live_process_is_left_alone_and_hidden(tmp_path, monkeypa
         sleeper.wait()
 
 
-def test_small_ingests_and_ingests_inside_a_transaction_are_whole_at_once(tmp_path):
-    db = tmp_path / "small.db"
+def test_small_ingests_and_ingests_inside_a_transaction_are_whole_at_once(store_target):
+    db = store_target
     with Ledger.open(db) as led:
         one = led.ingest_chunks("one.md", ["A single pump curve passage."], cluster="reading", agent="a")
         with led.store.atomic():  # a caller's transaction: no batches, no ingests row

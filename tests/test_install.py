@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import store_exists
 from fakes.hooks import LEDGER_BIN, pre_read
 
 from ledger.harness.install import CLAUDE_EVENTS
@@ -263,11 +264,17 @@ def test_install_says_which_store_the_hooks_use(cli, project, tmp_path):
 
 
 @pytest.mark.parametrize("var,flag", [("LEDGER_DB", False), ("LEDGER_HOME", False), (None, True)])
-def test_the_store_chosen_at_install_is_written_into_the_hook_command(cli, project, tmp_path, var, flag):
+def test_the_store_chosen_at_install_is_written_into_the_hook_command(cli, project, tmp_path, var, flag, engine,
+                                                                       store_target):
     """Claude Code started without the user's shell variables still writes to the store
     ``install`` named (LEDGER_DB, LEDGER_HOME or --db), not ~/.ledger/ledger.db."""
     home = tmp_path / "my home"  # a space: the command is shell-quoted
-    store = home / "team.db" if var != "LEDGER_HOME" else home / "ledger.db"
+    if var == "LEDGER_HOME":
+        store = home / "ledger.db"  # $LEDGER_HOME names a folder: its store is a file
+    elif engine == "postgresql":
+        store = store_target  # a URL with ?, % and = in it: shell-quoted too
+    else:
+        store = home / "team.db"
     env = {"LEDGER_HOME": None, "HOME": str(tmp_path / "h")}
     args = ["install", "claude-code", "--dir", project]
     if var == "LEDGER_DB":
@@ -283,7 +290,7 @@ def test_the_store_chosen_at_install_is_written_into_the_hook_command(cli, proje
     p = subprocess.run(["bash", "-c", cmd], input=json.dumps(pre_read(project / "x.py", cwd=project)).encode(),
                        capture_output=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "cc")})
     assert p.returncode == 0 and p.stdout == b"", p.stderr
-    assert store.exists() and not (tmp_path / "cc" / ".ledger" / "ledger.db").exists()
+    assert store_exists(store) and not (tmp_path / "cc" / ".ledger" / "ledger.db").exists()
     rc, out, err = cli("doctor", "--dir", project, "--json", db=None, env=env)
     hooks = next(c for c in json.loads(out)["checks"] if c["name"] == "claude-code hooks")
     assert hooks["status"] == "ok", hooks

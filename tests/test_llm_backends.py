@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sqlite3
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import store_sql
 from fakes.hooks import context_of, post_bash, pre_read, run_hook
 from fakes.llm_server import ModelServer, Reply
 
@@ -210,24 +210,21 @@ def _wait_for(fn, timeout=10.0, step=0.1):
 
 
 def _claims(db):
-    conn = sqlite3.connect(db)
     try:
-        return conn.execute("SELECT text, topic, provenance FROM memories WHERE writer = 'watcher'").fetchall()
-    except sqlite3.OperationalError:
+        return store_sql(db, "SELECT text, topic, provenance FROM memories WHERE writer = 'watcher'")
+    except Exception:  # no tables yet (either driver's error)
         return []
-    finally:
-        conn.close()
 
 
 @pytest.mark.parametrize("backend", ["openai", "anthropic"])
-def test_hook_every_2_steps_starts_a_detached_distiller_that_writes_claims(tmp_path, _isolated_home, backend):
+def test_hook_every_2_steps_starts_a_detached_distiller_that_writes_claims(tmp_path, _isolated_home, store_target, backend):
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "weights.ckpt").write_bytes(b"\x93NUMPY" + b"\0" * 100)
     finding = [{"fact": "weights.ckpt is a NumPy .npy file (magic \\x93NUMPY)", "topic": "file-format:weights.ckpt",
                 "files": [str(proj / "weights.ckpt")]}]
     with ModelServer(lambda req: json.dumps(finding)) as srv:
-        db = tmp_path / "ledger.db"
+        db = store_target
         env = {"LEDGER_DB": db, "LEDGER_DISTILL_EVERY": "2", "LEDGER_LLM_BACKEND": backend,
                "LEDGER_LLM_URL": srv.url + ("/v1" if backend == "openai" else ""), "LEDGER_LLM_MODEL": "m-test",
                "LEDGER_LLM_API_KEY_ENV": "FAKE_KEY", "FAKE_KEY": "k-123"}
@@ -249,11 +246,9 @@ def test_hook_every_2_steps_starts_a_detached_distiller_that_writes_claims(tmp_p
             assert req.headers["authorization"] == "Bearer k-123"
         else:
             assert req.headers["x-api-key"] == "k-123"
-        conn = sqlite3.connect(db)
-        calls = conn.execute("SELECT backend, model, prompt_tokens, completion_tokens, ok FROM llm_calls").fetchall()
-        lease = _wait_for(lambda: conn.execute("SELECT lease_owner, distilled_step FROM watch_sessions").fetchone()[0] is None)
-        assert lease and conn.execute("SELECT distilled_step FROM watch_sessions").fetchone()[0] == 2
-        conn.close()
+        calls = store_sql(db, "SELECT backend, model, prompt_tokens, completion_tokens, ok FROM llm_calls")
+        lease = _wait_for(lambda: store_sql(db, "SELECT lease_owner FROM watch_sessions") == [(None,)])
+        assert lease and store_sql(db, "SELECT distilled_step FROM watch_sessions") == [(2,)]
         assert calls == [(backend, "m-test", 11, 7, 1)] if backend == "openai" else calls == [(backend, "m-test", 13, 5, 1)]
         # The distiller logs its result after releasing the lease and closing the store.
         log_file = _isolated_home / "hook.log"
@@ -263,21 +258,19 @@ def test_hook_every_2_steps_starts_a_detached_distiller_that_writes_claims(tmp_p
         assert "NumPy .npy file" in context_of(p.stdout.decode())
 
 
-def test_a_failing_model_server_is_logged_by_the_detached_distiller(tmp_path, _isolated_home):
+def test_a_failing_model_server_is_logged_by_the_detached_distiller(tmp_path, _isolated_home, store_target):
     proj = tmp_path / "proj"
     proj.mkdir()
     with ModelServer(lambda req: Reply(500, {"error": "boom"})) as srv:
-        db = tmp_path / "ledger.db"
+        db = store_target
         env = {"LEDGER_DB": db, "LEDGER_DISTILL_EVERY": "1", "LEDGER_LLM_BACKEND": "openai", "LEDGER_LLM_URL": srv.url}
         p = run_hook("PostToolUse", post_bash("ls", stdout="a b", cwd=proj), env=env)
         assert p.returncode == 0 and p.stdout == b""
         log = _isolated_home / "hook.log"
         assert _wait_for(lambda: log.exists() and "failed" in log.read_text())
         assert "HTTP 500" in log.read_text()
-        conn = sqlite3.connect(db)
-        assert _wait_for(lambda: conn.execute("SELECT lease_owner FROM watch_sessions").fetchone()[0] is None)
-        assert conn.execute("SELECT ok, error FROM llm_calls").fetchall()[0][0] == 0
-        conn.close()
+        assert _wait_for(lambda: store_sql(db, "SELECT lease_owner FROM watch_sessions") == [(None,)])
+        assert store_sql(db, "SELECT ok, error FROM llm_calls")[0][0] == 0
 
 
 def test_a_backend_is_one_registered_function_that_settings_accept(monkeypatch):

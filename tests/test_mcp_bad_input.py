@@ -18,8 +18,8 @@ from ledger.mcp.server import MAX_ERROR_CHARS
 
 
 @pytest.fixture
-def store(tmp_path):
-    return tmp_path / "store" / "ledger.db"
+def store(store_target):
+    return store_target
 
 
 def test_file_paths_no_file_system_takes_are_clear_tool_errors_or_keys_without_state(store):

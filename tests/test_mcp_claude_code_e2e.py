@@ -61,12 +61,12 @@ def _tool_result_text(req) -> str:
 
 
 @pytest.fixture
-def world(tmp_path, _isolated_home):
+def world(store_target, tmp_path, _isolated_home):
     proj = tmp_path / "proj"
     proj.mkdir()
     home = tmp_path / "home"
     home.mkdir()
-    db = tmp_path / "store" / "ledger.db"
+    db = store_target
     env = {**os.environ, "LEDGER_HOME": str(_isolated_home), "LEDGER_DB": str(db), "HOME": str(home)}
     env.pop("LEDGER_AGENT", None)
     # The configuration `ledger install mcp --client claude-code` writes, as a file for --mcp-config.

@@ -295,12 +295,13 @@ def run(*args, home: Path, cwd: Path | None = None):
     return subprocess.run([LEDGER_BIN, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
 
 
-def test_cli_install_and_uninstall_with_json(home, project, tmp_path):
-    db = tmp_path / "s" / "l.db"
+def test_cli_install_and_uninstall_with_json(home, project, store_target):
+    db = store_target
     p = run("install", "mcp", "--client", "vscode", "--dir", str(project), "--db", str(db), "--json", home=home)
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert r["path"] == str(project / ".vscode" / "mcp.json") and r["entry"]["env"]["LEDGER_DB"] == str(db)
+    assert r["store"] == str(db)
     assert json.loads((project / ".vscode/mcp.json").read_text())["servers"]["ledger"]["type"] == "stdio"
     p = run("uninstall", "mcp", "--client", "vscode", "--dir", str(project), "--json", home=home)
     assert json.loads(p.stdout)["removed"] == 1

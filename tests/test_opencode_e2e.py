@@ -21,14 +21,13 @@ from __future__ import annotations
 import json
 import os
 import platform
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import LEDGER_BIN
+from conftest import LEDGER_BIN, store_exists, store_sql
 from fakes.npm import npm_install
 from fakes.openai_sse import OpenAIServer, ToolCall, Turn, messages_text, tool_results
 from test_opencode_server import console_command_serves
@@ -81,16 +80,12 @@ def ledger_command(tmp_path: Path) -> str:
     return str(shim)
 
 
-def _claims(db: Path) -> int:
-    if not db.exists():
+def _claims(db) -> int:
+    if not store_exists(db):
         return 0
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            return conn.execute("SELECT count(*) FROM memories WHERE writer = 'watcher'").fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.Error:
+        return store_sql(db, "SELECT count(*) FROM memories WHERE writer = 'watcher'")[0][0]
+    except Exception:  # not created yet, or busy: ask again
         return 0
 
 
@@ -110,10 +105,10 @@ def new_project(tmp_path: Path) -> Path:
 
 
 def run_opencode(opencode_bin: Path, tmp_path: Path, monkeypatch, project: Path, answer, prompt: str,
-                 ledger_env: dict, limit: dict | None = None) -> Run:
+                 ledger_env: dict, limit: dict | None = None, *, db) -> Run:
     """Install the plugin (``--user`` scope, in the shared OpenCode config folder), run
-    ``opencode run PROMPT`` in ``project`` against the scripted model, uninstall."""
-    db = tmp_path / "ledger" / "ledger.db"
+    ``opencode run PROMPT`` in ``project`` against the scripted model, uninstall. ``db``:
+    the store (the test's)."""
     config_home = SHARED_HOME / "config"
     env = dict(os.environ)
     for k in [k for k in env if k.startswith(("OPENCODE_", "LEDGER_"))]:
@@ -156,9 +151,9 @@ def run_opencode(opencode_bin: Path, tmp_path: Path, monkeypatch, project: Path,
     return Run(p, bodies, project, db, diag)
 
 
-def test_real_opencode_injects_distilled_facts_and_checkpoints_on_idle(opencode_bin, tmp_path, monkeypatch):
+def test_real_opencode_injects_distilled_facts_and_checkpoints_on_idle(opencode_bin, tmp_path, monkeypatch, store_target):
     project = new_project(tmp_path)
-    db = tmp_path / "ledger" / "ledger.db"
+    db = store_target
     notes = str(project / "notes.txt")
 
     def answer(body: dict):
@@ -183,7 +178,7 @@ def test_real_opencode_injects_distilled_facts_and_checkpoints_on_idle(opencode_
     run = run_opencode(opencode_bin, tmp_path, monkeypatch, project, answer, "Check what notes.txt says.", {
         "LEDGER_LLM_BACKEND": "opencode", "LEDGER_LLM_MODEL": "scripted/scripted-model", "LEDGER_DISTILL_EVERY": "1",
         "LEDGER_ESCALATE_AFTER": "2", "LEDGER_LLM_TIMEOUT": "60",
-    })
+    }, db=db)
     p, bodies, diag = run.proc, run.bodies, run.diag
     assert p.returncode == 0, diag
     assert "The answer is 42." in p.stdout, diag
@@ -202,19 +197,15 @@ def test_real_opencode_injects_distilled_facts_and_checkpoints_on_idle(opencode_
     assert "📋 KNOWN FACTS" in second and FINDING in second, second
     assert "LEDGER ESCALATION" in third and FINDING in third, third
 
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        sessions = [dict(r) for r in conn.execute("SELECT key, steps FROM watch_sessions")]
-        assert len(sessions) == 1, f"only the user's session is observed, not the distillation's: {sessions}"
-        assert sessions[0]["key"].startswith("opencode:ses_") and sessions[0]["steps"] == 3
-        claim = conn.execute("SELECT text, writer, provenance FROM memories WHERE writer = 'watcher'").fetchone()
-        assert claim["text"] == FINDING and claim["provenance"].startswith("distilled from opencode:ses_")
-        levels = [r[0] for r in conn.execute("SELECT level FROM injections ORDER BY id")]
-        assert levels == ["gentle", "escalated"]
-        checkpoints = [dict(r) for r in conn.execute("SELECT event, content FROM checkpoints")]
-    finally:
-        conn.close()
+    sessions = [dict(zip(("key", "steps"), r)) for r in store_sql(db, "SELECT key, steps FROM watch_sessions")]
+    assert len(sessions) == 1, f"only the user's session is observed, not the distillation's: {sessions}"
+    assert sessions[0]["key"].startswith("opencode:ses_") and sessions[0]["steps"] == 3
+    [claim] = [dict(zip(("text", "writer", "provenance"), r))
+               for r in store_sql(db, "SELECT text, writer, provenance FROM memories WHERE writer = 'watcher'")]
+    assert claim["text"] == FINDING and claim["provenance"].startswith("distilled from opencode:ses_")
+    levels = [r[0] for r in store_sql(db, "SELECT level FROM injections ORDER BY id")]
+    assert levels == ["gentle", "escalated"]
+    checkpoints = [dict(zip(("event", "content"), r)) for r in store_sql(db, "SELECT event, content FROM checkpoints")]
 
     # session.idle wrote the checkpoint, with the file the agent's command created.
     assert [c["event"] for c in checkpoints] == ["session.idle"], diag
@@ -224,13 +215,13 @@ def test_real_opencode_injects_distilled_facts_and_checkpoints_on_idle(opencode_
     assert "- out.txt" in files, md
 
 
-def test_real_opencode_compaction_carries_the_session_state(opencode_bin, tmp_path, monkeypatch):
+def test_real_opencode_compaction_carries_the_session_state(opencode_bin, tmp_path, monkeypatch, store_target):
     """A step that reports a nearly full context makes OpenCode compact; the compaction
     request the model receives carries ledger's Session State block and facts."""
     project = new_project(tmp_path)
     (project / ".agents").mkdir()
     (project / ".agents" / "tasks.md").write_text("- [ ] make ledger survive OpenCode compaction\n")
-    db = tmp_path / "ledger" / "ledger.db"
+    db = store_target
     with Ledger.open(db) as led:
         led.remember("notes.txt keeps the answer on its first line", cluster="code", agent="tester",
                      files=[file_key(project / "notes.txt")])
@@ -251,7 +242,7 @@ def test_real_opencode_compaction_carries_the_session_state(opencode_bin, tmp_pa
         return Turn(text="Done after compaction.")
 
     run = run_opencode(opencode_bin, tmp_path, monkeypatch, project, answer, "Read the notes.", {},
-                       limit={"context": 8000, "output": 1000})
+                       limit={"context": 8000, "output": 1000}, db=store_target)
     assert run.proc.returncode == 0, run.diag
     assert "Done after compaction." in run.proc.stdout, run.diag
     # experimental.session.compacting added the Session State block and the project's
@@ -263,7 +254,8 @@ def test_real_opencode_compaction_carries_the_session_state(opencode_bin, tmp_pa
     assert "## Known facts about this project" in prompt and "notes.txt keeps the answer on its first line" in prompt
 
 
-def test_real_opencode_compaction_carries_the_task_todos_and_edited_files(opencode_bin, tmp_path, monkeypatch):
+def test_real_opencode_compaction_carries_the_task_todos_and_edited_files(opencode_bin, tmp_path, monkeypatch,
+                                                                          store_target):
     """Issue 13 with the real OpenCode and no ``.agents/`` file: the user's prompt
     (``chat.message``), the model's ``todowrite`` list and the file it writes reach the
     compaction request through the session record."""
@@ -290,7 +282,7 @@ def test_real_opencode_compaction_carries_the_task_todos_and_edited_files(openco
         return Turn(text="Done after compaction.")
 
     run = run_opencode(opencode_bin, tmp_path, monkeypatch, project, answer, task, {},
-                       limit={"context": 8000, "output": 1000})
+                       limit={"context": 8000, "output": 1000}, db=store_target)
     assert run.proc.returncode == 0, run.diag
     assert (project / "hello.txt").read_text() == "hello\n", run.diag
     assert seen["compaction"] is not None, run.diag

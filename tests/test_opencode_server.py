@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import LEDGER_BIN
+from conftest import LEDGER_BIN, store_exists
 
 from ledger.filekeys import file_key
 from ledger.service import Ledger
@@ -107,11 +107,11 @@ def project(tmp_path) -> Path:
 
 
 @pytest.fixture
-def server(db_file):
+def server(store_target):
     started: list[Server] = []
 
     def start(**env) -> Server:
-        s = Server(db_file, env)
+        s = Server(store_target, env)
         started.append(s)
         return s
 
@@ -135,13 +135,13 @@ def step(project: Path, sid: str, part_id: str) -> dict:
                part={"id": part_id, "type": "step-finish", "sessionID": sid, "reason": "tool-calls", "cost": 0})
 
 
-def remember(db_file: Path, text: str, path: Path) -> str:
-    with Ledger.open(db_file) as led:
+def remember(store_target: Path, text: str, path: Path) -> str:
+    with Ledger.open(store_target) as led:
         return led.remember(text, cluster="code", agent="tester", files=[file_key(path)]).memory.id
 
 
-def store(db_file: Path):
-    return Ledger.open(db_file)
+def store(store_target: Path):
+    return Ledger.open(store_target)
 
 
 # --------------------------------------------------------------------------- protocol
@@ -174,8 +174,8 @@ def test_an_oversized_line_is_refused_without_buffering_it(server):
     assert s.request({"type": "ping"})["pong"] is True
 
 
-def test_unicode_round_trip_and_ascii_lines(server, project, db_file):
-    remember(db_file, "notes.txt says “42” — élan ✓", project / "notes.txt")
+def test_unicode_round_trip_and_ascii_lines(server, project, store_target):
+    remember(store_target, "notes.txt says “42” — élan ✓", project / "notes.txt")
     s = server()
     s.send_raw((json.dumps({"id": 1, "event": read(project)}, ensure_ascii=False) + "\n").encode())
     raw_ok = s.reply()
@@ -194,12 +194,12 @@ def test_store_unavailable_is_an_error_answer_not_a_crash(tmp_path, project):
         s.close()
 
 
-def test_hooks_disabled_answers_empty_and_touches_nothing(server, project, db_file):
+def test_hooks_disabled_answers_empty_and_touches_nothing(server, project, store_target):
     s = server(LEDGER_HOOKS_DISABLED="1")
     r = s.event(read(project))
     assert r == {"id": 1, "append": None, "context": [], "error": None}
     assert s.close() == 0
-    assert not db_file.exists()
+    assert not store_exists(store_target)
 
 
 def test_end_of_input_ends_the_server(server):
@@ -223,8 +223,8 @@ def test_console_command(tmp_path):
 # --------------------------------------------------------------------------- watcher
 
 
-def test_facts_are_appended_then_quiet_then_escalated(server, project, db_file):
-    mid = remember(db_file, "notes.txt holds the answer 42 on line 1", project / "notes.txt")
+def test_facts_are_appended_then_quiet_then_escalated(server, project, store_target):
+    mid = remember(store_target, "notes.txt holds the answer 42 on line 1", project / "notes.txt")
     s = server(LEDGER_ESCALATE_AFTER="3")
     first = s.event(read(project, call="c1"))
     assert first["error"] is None
@@ -237,7 +237,7 @@ def test_facts_are_appended_then_quiet_then_escalated(server, project, db_file):
     assert "LEDGER ESCALATION" in third["append"] and "2 times" in third["append"]  # shown at c1 and now; c2 was quiet
     other = s.event(read(project, sid="ses_b"))  # counters are per session
     assert "KNOWN FACTS" in other["append"]
-    with store(db_file) as led:
+    with store(store_target) as led:
         conn = led.store._conn
         assert W.session(conn, "opencode:ses_a")["steps"] == 3
         obs = W.observations(conn, "opencode:ses_a")
@@ -247,8 +247,8 @@ def test_facts_are_appended_then_quiet_then_escalated(server, project, db_file):
         assert levels == ["gentle", "escalated"]
 
 
-def test_unrelated_files_and_non_file_tools_get_nothing(server, project, db_file):
-    remember(db_file, "notes.txt holds 42", project / "notes.txt")
+def test_unrelated_files_and_non_file_tools_get_nothing(server, project, store_target):
+    remember(store_target, "notes.txt holds 42", project / "notes.txt")
     (project / "other.txt").write_text("x")
     s = server()
     assert s.event(read(project, "other.txt"))["append"] is None
@@ -256,7 +256,7 @@ def test_unrelated_files_and_non_file_tools_get_nothing(server, project, db_file
     assert s.event(todo)["append"] is None
 
 
-def test_steps_are_counted_per_session_and_the_extraction_session_is_excluded(server, project, db_file):
+def test_steps_are_counted_per_session_and_the_extraction_session_is_excluded(server, project, store_target):
     s = server()
     for sid, part in [("ses_a", "p1"), ("ses_a", "p2"), ("ses_a", "p2"), ("ses_b", "p3")]:
         assert s.event(step(project, sid, part))["error"] is None
@@ -267,14 +267,14 @@ def test_steps_are_counted_per_session_and_the_extraction_session_is_excluded(se
     stats = s.request({"type": "stats"})["stats"]
     assert {k: v["modelSteps"] for k, v in stats["sessions"].items()} == {"opencode:ses_a": 2, "opencode:ses_b": 1}
     assert stats["ignored"] == ["ses_x"]
-    with store(db_file) as led:
+    with store(store_target) as led:
         keys = [r[0] for r in led.store._conn.execute("SELECT key FROM watch_sessions")]
         assert "opencode:ses_x" not in keys
         assert led.store._conn.execute("SELECT count(*) FROM observations WHERE session = 'opencode:ses_x'").fetchone()[0] == 0
     assert not (project / ".agents").exists(), "no checkpoint for the extraction session"
 
 
-def test_idle_writes_one_checkpoint_with_the_diff_files(server, project, db_file):
+def test_idle_writes_one_checkpoint_with_the_diff_files(server, project, store_target):
     s = server()
     edit = {**read(project, "c.txt"), "input": {"tool": "edit", "sessionID": "ses_a", "callID": "e1",
                                                  "args": {"filePath": str(project / "c.txt"), "oldString": "a", "newString": "b"}},
@@ -289,13 +289,13 @@ def test_idle_writes_one_checkpoint_with_the_diff_files(server, project, db_file
     files = md.split("## Files Changed This Session\n", 1)[1].split("\n\n", 1)[0]
     assert files.splitlines() == ["- c.txt", "- a.txt", "- b.txt"]
     assert "_Written by ledger on session.idle at" in md
-    with store(db_file) as led:
+    with store(store_target) as led:
         rows = W.checkpoints(led.store._conn, session="opencode:ses_a")
         assert [r["event"] for r in rows] == ["session.idle"], "status idle + session.idle: one checkpoint"
     s.event(bus(project, "session.idle", sessionID="ses_a"))  # nothing happened since
     s.event(step(project, "ses_a", "p9"))
     s.event(bus(project, "session.idle", sessionID="ses_a"))  # activity, but same content: still one
-    with store(db_file) as led:
+    with store(store_target) as led:
         assert len(W.checkpoints(led.store._conn, session="opencode:ses_a")) == 1
 
 
@@ -306,10 +306,10 @@ def test_deleted_session_forgets_its_diff_files(server, project):
     assert s.request({"type": "stats"})["stats"]["sessions"] == {}
 
 
-def test_compaction_context_has_the_session_state_and_facts(server, project, db_file):
+def test_compaction_context_has_the_session_state_and_facts(server, project, store_target):
     (project / ".agents").mkdir()
     (project / ".agents" / "tasks.md").write_text("- [ ] ship the OpenCode plugin\n")
-    remember(db_file, "notes.txt holds the answer 42", project / "notes.txt")
+    remember(store_target, "notes.txt holds the answer 42", project / "notes.txt")
     s = server()
     r = s.event({"hook": "experimental.session.compacting", "directory": str(project), "worktree": str(project),
                  "input": {"sessionID": "ses_a"}})
@@ -320,7 +320,7 @@ def test_compaction_context_has_the_session_state_and_facts(server, project, db_
     assert "## Known facts about this project" in text and "notes.txt holds the answer 42" in text
 
 
-def test_prompts_todos_edits_and_commands_reach_the_block_and_the_checkpoint(server, project, db_file):
+def test_prompts_todos_edits_and_commands_reach_the_block_and_the_checkpoint(server, project, store_target):
     """OpenCode's own shapes (chat.message, todo.updated, todowrite, edit, bash with a
     non-zero exit) feed the same session record as Claude Code's hooks."""
     s = server()
@@ -354,7 +354,7 @@ def test_prompts_todos_edits_and_commands_reach_the_block_and_the_checkpoint(ser
     assert "### Task (the user's words)" not in other and "### Last Checkpoint" in other
 
 
-def test_the_store_connection_stays_open(server, project, db_file):
+def test_the_store_connection_stays_open(server, project, store_target):
     s = server()
     for i in range(20):
         s.event(read(project, call=f"c{i}"))
@@ -371,7 +371,7 @@ def findings(*facts: tuple[str, str]) -> str:
     return json.dumps([{"fact": f, "topic": f"file-format:{p}", "files": [p]} for f, p in facts])
 
 
-def test_distillation_through_the_plugin(server, project, db_file):
+def test_distillation_through_the_plugin(server, project, store_target):
     s = server(LEDGER_LLM_BACKEND="opencode", LEDGER_DISTILL_EVERY="2", LEDGER_LLM_MODEL="scripted/model-1",
                LEDGER_OPENCODE_AGENT="plan")
     assert s.event(read(project, call="c1"))["append"] is None
@@ -388,12 +388,12 @@ def test_distillation_through_the_plugin(server, project, db_file):
     assert r["error"] is None
     deadline = time.time() + 20
     while time.time() < deadline:
-        with store(db_file) as led:
+        with store(store_target) as led:
             sess = W.session(led.store._conn, "opencode:ses_a")
             if sess.get("lease_until") == 0 and sess.get("distilled_step") == 2:
                 break
         time.sleep(0.05)
-    with store(db_file) as led:
+    with store(store_target) as led:
         conn = led.store._conn
         row = conn.execute("SELECT text, writer, provenance FROM memories WHERE writer = 'watcher'").fetchone()
         assert row is not None and row["text"] == "notes.txt stores the answer 42 on its first line"
@@ -404,18 +404,18 @@ def test_distillation_through_the_plugin(server, project, db_file):
     assert "notes.txt stores the answer 42" in third["append"]
 
 
-def test_a_failed_plugin_distillation_releases_the_lease(server, project, db_file):
+def test_a_failed_plugin_distillation_releases_the_lease(server, project, store_target):
     s = server(LEDGER_LLM_BACKEND="opencode", LEDGER_DISTILL_EVERY="1")
     s.event(read(project, call="c1"))
     push = s.pushes.get(timeout=20)["distill"]
     s.request({"type": "distill_answer", "token": push["token"], "text": None, "error": "session.prompt failed"})
     deadline = time.time() + 20
     while time.time() < deadline:
-        with store(db_file) as led:
+        with store(store_target) as led:
             if W.session(led.store._conn, "opencode:ses_a").get("lease_until") == 0:
                 break
         time.sleep(0.05)
-    with store(db_file) as led:
+    with store(store_target) as led:
         conn = led.store._conn
         assert W.session(conn, "opencode:ses_a")["distilled_step"] == 0
         assert conn.execute("SELECT error FROM llm_calls").fetchone()[0] == "opencode backend: session.prompt failed"
@@ -423,11 +423,11 @@ def test_a_failed_plugin_distillation_releases_the_lease(server, project, db_fil
     assert s.pushes.get(timeout=20)["distill"]["token"] != push["token"]
 
 
-def test_going_away_mid_distillation_releases_the_lease(project, db_file):
-    s = Server(db_file, {"LEDGER_LLM_BACKEND": "opencode", "LEDGER_DISTILL_EVERY": "1"})
+def test_going_away_mid_distillation_releases_the_lease(project, store_target):
+    s = Server(store_target, {"LEDGER_LLM_BACKEND": "opencode", "LEDGER_DISTILL_EVERY": "1"})
     s.event(read(project, call="c1"))
     s.pushes.get(timeout=20)
     assert s.close() == 0
-    with store(db_file) as led:
+    with store(store_target) as led:
         sess = W.session(led.store._conn, "opencode:ses_a")
         assert sess["lease_until"] == 0 and sess["distilled_step"] == 0

@@ -18,8 +18,8 @@ BASE = "http://127.0.0.1:7444"
 
 
 @pytest.fixture()
-def db(tmp_path):
-    p = tmp_path / "w.db"
+def db(store_target):
+    p = store_target
     with Ledger.open(p) as led:
         led.remember("Deploys need the VPN", cluster="proc", agent="t")
     return p

@@ -144,13 +144,11 @@ def _hidden(target) -> tuple[int, int]:
 
 
 def _view(target) -> tuple[int, int, int]:
-    """(live chunks of the one source, live chunks with the old word, with the new one)
-    as a reader sees them (SQL counts: a read-only open cannot search on PostgreSQL)."""
+    """(live chunks of the one source, chunks a search for the old word finds, for the
+    new one) as a read-only reader sees them."""
     with Ledger.open(target, readonly=True) as led:
         [src] = led.sources()
-        q = "SELECT count(*) FROM memories WHERE deleted_at IS NULL AND kind = 'chunk' AND text LIKE ?"
-        return (src.chunk_count, led.store._conn.execute(q, ("%original%",)).fetchone()[0],
-                led.store._conn.execute(q, ("%amended%",)).fetchone()[0])
+        return (src.chunk_count, led.search("original", limit=1).total, led.search("amended", limit=1).total)
 
 
 def test_a_killed_reingest_keeps_the_old_version_and_a_rerun_gives_the_new(cli, store_target, tmp_path):

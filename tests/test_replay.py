@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import scoped_store, store_sql
 
 DATA = Path("/work/shared/data/transcripts")
 LOCAL = Path(__file__).parent / "data"
@@ -53,7 +53,7 @@ def test_replay_leaves_no_temporary_store_behind(cli, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def big_report(tmp_path_factory):
+def big_report(tmp_path_factory, engine, request):
     if BIG is None:
         pytest.skip("no big transcript available")
     import os
@@ -61,13 +61,13 @@ def big_report(tmp_path_factory):
     import sys
 
     home = tmp_path_factory.mktemp("replay-home")
-    db = home / "replay.db"
+    db = scoped_store(request, engine, tmp_path_factory, "replay")
     exe = str(Path(sys.executable).with_name("ledger"))
     env = {**os.environ, "LEDGER_HOME": str(home)}
     env.pop("LEDGER_DB", None)
     p = subprocess.run([exe, "replay", str(BIG), "--json", "--db", str(db)], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
-    t = subprocess.run([exe, "replay", str(BIG), "--db", str(home / "text.db")], capture_output=True, text=True, env=env,
+    t = subprocess.run([exe, "replay", str(BIG), "--db", str(scoped_store(request, engine, tmp_path_factory, "text"))], capture_output=True, text=True, env=env,
                        timeout=300)
     assert t.returncode == 0, t.stderr
     (r,) = json.loads(p.stdout)
@@ -101,24 +101,22 @@ def test_replay_big_transcript_shows_the_compaction_block(big_report):
 def test_replay_with_db_keeps_the_store(big_report):
     r, _, db = big_report
     assert r["db"] == str(db)
-    conn = sqlite3.connect(db)
-    try:
-        assert conn.execute("SELECT count(*) FROM observations").fetchone()[0] == r["toolCalls"]
-        assert conn.execute("SELECT count(*) FROM injections").fetchone()[0] == r["injections"]
-        assert conn.execute("SELECT count(*) FROM memories WHERE writer = 'watcher'").fetchone()[0] == r["distillations"]["added"]
-    finally:
-        conn.close()
+    assert store_sql(db, "SELECT count(*) FROM observations") == [(r["toolCalls"],)]
+    assert store_sql(db, "SELECT count(*) FROM injections") == [(r["injections"],)]
+    assert store_sql(db, "SELECT count(*) FROM memories WHERE writer = 'watcher'") == [(r["distillations"]["added"],)]
 
 
-def test_replay_options_change_the_outcome(cli, tmp_path):
+def test_replay_options_change_the_outcome(cli, new_store):
     if BIG is None:
         pytest.skip("no big transcript available")
-    rc, out, err = cli("replay", BIG, "--json", "--escalate-after", "1", "--every", "5", db=tmp_path / "r.db")
+    rc, out, err = cli("replay", BIG, "--json", "--escalate-after", "1", "--every", "5", db=new_store("r"),
+                        timeout=300)
     assert rc == 0, err
     (r,) = json.loads(out)
     # escalation never comes with a file's first showing, then from the next step on
     assert r["gentle"] > 0 and r["escalations"] > 0
-    rc, out, err = cli("replay", BIG, "--json", "--escalate-after", "1000", "--every", "5", db=tmp_path / "r2.db")
+    rc, out, err = cli("replay", BIG, "--json", "--escalate-after", "1000", "--every", "5", db=new_store("r2"),
+                        timeout=300)
     (never,) = json.loads(out)
     assert never["escalations"] == 0 and never["injections"] > 0
 
@@ -138,11 +136,7 @@ def test_replay_tolerates_garbage_lines(cli, tmp_path):
 
 def test_replay_distils_outlines_and_command_outcomes_not_first_lines(big_report):
     _, _, db = big_report
-    conn = sqlite3.connect(db)
-    try:
-        rows = conn.execute("SELECT topic, text FROM memories WHERE writer = 'watcher'").fetchall()
-    finally:
-        conn.close()
+    rows = store_sql(db, "SELECT topic, text FROM memories WHERE writer = 'watcher'")
     assert rows
     assert not [t for _, t in rows if "starts with:" in t]
     outlines = [t for topic, t in rows if topic.startswith("outline:")]

@@ -34,8 +34,8 @@ REMOTE_PEER = ("192.0.2.77", 40000)  # TEST-NET-1: never loopback
 
 
 @pytest.fixture()
-def db(tmp_path):
-    path = tmp_path / "serve.db"
+def db(store_target):
+    path = store_target
     with Ledger.open(path) as led:
         led.remember("The VPN gateway is vpn.example.org", cluster="proc", agent="claude")
     return path

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import store_sql
 from fakes.hooks import context_of, post_bash, pre_read, run_hook
 
 from ledger.filekeys import file_key
@@ -128,11 +129,11 @@ def test_load_raises_without_an_errors_list_and_collects_with_one(tmp_path):
 
 
 @pytest.fixture
-def store_with_fact(tmp_path) -> tuple[Path, Path]:
+def store_with_fact(tmp_path, store_target):
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "data.bin").write_bytes(b"\x00\x01binary")
-    db = tmp_path / "store" / "ledger.db"
+    db = store_target
     with Ledger.open(db) as led:
         led.remember("data.bin is a little-endian uint16 array", cluster="code", agent="alice",
                      files=[file_key(proj / "data.bin")])
@@ -161,9 +162,7 @@ def test_a_bad_value_costs_the_hook_one_log_line_not_every_call(store_with_fact,
     assert len(lines) == 4 and 'watcher.every = "xyz"' in lines[1], lines
     assert any("LEDGER_ESCALATE_AFTER" in x for x in lines[2:]), lines
     # the steps were observed: the bad setting did not stop the engine
-    import sqlite3
-
-    assert sqlite3.connect(db).execute("SELECT steps FROM watch_sessions").fetchone()[0] == 6
+    assert store_sql(db, "SELECT steps FROM watch_sessions") == [(6,)]
     # escalate_after = 2 applies (the second injecting step escalates); deny_on_escalation = "false" does not deny
     run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env={"LEDGER_DB": db})
     run_hook("PostToolUse", post_bash("ls", stdout="x", cwd=proj), env={"LEDGER_DB": db})

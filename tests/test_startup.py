@@ -10,11 +10,11 @@ They also check that the fast path (argparse) prints exactly what the click app 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
+from conftest import is_pg, pg_driver_modules, store_sql
 
 # Every module an agent verb may import beyond the interpreter's own start-up (`python -c
 # pass`). The standard library part is what re, json, sqlite3 (it imports datetime) and
@@ -59,14 +59,18 @@ def _imported(args: list[str]) -> tuple[int, str, set[str]]:
     return r.returncode, r.stdout, set(line[-1][len("MODULES "):].split())
 
 
-@pytest.fixture()
-def db(tmp_path):
+def _seeded(path) -> tuple[str, str]:
+    """(the store, the id of the one memory written into it)."""
     from ledger.service import Ledger
 
-    path = tmp_path / "ledger.db"
     with Ledger.open(path) as led:
         m = led.remember("CI runs on Python 3.11 with node.js 20", cluster="code", agent="claude").memory
     return str(path), m.id
+
+
+@pytest.fixture()
+def db(store_target):
+    return _seeded(store_target)
 
 
 @pytest.mark.parametrize("verb", [
@@ -77,14 +81,22 @@ def db(tmp_path):
     ["show", "ID", "--json"],
     ["remember", "Deploys need the VPN", "--cluster", "proc"],
 ])
-def test_agent_verbs_stay_inside_the_import_budget(db, verb):
+def test_agent_verbs_stay_inside_the_import_budget(db, verb, engine):
     path, mid = db
     args = [a.replace("ID", mid) for a in verb] + ["--db", path]
     rc, out, mods = _imported(args)
     assert rc == 0 and out.strip(), out
     budget = STDLIB_BUDGET | LEDGER_BUDGET | (REMEMBER_EXTRA if verb[0] == "remember" else frozenset())
+    never = NEVER
+    if engine == "postgresql":  # the driver and its dialect modules, and nothing else
+        driver = pg_driver_modules()
+        assert "psycopg" in mods
+        budget |= driver | {"ledger.store.pg", "ledger.store.textindex_pg"}
+        never = tuple(n for n in NEVER if n not in driver)
+    else:
+        assert "psycopg" not in mods
     assert sorted(mods - budget) == []
-    for name in NEVER:
+    for name in never:
         assert not any(m == name or m.startswith(name + ".") for m in mods), name
 
 
@@ -159,14 +171,11 @@ def _run(code: str, args: list[str], stdin: str = "") -> tuple[int, str, str]:
     ["remember", "--text=-v", "--cluster", "code", "--json"],
     ["remember", "Two files", "--file", "a.txt", "--file=b.txt", "--cluster", "code", "--note="],
 ])
-def test_fast_path_prints_what_click_prints(tmp_path, db, args):
-    path, mid = db
-    args = [a.replace("ID", mid) for a in args]
+def test_fast_path_prints_what_click_prints(new_store, args):
     outs = []
-    for code in (CLICK, FAST):
-        copy = tmp_path / f"copy-{len(outs)}.db"
-        shutil.copyfile(path, copy)
-        rc, out, err = _run(code, args + ["--db", str(copy)], stdin="Read from stdin\n")
+    for code in (CLICK, FAST):  # each on its own store holding the same memory (ids differ)
+        path, mid = _seeded(new_store())
+        rc, out, err = _run(code, [a.replace("ID", mid) for a in args] + ["--db", str(path)], stdin="Read from stdin\n")
         outs.append((rc, _stable(out), err))
     assert outs[0] == outs[1]
 
@@ -199,30 +208,28 @@ def test_a_folder_as_store_is_reported_as_click_does(tmp_path):
 CONSOLE = "import sys; from ledger.cli import main; sys.exit(main())"
 
 
-def test_the_console_command_prints_the_same_and_loses_nothing(tmp_path, db):
+def test_the_console_command_prints_the_same_and_loses_nothing(db, new_store):
     path, mid = db
     for args in (["recall", "python"], ["search", "node.js"], ["show", "m_nope", "--json"], ["recall", "python", "--bogus"]):
         outs = []
-        for code in (FAST, CONSOLE):  # each on a new copy: recall counts its read (and leaves a WAL)
-            copy = tmp_path / f"{args[0]}-{len(outs)}-{len(args)}.db"
-            shutil.copyfile(path, copy)
+        for code in (FAST, CONSOLE):  # each on a store of its own: recall counts its read (and leaves a WAL)
+            copy, _ = _seeded(new_store())
             rc, out, err = _run(code, args + ["--db", str(copy)])
             outs.append((rc, _stable(out), err))
         assert outs[0] == outs[1], args
     rc, out, _ = _run(CONSOLE, ["remember", "The VPN host is vpn2", "--cluster", "proc", "--db", path])
     assert rc == 0 and out.startswith("remembered m_")
     import os
-    import sqlite3
 
-    assert os.path.exists(path + "-wal")  # left open: the last writer did not checkpoint
+    if not is_pg(path):
+        assert os.path.exists(path + "-wal")  # left open: the last writer did not checkpoint
     rc, out, _ = _run(CONSOLE, ["recall", "vpn2", "--db", path, "--json"])
     hits = json.loads(out)
     assert rc == 0 and [h["text"] for h in hits] == ["The VPN host is vpn2"]
     rc, out, _ = _run(CONSOLE, ["show", hits[0]["id"], "--db", path, "--json"])
     assert json.loads(out)["hits"] == 1  # the recall's count was committed
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    conn.close()
+    if not is_pg(path):
+        assert store_sql(path, "PRAGMA integrity_check") == [("ok",)]
     rc, _, err = _run(CONSOLE, ["show", "m_nope", "--db", path])
     assert rc == 1 and err.startswith("✕ ")  # errors end the same way, with their status
 

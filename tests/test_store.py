@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from conftest import BOTH_ENGINES, T0, iso
+from conftest import BOTH_ENGINES, T0, is_pg, iso, store_exists, store_sql
 
 from ledger.clock import DAY_MS, FixedClock
 from ledger.errors import InvalidInput, InvalidQuery, UnknownCluster, UnknownMemory, UnknownSource
@@ -32,15 +32,17 @@ def test_store_folder_is_created_on_first_open(tmp_path, clock):
     assert p.is_file()
 
 
-def test_default_location_is_ledger_home(monkeypatch, tmp_path, clock):
+def test_default_location_is_ledger_home(monkeypatch, tmp_path, clock, store_target):
     home = tmp_path / "fresh-home"
     monkeypatch.setenv("LEDGER_HOME", str(home))
     with Ledger.open(clock=clock) as led:
         assert led.path == home / "ledger.db"
     assert (home / "ledger.db").is_file()
-    monkeypatch.setenv("LEDGER_DB", str(tmp_path / "elsewhere.db"))
+    monkeypatch.setenv("LEDGER_DB", str(store_target))  # a file elsewhere, or a PostgreSQL URL
     with Ledger.open(clock=clock) as led:
-        assert led.path == tmp_path / "elsewhere.db"
+        assert led.path == store_target and led.store.engine == ("postgresql" if is_pg(store_target) else "sqlite")
+        led.remember("x marks the spot", cluster="prefs", agent="a")
+    assert store_exists(store_target)
 
 
 def test_ten_seed_clusters_ordered_by_label(ledger):
@@ -456,15 +458,11 @@ def test_a_second_connection_sees_writes_at_once(ledger, store_target, clock):
     assert ledger.search("written other").total == 1
 
 
-@pytest.mark.sqlite_only
-def test_a_second_process_sees_writes(ledger, db_file):
+def test_a_second_process_sees_writes(ledger, store_target):
     m = ledger.remember("shared between processes", cluster="prefs", agent="a").memory
-    conn = sqlite3.connect(db_file)
-    try:
-        assert conn.execute("SELECT text FROM memories WHERE id = ?", (m.id,)).fetchone()[0] == "shared between processes"
-        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    finally:
-        conn.close()
+    assert store_sql(store_target, "SELECT text FROM memories WHERE id = ?", (m.id,)) == [("shared between processes",)]
+    if not is_pg(store_target):
+        assert store_sql(store_target, "PRAGMA journal_mode") == [("wal",)]
 
 
 def test_timeline_bucket_sum_and_agents(ledger, clock):
@@ -481,10 +479,10 @@ def test_timeline_bucket_sum_and_agents(ledger, clock):
     assert ledger.agents()["overlap"] == [{"a": "a", "b": "b", "shared": 4}]
 
 
-def test_store_without_seed_has_no_clusters(tmp_path):
+def test_store_without_seed_has_no_clusters(store_target):
     from ledger.store import Store
 
-    with Store(tmp_path / "bare.db", seed=False) as st:
+    with Store(store_target, seed=False) as st:
         assert st.clusters() == []
         with pytest.raises(UnknownCluster):
             st.require_cluster("prefs")
@@ -500,11 +498,11 @@ class _TickingClock(FixedClock):
         return self.now
 
 
-def test_export_is_one_consistent_snapshot_while_time_moves(tmp_path):
+def test_export_is_one_consistent_snapshot_while_time_moves(store_target):
     """Export pages through the ranking; strengths move with time, so every page must be
     ranked at the same instant or rows repeat and others go missing."""
     clock = _TickingClock(T0)
-    with Ledger.open(tmp_path / "x.db", clock=clock) as led:
+    with Ledger.open(store_target, clock=clock) as led:
         with led.store.atomic():
             for i in range(40):
                 led.store.insert_claim(f"fact {i}", "prefs", "a", clock.now)
@@ -606,12 +604,10 @@ def test_sqlite_errors_leave_the_store_as_ledger_errors(db_file, clock, tmp_path
             led.events(5)
 
 
-@pytest.mark.sqlite_only  # reads the SQLite file itself
 def test_facets_and_agent_activity_equal_a_per_row_count(ledger, clock):
     """Browse facets and the Agents page (bulk queries over covering indexes, issue 14)
     equal counts made row by row in Python, dropped memories and their readers left out."""
     import random
-    import sqlite3
 
     rnd = random.Random(5)
     agents = ["ann", "bob", "cy", "dee"]
@@ -626,9 +622,9 @@ def test_facets_and_agent_activity_equal_a_per_row_count(ledger, clock):
         ledger.forget([mid], agent="ann")
     for mid in rnd.sample(ids, 5):
         ledger.review(mid, "pin")
-    conn = sqlite3.connect(ledger.path)
-    live = {r[0]: r[1:] for r in conn.execute("SELECT id, cluster_id, kind, origin, pinned, writer FROM memories WHERE deleted_at IS NULL")}
-    readers = [(m, a) for m, a in conn.execute("SELECT memory_id, agent_id FROM memory_readers") if m in live]
+    live = {r[0]: r[1:] for r in store_sql(ledger.path, "SELECT id, cluster_id, kind, origin, pinned, writer FROM memories "
+                                                          "WHERE deleted_at IS NULL")}
+    readers = [(m, a) for m, a in store_sql(ledger.path, "SELECT memory_id, agent_id FROM memory_readers") if m in live]
     f = ledger.facets()
     assert sum(f["cluster"].values()) == len(live)
     for c in {v[0] for v in live.values()}:
@@ -653,3 +649,15 @@ def test_facets_and_agent_activity_equal_a_per_row_count(ledger, clock):
                 if a < b:
                     pairs[(a, b)] = pairs.get((a, b), 0) + 1
     assert {(p["a"], p["b"]): p["shared"] for p in ledger.agents()["overlap"]} == pairs
+
+
+def test_a_read_only_open_searches(store_target, clock):
+    """A reader that opens the store read-only can search, now and ``asof:`` (on
+    PostgreSQL search's scratch table is made before the session turns read-only)."""
+    with Ledger.open(store_target, clock=clock) as led:
+        mid = led.remember("The staging VPN gateway is vpn2.example.org", cluster="proc", agent="a").memory.id
+    clock.advance(ms=60_000)
+    with Ledger.open(store_target, clock=clock, readonly=True) as led:
+        for q in ("staging vpn", "gatway", f"vpn asof:{iso(clock())}"):
+            assert [m.id for m in led.search(q).hits] == [mid], q
+        assert not led.search("zebra").hits

@@ -26,13 +26,13 @@ SIZE = (110, 36)
 
 # ---------------------------------------------------------------------- fixtures
 @pytest.fixture
-def store(tmp_path):
+def store(store_target):
     """A store with three pending claims from two agents and one open conflict
     (a candidate proposed by the store, judged a conflict by an agent).
 
     Queue order (newest first): prefs, pytest, ci. Returns a dict of ids and the path.
     """
-    path = tmp_path / "ledger.db"
+    path = store_target
     clock = FixedClock(system_clock() - 2 * DAY)
     with Ledger.open(path, clock=clock) as led:
         a = led.remember("Renews every 12 months", cluster="money", agent="claude", note="invoice.pdf").memory
@@ -98,8 +98,8 @@ async def test_opens_on_claims_with_header_and_card(store):
 
 
 @pytest.mark.asyncio
-async def test_text_with_markup_characters_is_shown_verbatim(tmp_path):
-    path = tmp_path / "ledger.db"
+async def test_text_with_markup_characters_is_shown_verbatim(store_target, tmp_path):
+    path = store_target
     text = "Config keys look like [tool.pytest] and [/bold] in pyproject"
     with Ledger.open(path) as led:
         led.remember(text, cluster="code", agent="claude", note="[red]not markup[/red]")
@@ -275,8 +275,8 @@ async def test_conflict_keys_resolve(store, key):
 
 # ---------------------------------------------------------------------- empty lanes
 @pytest.mark.asyncio
-async def test_empty_queue_shows_queue_clear(tmp_path):
-    path = tmp_path / "ledger.db"
+async def test_empty_queue_shows_queue_clear(store_target, tmp_path):
+    path = store_target
     with Ledger.open(path) as led:
         m = led.remember("Kept already", cluster="code", agent="claude").memory
         led.review(m.id, "keep")
@@ -494,9 +494,9 @@ def test_plain_dump_exact(store):
     assert text.endswith("\n") and len(lines) == 10
 
 
-def test_plain_dump_caps_at_twenty_and_truncates_sides(tmp_path):
+def test_plain_dump_caps_at_twenty_and_truncates_sides(store_target, tmp_path):
     clock = FixedClock(system_clock())
-    with Ledger.open(tmp_path / "l.db", clock=clock) as led:
+    with Ledger.open(store_target, clock=clock) as led:
         for i in range(25):
             led.remember(f"Fact number {i} about topic {i}", cluster="reading", agent="a")
         m1 = led.remember("The deploy window is " + "very " * 20 + "long on Friday", cluster="proc", agent="a").memory
@@ -575,8 +575,8 @@ def test_truncate():
 # ---------------------------------------------------------------------- waiting candidates (issue 15)
 @pytest.mark.asyncio
 @pytest.mark.parametrize("key, outcome, status", [("2", "b", "resolved"), ("n", "dismiss", "dismissed")])
-async def test_a_waiting_candidate_is_resolved_from_the_conflicts_lane(tmp_path, key, outcome, status):
-    path = tmp_path / "ledger.db"
+async def test_a_waiting_candidate_is_resolved_from_the_conflicts_lane(store_target, tmp_path, key, outcome, status):
+    path = store_target
     with Ledger.open(path) as led:
         led.remember("Office opens at 08:00", cluster="home", agent="claude")
         w = led.remember("Office opens at 09:00", cluster="home", agent="codex")

@@ -183,17 +183,17 @@ def test_findings_use_the_uncut_content_when_the_caller_has_it():
     assert full.startswith("m.py (600 lines, ")
 
 
-def test_backend_fallback_distills_live_through_the_detached_distiller(tmp_path):
-    import sqlite3
+def test_backend_fallback_distills_live_through_the_detached_distiller(tmp_path, store_target):
     import time
 
+    from conftest import store_sql
     from fakes.hooks import post_bash, post_read, run_hook
 
     proj = tmp_path / "proj"
     proj.mkdir()
     src = proj / "tool.py"
     src.write_text("import sys\n\n\ndef main():\n    return 0\n\n\nclass Runner:\n    pass\n")
-    db = tmp_path / "ledger.db"
+    db = store_target
     env = {"LEDGER_DB": db, "LEDGER_LLM_BACKEND": "fallback", "LEDGER_DISTILL_EVERY": "2"}
     assert run_hook("PostToolUse", post_read(src, src.read_text(), cwd=proj), env=env).returncode == 0
     assert run_hook("PostToolUse", post_bash("python -m pytest -q", stdout="3 passed in 0.01s", cwd=proj),
@@ -201,10 +201,8 @@ def test_backend_fallback_distills_live_through_the_detached_distiller(tmp_path)
     deadline = time.monotonic() + 20
     rows = []
     while time.monotonic() < deadline and len(rows) < 2:
-        conn = sqlite3.connect(db)
-        rows = conn.execute("SELECT topic, text FROM memories WHERE writer = 'watcher' ORDER BY seq").fetchall()
-        calls = conn.execute("SELECT count(*) FROM llm_calls").fetchone()[0]
-        conn.close()
+        rows = store_sql(db, "SELECT topic, text FROM memories WHERE writer = 'watcher' ORDER BY seq")
+        [(calls,)] = store_sql(db, "SELECT count(*) FROM llm_calls")
         time.sleep(0.2)
     assert [t for t, _ in rows] == ["outline:tool.py", "test:command"], rows
     assert rows[0][1].startswith("tool.py (9 lines, ") and rows[0][1].endswith("top-level: def main (4), class Runner (8)")

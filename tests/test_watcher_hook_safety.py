@@ -10,10 +10,10 @@ scanners do not flag this file.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import is_pg, store_sql
 from fakes.hooks import payload, run_hook
 
 SECRETS = {
@@ -71,32 +71,36 @@ def _payloads(text: str, cwd: Path) -> dict[str, dict]:
     }
 
 
-def _stored_bytes(home: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in sorted(home.glob("ledger.db*"))) + (
-        (home / "hook.log").read_bytes() if (home / "hook.log").exists() else b"")
+def _stored_bytes(home: Path, db) -> bytes:
+    """All the store holds, with the hook log: the SQLite file and its WAL byte for byte;
+    on PostgreSQL the text of every row the hook writes (observations, memories, the log)."""
+    if is_pg(db):
+        stored = "\n".join(str(v) for table in ("observations", "memories", "events", "watch_sessions")
+                           for row in store_sql(db, f"SELECT * FROM {table}") for v in row).encode()
+    else:
+        stored = b"".join(p.read_bytes() for p in sorted(Path(db).parent.glob("ledger.db*")))
+    return stored + ((home / "hook.log").read_bytes() if (home / "hook.log").exists() else b"")
 
 
 @pytest.mark.parametrize("kind", sorted(SECRETS))
-def test_no_secret_reaches_the_store_at_any_depth_in_any_tool(kind, tmp_path):
+def test_no_secret_reaches_the_store_at_any_depth_in_any_tool(kind, tmp_path, store_target):
     text, secret = SECRETS[kind]
-    home = tmp_path / "home"
+    home, db = tmp_path / "home", store_target
     for where, p in _payloads(text, tmp_path).items():
-        r = run_hook("PostToolUse", p, env={"LEDGER_HOME": home})
+        r = run_hook("PostToolUse", p, env={"LEDGER_HOME": home, "LEDGER_DB": db})
         assert r.returncode == 0 and r.stdout == b"", (where, r)
-    conn = sqlite3.connect(home / "ledger.db")
-    n = conn.execute("SELECT count(*) FROM observations").fetchone()[0]
-    rows = conn.execute("SELECT input || output FROM observations").fetchall()
-    conn.close()
+    [(n,)] = store_sql(db, "SELECT count(*) FROM observations")
+    rows = store_sql(db, "SELECT input || output FROM observations")
     assert n == 4, "every observation is kept"
     assert all("[REDACTED:" in r[0] for r in rows), rows
-    raw = _stored_bytes(home)
+    raw = _stored_bytes(home, db)
     assert secret.encode() not in raw
     # The secret is not hiding in escaped form either (JSON \\uXXXX or escaped newlines).
     assert json.dumps(secret).strip('"').encode() not in raw
 
 
-def test_huge_inputs_are_stored_bounded(tmp_path):
-    home = tmp_path / "home"
+def test_huge_inputs_are_stored_bounded(tmp_path, store_target):
+    home, db = tmp_path / "home", store_target
     f = str(tmp_path / "big.py")
     big = "x = 1  # filler\n" * 150_000  # 2.4 MB
     assert len(big) >= 2_400_000
@@ -113,22 +117,16 @@ def test_huge_inputs_are_stored_bounded(tmp_path):
                 tool_response="ok"),
     ]
     for p in sends:
-        assert run_hook("PostToolUse", p, env={"LEDGER_HOME": home}).returncode == 0
-    conn = sqlite3.connect(home / "ledger.db")
-    rows = conn.execute("SELECT tool, length(input), length(output) FROM observations ORDER BY step").fetchall()
-    conn.close()
+        assert run_hook("PostToolUse", p, env={"LEDGER_HOME": home, "LEDGER_DB": db}).returncode == 0
+    rows = store_sql(db, "SELECT tool, length(input), length(output) FROM observations ORDER BY step")
     assert [r[0] for r in rows] == ["MultiEdit", "mcp__db__bulk_insert", "mcp__fs__write"]
     for tool, n_in, n_out in rows:
         assert n_in <= 20_000 and n_out <= 4_000, (tool, n_in, n_out)
-    assert tail_secret.encode() not in _stored_bytes(home)
+    assert tail_secret.encode() not in _stored_bytes(home, db)
 
 
-def _obs(home: Path) -> list[tuple]:
-    conn = sqlite3.connect(home / "ledger.db")
-    try:
-        return conn.execute("SELECT tool, input, output FROM observations ORDER BY step").fetchall()
-    finally:
-        conn.close()
+def _obs(db) -> list[tuple]:
+    return store_sql(db, "SELECT tool, input, output FROM observations ORDER BY step")
 
 
 @pytest.mark.parametrize("raw_json, stored", [
@@ -138,14 +136,14 @@ def _obs(home: Path) -> list[tuple]:
     ('"tool_response": {"stdout": "", "stderr": "warn \\udc80 end"}', "warn \ufffd end"),
     ('"tool_response": {"stdout": "pair \\ud83d\\ude00 ok, lone \\udfff"}', "pair \U0001f600 ok, lone \ufffd"),
 ])
-def test_lone_surrogates_are_stored_replaced(raw_json, stored, tmp_path):
+def test_lone_surrogates_are_stored_replaced(raw_json, stored, tmp_path, store_target):
     home = tmp_path / "home"
     body = ('{"session_id": "s", "cwd": "%s", "hook_event_name": "PostToolUse", "tool_name": "Bash", '
             '"tool_use_id": "t1", "tool_input": {"command": "make \\udc00"}, %s}' % (tmp_path, raw_json))
-    r = run_hook("PostToolUse", body.encode(), env={"LEDGER_HOME": home})
+    r = run_hook("PostToolUse", body.encode(), env={"LEDGER_HOME": home, "LEDGER_DB": store_target})
     assert r.returncode == 0 and r.stdout == b""
     assert not (home / "hook.log").exists(), (home / "hook.log").read_text()
-    [(tool, inp, out)] = _obs(home)
+    [(tool, inp, out)] = _obs(store_target)
     assert stored in out
     assert json.loads(inp)["command"] == "make \ufffd"
 
@@ -155,11 +153,11 @@ def test_lone_surrogates_are_stored_replaced(raw_json, stored, tmp_path):
     {"PYTHONIOENCODING": "latin-1", "LC_ALL": "C"},
     {"PYTHONIOENCODING": "ascii:strict", "LANG": "C", "PYTHONUTF8": "0"},
 ])
-def test_answers_are_utf8_bytes_whatever_the_encoding_variables(env, tmp_path):
+def test_answers_are_utf8_bytes_whatever_the_encoding_variables(env, tmp_path, store_target):
     home = tmp_path / "home"
     (tmp_path / ".agents").mkdir()
     (tmp_path / ".agents" / "tasks.md").write_text("- réécrire le parseur — ✓ étape 1\n", encoding="utf-8")
-    full = {"LEDGER_HOME": home, **env}
+    full = {"LEDGER_HOME": home, "LEDGER_DB": store_target, **env}
     r = run_hook("PreCompact", payload("PreCompact", cwd=tmp_path, trigger="auto"), env=full)
     assert r.returncode == 0, r
     text = r.stdout.decode("utf-8")

@@ -5,24 +5,24 @@ twice is stored once; a fact shown marked "may be stale" gains no strength."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import store_sql
 from fakes.hooks import context_of, post_bash, post_read, pre_bash, pre_read, run_hook
 
 from ledger.service import Ledger, file_key
 
 
 @pytest.fixture
-def world(tmp_path):
+def world(tmp_path, store_target):
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "data.bin").write_bytes(b"\x00\x01 payload")
     (proj / "notes.md").write_text("# notes\n")
-    db = tmp_path / "ledger.db"
+    db = store_target
     with Ledger.open(db) as led:
         ids = [led.remember("data.bin is a little-endian uint16 array", cluster="code", agent="alice",
                             files=[file_key(proj / "data.bin")]).memory.id,
@@ -37,11 +37,8 @@ def _parallel(payloads: list[dict], env: dict) -> list[subprocess.CompletedProce
 
 
 def _hits(db: Path, mid: str) -> int:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("SELECT hits FROM memories WHERE id = ?", (mid,)).fetchone()[0]
-    finally:
-        conn.close()
+    [(hits,)] = store_sql(db, "SELECT hits FROM memories WHERE id = ?", (mid,))
+    return hits
 
 
 @pytest.mark.parametrize("escalate_after", ["1", "4"])
@@ -84,10 +81,8 @@ def test_the_same_tool_call_delivered_twice_is_stored_once(world):
     _parallel([post_bash("make lint", stdout="ok", cwd=proj, tool_use_id="toolu_dup2") for _ in range(4)], env)
     # the same id in another session is another call
     run_hook("PostToolUse", {**once, "session_id": "other"}, env=env)
-    conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT session, tool_use_id, step FROM observations ORDER BY id").fetchall()
-    steps = conn.execute("SELECT key, steps FROM watch_sessions ORDER BY key").fetchall()
-    conn.close()
+    rows = store_sql(db, "SELECT session, tool_use_id, step FROM observations ORDER BY id")
+    steps = store_sql(db, "SELECT key, steps FROM watch_sessions ORDER BY key")
     assert sorted(r[1] for r in rows) == ["toolu_dup1", "toolu_dup1", "toolu_dup2"]
     assert steps == [("claude-code:other", 1), ("claude-code:s1", 2)]
 

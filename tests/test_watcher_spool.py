@@ -8,13 +8,13 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import WriteLock, store_sql
 from fakes.hooks import LEDGER_BIN, post_bash, pre_read
 
 from ledger.watcher import spool as S
@@ -43,20 +43,17 @@ def _send(payload: dict, env: dict, kill_after: float | None) -> bool:
 
 def _locker(db: Path, stop: threading.Event, rng: random.Random) -> None:
     """Hold the write lock for random spells, some longer than the hook's 2 s wait."""
-    conn = sqlite3.connect(db, isolation_level=None, timeout=30)
     while not stop.is_set():
-        conn.execute("BEGIN IMMEDIATE")
-        stop.wait(rng.uniform(0.3, 3.0))
-        conn.execute("COMMIT")
+        with WriteLock(db):
+            stop.wait(rng.uniform(0.3, 3.0))
         stop.wait(rng.uniform(0.0, 0.6))
-    conn.close()
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_every_observation_arrives_exactly_once_under_random_locks_and_kills(tmp_path, seed):
+def test_every_observation_arrives_exactly_once_under_random_locks_and_kills(tmp_path, store_target, seed):
     rng = random.Random(seed)
-    db = tmp_path / "ledger.db"
-    env = {"LEDGER_DB": db, "LEDGER_HOME": tmp_path / "home"}
+    db = store_target
+    env = {"LEDGER_DB": db, "LEDGER_HOME": os.environ["LEDGER_HOME"]}  # where a PostgreSQL store's spool is
     proj = tmp_path / "proj"
     proj.mkdir()
     assert _send(pre_read(proj / "a.txt", cwd=proj), env, None)  # creates the store
@@ -85,15 +82,10 @@ def test_every_observation_arrives_exactly_once_under_random_locks_and_kills(tmp
         locker.join()
     # Random kills may all miss on a fast machine (the run ends first). These cannot: the
     # test holds the write lock, so each hook is still inside its 2 s wait when killed.
-    holder = sqlite3.connect(db, isolation_level=None, timeout=30)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
+    with WriteLock(db):
         for p in certain_phase:
             assert not _send(p, env, 0.8), "the hook ended while the store was locked for longer than its wait"
             kills += 1
-    finally:
-        holder.execute("COMMIT")
-        holder.close()
     for p in certain_phase:
         assert _send(p, env, None)
     spool = S.spool_dir(str(db))
@@ -101,10 +93,8 @@ def test_every_observation_arrives_exactly_once_under_random_locks_and_kills(tmp
     # The next hook drains what is left.
     assert _send(pre_read(proj / "a.txt", cwd=proj, session="later"), env, None)
     assert not S.has_work(spool), os.listdir(spool)
-    conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT tool_use_id, output FROM observations WHERE session = 'claude-code:s1'").fetchall()
-    steps = conn.execute("SELECT steps FROM watch_sessions WHERE key = 'claude-code:s1'").fetchone()[0]
-    conn.close()
+    rows = store_sql(db, "SELECT tool_use_id, output FROM observations WHERE session = 'claude-code:s1'")
+    [(steps,)] = store_sql(db, "SELECT steps FROM watch_sessions WHERE key = 'claude-code:s1'")
     sent = {p["tool_use_id"]: f"out {i}" for i, p in enumerate(payloads)}
     assert len(rows) == len(sent) == steps
     assert dict(rows) == sent

@@ -467,17 +467,17 @@ def test_web_package_import_is_light():
 
 
 # ---------------------------------------------------------------- serve()
-def test_serve_refuses_remote_without_flag(tmp_path, capsys):
-    assert serve(str(tmp_path / "x.db"), host="0.0.0.0", port=0) == 2
+def test_serve_refuses_remote_without_flag(store_target, capsys):
+    assert serve(str(store_target), host="0.0.0.0", port=0) == 2
     assert "not a loopback address" in capsys.readouterr().err
 
 
-def test_serve_reports_a_busy_port(tmp_path, capsys):
+def test_serve_reports_a_busy_port(store_target, capsys):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     s.listen(1)
     try:
-        assert serve(str(tmp_path / "x.db"), port=s.getsockname()[1]) == 1
+        assert serve(str(store_target), port=s.getsockname()[1]) == 1
         assert "--port 0" in capsys.readouterr().err
     finally:
         s.close()

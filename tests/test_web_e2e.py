@@ -32,7 +32,10 @@ from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 from ledger.service import Ledger  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
+from conftest import scoped_store  # noqa: E402
 from e2e_web.seed import build  # noqa: E402
+
+from ledger.paths import machine_id  # noqa: E402
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"]
 # The committed screenshots are refreshed only on request (LEDGER_SCREENSHOTS=1), so a
@@ -70,8 +73,8 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    db = tmp_path_factory.mktemp("demo") / "ledger.db"
+def demo(tmp_path_factory, engine, request):
+    db = scoped_store(request, engine, tmp_path_factory, "demo")
     ids = build(str(db))
     srv = Server(db)
     srv.ids = ids
@@ -80,8 +83,8 @@ def demo(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def empty(tmp_path_factory):
-    srv = Server(tmp_path_factory.mktemp("empty") / "ledger.db")
+def empty(tmp_path_factory, engine, request):
+    srv = Server(scoped_store(request, engine, tmp_path_factory, "empty"))
     yield srv
     srv.stop()
 
@@ -188,9 +191,9 @@ def test_review_resolve_a_conflict(page, demo):
 
 # ---------------------------------------------------------------- Browse
 @pytest.fixture()
-def waiting(tmp_path):
+def waiting(store_target):
     """A store whose only conflict-lane items are two candidates no agent has judged."""
-    db = tmp_path / "ledger.db"
+    db = store_target
     with Ledger.open(db) as led:
         led.remember("Office opens at 08:00", cluster="home", agent="claude")
         w1 = led.remember("Office opens at 09:00", cluster="home", agent="codex")
@@ -467,8 +470,8 @@ def test_browse_memory_column_never_collapses(browser, demo, width):
         ctx.close()
 
 
-def test_ages_read_just_now_not_now_ago(page, tmp_path):
-    srv = Server(tmp_path / "ages.db")
+def test_ages_read_just_now_not_now_ago(page, store_target):
+    srv = Server(store_target)
     try:
         _ages_check(page, srv)
     finally:
@@ -486,7 +489,10 @@ def _ages_check(page, srv):
     row.click()
     insp = page.locator("#inspector")
     expect(insp).to_contain_text("just now")
+    # row-level attribution: the machine that wrote it, beside the agent
+    expect(insp.locator("dd", has_text=machine_id())).to_be_visible()
     text = insp.inner_text()
+    assert "on machine" in text
     assert "now ago" not in text and "last read 1h" not in text
     assert m.id
     assert not page.errors

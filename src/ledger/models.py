@@ -48,7 +48,7 @@ class Memory(Frozen):
         "id", "text", "kind", "origin", "cluster_id", "cluster_label", "cluster_color", "writer",
         "readers", "source_id", "chunk_index", "provenance", "created_at", "last_read_at", "hits",
         "source_count", "pinned", "archived", "reviewed_at", "deleted_at", "strength", "factors",
-        "conflict_with", "topic", "files", "score", "source_trust",
+        "conflict_with", "topic", "files", "score", "source_trust", "machine",
     )
 
     def __init__(
@@ -82,6 +82,9 @@ class Memory(Frozen):
         # A chunk's source trust (0-1): its strength is this, clamped (ledger.strength.chunk_strength); the
         # factors do not apply to chunks. None for claims.
         source_trust: float | None = None,
+        # Row-level attribution: the machine that wrote the row ($LEDGER_MACHINE or the host
+        # name, :func:`ledger.paths.machine_id`); None for rows written before it was recorded.
+        machine: str | None = None,
     ) -> None:
         s = object.__setattr__
         s(self, "id", id)
@@ -111,6 +114,7 @@ class Memory(Frozen):
         s(self, "files", files)
         s(self, "score", score)
         s(self, "source_trust", source_trust)
+        s(self, "machine", machine)
 
     def to_dict(self) -> dict:
         """The JSON shape: :func:`ledger.wire.memory`."""

@@ -29,6 +29,7 @@ def memory(x: "Memory") -> dict:
         "clusterLabel": x.cluster_label,
         "clusterColor": x.cluster_color,
         "writer": x.writer,
+        "machine": x.machine,
         "readers": list(x.readers),
         "sourceId": x.source_id,
         "chunkIndex": x.chunk_index,

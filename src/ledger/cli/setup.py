@@ -137,7 +137,8 @@ def _install_mcp(client, scope, project_dir, print_only, db, as_json) -> None:
 
     with all_or_nothing():  # the client's file and its backup, or neither
         r = mcp_clients.install(client, scope, project_dir, env=store_env or None)
-    r["store"] = str(db_path(db).resolve())
+    where = db_path(db)
+    r["store"] = where if isinstance(where, str) else str(where.resolve())  # a PostgreSQL URL stays as it is
     if as_json:
         _json(r)
         return
@@ -200,7 +201,10 @@ def _store_env(db: str | None) -> dict:
         env["LEDGER_HOME"] = os.path.abspath(os.path.expanduser(os.environ["LEDGER_HOME"]))
     explicit = db or os.environ.get("LEDGER_DB")
     if explicit:
-        env["LEDGER_DB"] = os.path.abspath(os.path.expanduser(explicit))
+        from ..store.connection import is_url
+
+        # a file path made absolute; a PostgreSQL URL is no path and is kept whole
+        env["LEDGER_DB"] = explicit if is_url(explicit) else os.path.abspath(os.path.expanduser(explicit))
     return env
 
 

@@ -338,9 +338,12 @@ def check_gemini() -> Check:
 
 def check_store(path: str) -> Check:
     from ..errors import LedgerError
+    from ..store.connection import is_url
     from ..store.health import migration_status, write_probe
 
     name = "store"
+    if is_url(path):
+        return _check_pg_store(path)
     fix = "Check the file and its folder's permissions, or point --db / $LEDGER_DB elsewhere."
     if not os.path.exists(path):
         # Not created yet (that happens on first use): the nearest existing folder
@@ -360,6 +363,28 @@ def check_store(path: str) -> Check:
         return Check(name, "warn", f"{path}: {len(st['pending'])} migration(s) not applied yet ({', '.join(st['pending'])})",
                      "ledger stats   (any command applies them)")
     return Check(name, "ok", f"{path} (writable, {len(st['applied'])} migrations current)")
+
+
+def _check_pg_store(url: str) -> Check:
+    """:func:`check_store` for a PostgreSQL store: reachable, its migrations, its write
+    lock. The URL is shown without its password."""
+    from ..errors import LedgerError
+    from ..store.health import migration_status, write_probe
+    from ..store.pg import redact
+
+    shown = redact(url)
+    fix = "Check the URL (--db, $LEDGER_DB), that the server is running and that this machine may connect."
+    try:
+        st = migration_status(url)
+        if not st["exists"]:
+            return Check("store", "ok", f"{shown} (new: its tables are created on first use)")
+        write_probe(url)
+    except LedgerError as exc:
+        return Check("store", "fail", exc.message, fix)
+    if st["pending"]:
+        return Check("store", "warn", f"{shown}: {len(st['pending'])} migration(s) not applied yet ({', '.join(st['pending'])})",
+                     "ledger stats   (any command applies them)")
+    return Check("store", "ok", f"{shown} (PostgreSQL, writable, {len(st['applied'])} migrations current)")
 
 
 def check_settings() -> Check:

@@ -293,10 +293,13 @@ class PgConnection:
 
     is_postgres = True
 
-    def __init__(self, raw, url: str, lock_key: int):
+    def __init__(self, raw, url: str, lock_key: int, readonly: bool = False):
         self._raw = raw
         self.url = url
         self.lock_key = lock_key
+        #: Opened read-only: every transaction is read-only, and search's scratch table
+        #: was created at connect (PostgreSQL refuses any CREATE once read-only).
+        self.readonly = readonly
 
     @property
     def in_transaction(self) -> bool:
@@ -361,6 +364,8 @@ def connect(url: str, *, readonly: bool = False, wait_ms: int = 10_000) -> PgCon
         raw.adapters.register_loader("numeric", _NumericLoader)
         raw.execute(f"SET lock_timeout = {max(1, wait_ms)}")  # 0 would mean: wait forever
         if readonly:
+            from .textindex_pg import REL_TABLE  # search's scratch table: CREATE is refused once read-only
+            raw.execute(REL_TABLE)
             raw.execute("SET default_transaction_read_only = on")
         schema, key = raw.execute("SELECT current_schema(), hashtext('ledger:' || coalesce(current_schema(), ''))").fetchone()
         if schema is None:
@@ -369,7 +374,7 @@ def connect(url: str, *, readonly: bool = False, wait_ms: int = 10_000) -> PgCon
     except BaseException:
         raw.close()
         raise
-    conn = PgConnection(raw, url, int(key))
+    conn = PgConnection(raw, url, int(key), readonly)
     if not readonly:
         _refuse_foreign(conn)
     return conn

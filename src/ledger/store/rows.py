@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
 
 MEMORY_COLS = """m.seq, m.id, m.text, m.kind, m.origin, m.cluster_id, m.writer, m.source_id, m.chunk_index,
     m.provenance, m.topic, m.created_at, m.last_read_at, m.hits, m.source_count, m.reader_count, m.pinned,
-    m.archived, m.reviewed_at, m.deleted_at, s.trust AS trust, cl.label AS cluster_label, cl.color AS cluster_color"""
+    m.archived, m.reviewed_at, m.deleted_at, m.machine, s.trust AS trust, cl.label AS cluster_label, cl.color AS cluster_color"""
 MEMORY_FROM = "memories m LEFT JOIN sources s ON s.id = m.source_id LEFT JOIN clusters cl ON cl.id = m.cluster_id"
 
 

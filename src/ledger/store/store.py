@@ -309,7 +309,7 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
                 pinned=bool(r["pinned"]), archived=bool(r["archived"]), reviewed_at=r["reviewed_at"],
                 deleted_at=r["deleted_at"], strength=st, factors=f, conflict_with=conflict_with.get(rid),
                 topic=r["topic"], files=tuple(files.get(rid, ())), score=(scores or {}).get(rid),
-                source_trust=r["trust"] if r["kind"] == "chunk" else None,
+                source_trust=r["trust"] if r["kind"] == "chunk" else None, machine=r["machine"],
             ))
         return out
 

@@ -247,11 +247,19 @@ def rank_sql(kind: str, weighted: list[tuple[str, float]], params: list) -> str:
             f"JOIN {table} t ON t.{col} @@ q.tq GROUP BY t.{key}")
 
 
+#: The session's scratch table of relevances. :func:`ledger.store.pg.connect` creates it
+#: before a read-only connection turns read-only: PostgreSQL refuses CREATE (even of a
+#: temporary table, even IF NOT EXISTS) in a read-only transaction, but lets one write
+#: a temporary table.
+REL_TABLE = "CREATE TEMP TABLE IF NOT EXISTS ledger_rel (seq BIGINT PRIMARY KEY, r DOUBLE PRECISION NOT NULL)"
+
+
 def fill_relevance(conn, raw_terms, mode: str, parts=None) -> bool:
     """Fill ``pg_temp.ledger_rel(seq, r)`` with the relevance (0-1) of every match;
     False when nothing matches (module docstring for the formula). ``parts``: the
     query's :func:`term_lists`, if the caller has them."""
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS ledger_rel (seq BIGINT PRIMARY KEY, r DOUBLE PRECISION NOT NULL)")
+    if not getattr(conn, "readonly", False):  # a read-only connection made it at connect
+        conn.execute(REL_TABLE)
     conn.execute("DELETE FROM pg_temp.ledger_rel")
     exact, fuzzy, side = parts or term_lists(conn, raw_terms, mode)
     parts: list[str] = []

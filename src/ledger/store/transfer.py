@@ -234,7 +234,9 @@ def _insert(store, rec: dict) -> None:
          str(rec.get("provenance") or ""), rec.get("topic") if isinstance(rec.get("topic"), str) else None,
          int(rec["createdAt"]), int(rec["lastReadAt"]), int(rec["hits"]),
          int(rec.get("sourceCount") or 1), len(readers), 1 if rec.get("pinned") else 0, 1 if rec.get("archived") else 0,
-         rec.get("reviewedAt"), rec.get("deletedAt"), ops.MACHINE))  # the importing machine wrote it here
+         rec.get("reviewedAt"), rec.get("deletedAt"),
+         # the machine that wrote it, as exported; else (older exports) the importing machine
+         rec["machine"] if isinstance(rec.get("machine"), str) and rec["machine"].strip() else ops.MACHINE))
     conn.executemany("INSERT OR IGNORE INTO memory_readers (memory_id, agent_id) VALUES (?, ?)",
                      [(rec["id"], a) for a in readers])
     ops.count_new_memory(conn, rec["id"])

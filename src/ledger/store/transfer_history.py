@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from ..errors import InvalidInput
+from .connection import is_postgres
 from .source_sync import conn_of
 
 #: The ``"record"`` values of history lines, in the order import writes them.
@@ -160,7 +161,8 @@ def _once(conn, table: str, fields, rec: dict) -> int:
     """Insert ``rec`` into ``table`` unless a row with all the same fields is there."""
     cols = [c for _, c in fields]
     vals = [_value(rec, k) for k, _ in fields]
-    where = " AND ".join(f"{c} IS ?" for c in cols)
+    same = " IS NOT DISTINCT FROM ?" if is_postgres(conn) else " IS ?"  # equal, NULL equal to NULL
+    where = " AND ".join(f"{c}{same}" for c in cols)
     if conn.execute(f"SELECT 1 FROM {table} WHERE {where} LIMIT 1", vals).fetchone():
         return 0
     conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)

@@ -112,6 +112,7 @@ function render(m, related) {
     ['kind', kindLabel(m)],
     ['cluster', h('span', { class: 'chip' }, h('span', { class: 'dot', style: { background: m.clusterColor } }), m.clusterLabel)],
     ['written by', h('span', { class: 'badge', style: { '--c': agentColor(m.writer) || hashColor(m.writer) }, text: m.writer })],
+    ['on machine', m.machine || 'not recorded (written before machines were)'],
     ['created', `${datetime(m.createdAt)} · ${ago(m.createdAt)}`],
     ['last read', `${datetime(m.lastReadAt)} · ${ago(m.lastReadAt)}`],
     ['reads', String(m.hits)],
