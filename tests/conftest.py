@@ -2,12 +2,13 @@
 settable clock, and a helper that runs the installed ``ledger`` command in a real
 subprocess.
 
-Engines: the store is a SQLite file unless a test module declares
-``ENGINES = BOTH_ENGINES``; its tests then run once per engine, the PostgreSQL run on a
-fresh schema of a real PostgreSQL 15 (``$LEDGER_TEST_PG_URL``, else a throwaway cluster
-that :func:`pg_server` starts with ``scripts/pg-test-cluster``; skipped with the reason
-when neither is possible). A test that must stay on SQLite in such a module is marked
-``@pytest.mark.sqlite_only`` (it reads the file itself)."""
+Engines: every test that asks for the ``engine`` fixture, directly or through
+``store_target``, ``ledger``, ``cli``, ``new_store`` or ``scoped_store``, runs once per
+engine: on a SQLite file, and on a fresh schema of a real PostgreSQL 15
+(``$LEDGER_TEST_PG_URL``, else a throwaway cluster that :func:`pg_server` starts with
+``scripts/pg-test-cluster``; skipped with the reason when neither is possible). A test
+about the SQLite file itself is marked ``@pytest.mark.sqlite_only`` (say why); a module
+may narrow its engines with ``ENGINES = ("sqlite",)``. docs/postgres.md "Tests"."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from ledger.service import Ledger
 #: 2026-01-15T12:00:00Z, a fixed "now" for in-process tests.
 T0 = int(datetime(2026, 1, 15, 12, 0, tzinfo=timezone.utc).timestamp() * 1000)
 
-#: ``ENGINES = BOTH_ENGINES`` in a test module runs its store tests on both engines.
+#: The engines every store test runs on (a module's ``ENGINES`` may narrow them).
 BOTH_ENGINES = ("sqlite", "postgresql")
 ROOT = Path(__file__).resolve().parent.parent
 PG_BIN = Path(os.environ.get("LEDGER_PG_BIN", "/usr/lib/postgresql/15/bin"))
@@ -67,7 +68,7 @@ def db_file(tmp_path) -> Path:
 
 
 def pytest_generate_tests(metafunc):
-    """Run a module's store tests once per engine when it declares ``ENGINES``."""
+    """Run every store test once per engine (``ENGINES`` of the module, else both)."""
     if "engine" not in metafunc.fixturenames:
         return
     engines = tuple(getattr(metafunc.module, "ENGINES", BOTH_ENGINES))

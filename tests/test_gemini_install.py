@@ -54,15 +54,15 @@ def test_install_writes_the_extension_and_uninstall_removes_exactly_it(tmp_path)
     assert "nothing removed" in run_ledger("uninstall", "gemini", "--user", home=home, ledger_home=lh).stdout
 
 
-def test_link_install_uses_geminis_link_record_and_a_folder_not_ours_is_left_alone(tmp_path):
+def test_link_install_uses_geminis_link_record_and_a_folder_not_ours_is_left_alone(tmp_path, store_target):
     home, lh = tmp_path / "home", tmp_path / "lh"
-    p = run_ledger("install", "gemini", "--user", "--link", "--db", str(tmp_path / "x.db"), home=home, ledger_home=lh)
+    p = run_ledger("install", "gemini", "--user", "--link", "--db", str(store_target), home=home, ledger_home=lh)
     assert p.returncode == 0, p.stderr
     ext = home / ".gemini" / "extensions" / "ledger"
     rec = json.loads((ext / ".gemini-extension-install.json").read_text())
     assert rec == {"source": str(lh / "gemini-extension"), "type": "link"}
     assert (lh / "gemini-extension" / "hooks" / "hooks.json").is_file()
-    assert f'LEDGER_DB="{tmp_path / "x.db"}"' in (ext / ".env").read_text()
+    assert f'LEDGER_DB="{store_target}"' in (ext / ".env").read_text()
     assert run_ledger("uninstall", "gemini", "--user", home=home, ledger_home=lh).returncode == 0
     assert not ext.exists() and not (lh / "gemini-extension").exists()
     ext.mkdir(parents=True)

@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import scoped_store
 from fakes.hooks import LEDGER_BIN, post_bash, pre_read, run_hook
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -590,8 +591,10 @@ _query = st.one_of(_text, st.lists(st.one_of(_query_bits, _text), max_size=12).m
 
 
 @pytest.fixture(scope="module")
-def fuzz_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("fuzz") / "fuzz.db"
+def fuzz_db(tmp_path_factory, engine, request):
+    """The store every fuzz test reads and writes, on each engine (the rest of this
+    module is about the SQLite file: kill -9, a full disk, foreign file locks)."""
+    db = scoped_store(request, engine, tmp_path_factory, "fuzz")
     with Ledger.open(db) as led:
         led.remember("The valve timeout is 30 seconds", cluster="code", agent="claude")
         led.remember("Deploys go out on Tuesdays after 2026-01-01", cluster="proc", agent="codex")
