@@ -24,8 +24,8 @@ VOLATILE = ("strength", "factors", "score")
 
 
 @pytest.fixture()
-def store(tmp_path):
-    db = tmp_path / "ledger.db"
+def store(store_target):
+    db = store_target
     ids = {}
     with Ledger.open(db) as led:
         ids["old"] = led.remember("CI runs on Python 3.11 in GitHub Actions", cluster="code", agent="claude").memory.id
@@ -87,13 +87,13 @@ def test_exporting_selected_memories_carries_their_links_source_and_conflicts(st
     assert unknown.status_code == 404 and "m_nosuchid" in unknown.json()["error"]
 
 
-def test_a_file_saved_from_the_browser_restores_the_history(store, tmp_path):
+def test_a_file_saved_from_the_browser_restores_the_history(store, tmp_path, new_store):
     db, ids = store
     with LiveServe(db) as srv:
         saved = httpx.get(srv.url + "api/export", timeout=30).text
     dump = tmp_path / "from-browser.jsonl"
     dump.write_text(saved, encoding="utf-8")
-    other = tmp_path / "other.db"
+    other = new_store("other")
     cli = Cli(other)
     rc, out, err = cli("import", str(dump), "--json")
     assert rc == 0, err

@@ -20,8 +20,8 @@ LIMIT = f"the limit is {MAX_QUERY_CHARS:,}"
 
 
 @pytest.fixture()
-def db(tmp_path):
-    path = tmp_path / "ledger.db"
+def db(store_target):
+    path = store_target
     with Ledger.open(path) as led:
         led.remember("Deploy steps: tag, build, push", cluster="proc", agent="claude")
     return path
