@@ -252,6 +252,28 @@ def foreign_modules(mods, target) -> list[str]:
     return sorted(t for t in tops if t not in sys.stdlib_module_names and t != "ledger" and t not in allowed)
 
 
+def spool_settled(target, home=None, timeout_s: float = 60) -> None:
+    """Wait until what hooks spooled for the store at ``target`` is stored: on
+    PostgreSQL a finished tool call goes to this machine's spool and a detached drain
+    process stores it (docs/postgres.md "Hooks"); on SQLite the spool is empty unless
+    the store was locked. ``home``: the hooks' ``$LEDGER_HOME`` when it is not this
+    process's (a PostgreSQL store's spool is under it). AssertionError after ``timeout_s``."""
+    import time
+
+    from ledger.watcher import spool as S
+
+    mine = os.environ.get("LEDGER_HOME")
+    os.environ["LEDGER_HOME"] = str(home or mine)
+    try:
+        folder = S.spool_dir(str(target))
+    finally:
+        os.environ["LEDGER_HOME"] = mine
+    deadline = time.monotonic() + timeout_s
+    while S.has_work(folder):
+        assert time.monotonic() < deadline, f"the spool {folder} was not drained in {timeout_s} s: {os.listdir(folder)}"
+        time.sleep(0.05)
+
+
 def is_pg(target) -> bool:
     """Whether a store target is a PostgreSQL URL (else a SQLite file path)."""
     return isinstance(target, str) and target.startswith("postgresql://")

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import store_sql
+from conftest import spool_settled, store_sql
 from fakes.hooks import LEDGER_BIN, run_hook
 
 from ledger.events import HookEvent, HookResponse
@@ -208,6 +208,7 @@ def test_a_read_gets_the_files_facts_appended_and_is_observed(store):
         text = context(p)
         assert "KNOWN FACTS" in text, name
         assert "<" not in text and ">" not in text, "Gemini escapes angle brackets: none in what we inject"
+    spool_settled(store["db"])
     rows = store_sql(store["db"], "SELECT session, tool FROM observations ORDER BY id")
     assert rows == [("gemini:s-read_file", "Read"), ("gemini:s-run_shell_command", "Bash"), ("gemini:s-read_many_files", "Read")]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import store_exists, store_sql
+from conftest import spool_settled, store_exists, store_sql
 from fakes.hooks import post_bash, run_hook
 
 from ledger.service import Ledger
@@ -46,6 +46,7 @@ def _seed(db, proj) -> dict:
         p = run_hook("PostToolUse", post_bash(f"pytest -k case{i}", stdout=f"{i} passed", cwd=proj, session="s9"),
                      env={"LEDGER_DB": db})
         assert p.returncode == 0
+    spool_settled(db)  # on PostgreSQL the calls went to the spool first
     return {"a": a, "b": b.memory.id, "c": c, "d": d}
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import store_sql
+from conftest import spool_settled, store_sql
 from fakes.hooks import context_of, post_bash, pre_read, run_hook
 
 from ledger.filekeys import file_key
@@ -162,6 +162,7 @@ def test_a_bad_value_costs_the_hook_one_log_line_not_every_call(store_with_fact,
     assert len(lines) == 4 and 'watcher.every = "xyz"' in lines[1], lines
     assert any("LEDGER_ESCALATE_AFTER" in x for x in lines[2:]), lines
     # the steps were observed: the bad setting did not stop the engine
+    spool_settled(db)
     assert store_sql(db, "SELECT steps FROM watch_sessions") == [(6,)]
     # escalate_after = 2 applies (the second injecting step escalates); deny_on_escalation = "false" does not deny
     run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj), env={"LEDGER_DB": db})

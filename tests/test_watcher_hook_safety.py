@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import is_pg, store_sql
+from conftest import is_pg, spool_settled, store_sql
 from fakes.hooks import payload, run_hook
 
 SECRETS = {
@@ -89,6 +89,7 @@ def test_no_secret_reaches_the_store_at_any_depth_in_any_tool(kind, tmp_path, st
     for where, p in _payloads(text, tmp_path).items():
         r = run_hook("PostToolUse", p, env={"LEDGER_HOME": home, "LEDGER_DB": db})
         assert r.returncode == 0 and r.stdout == b"", (where, r)
+    spool_settled(db, home)
     [(n,)] = store_sql(db, "SELECT count(*) FROM observations")
     rows = store_sql(db, "SELECT input || output FROM observations")
     assert n == 4, "every observation is kept"
@@ -118,6 +119,7 @@ def test_huge_inputs_are_stored_bounded(tmp_path, store_target):
     ]
     for p in sends:
         assert run_hook("PostToolUse", p, env={"LEDGER_HOME": home, "LEDGER_DB": db}).returncode == 0
+    spool_settled(db, home)
     rows = store_sql(db, "SELECT tool, length(input), length(output) FROM observations ORDER BY step")
     assert [r[0] for r in rows] == ["MultiEdit", "mcp__db__bulk_insert", "mcp__fs__write"]
     for tool, n_in, n_out in rows:
@@ -143,6 +145,7 @@ def test_lone_surrogates_are_stored_replaced(raw_json, stored, tmp_path, store_t
     r = run_hook("PostToolUse", body.encode(), env={"LEDGER_HOME": home, "LEDGER_DB": store_target})
     assert r.returncode == 0 and r.stdout == b""
     assert not (home / "hook.log").exists(), (home / "hook.log").read_text()
+    spool_settled(store_target, home)
     [(tool, inp, out)] = _obs(store_target)
     assert stored in out
     assert json.loads(inp)["command"] == "make \ufffd"

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import store_sql
+from conftest import spool_settled, store_sql
 from fakes.hooks import context_of, post_bash, post_read, pre_bash, pre_read, run_hook
 
 from ledger.service import Ledger, file_key
@@ -81,6 +81,7 @@ def test_the_same_tool_call_delivered_twice_is_stored_once(world):
     _parallel([post_bash("make lint", stdout="ok", cwd=proj, tool_use_id="toolu_dup2") for _ in range(4)], env)
     # the same id in another session is another call
     run_hook("PostToolUse", {**once, "session_id": "other"}, env=env)
+    spool_settled(db)
     rows = store_sql(db, "SELECT session, tool_use_id, step FROM observations ORDER BY id")
     steps = store_sql(db, "SELECT key, steps FROM watch_sessions ORDER BY key")
     assert sorted(r[1] for r in rows) == ["toolu_dup1", "toolu_dup1", "toolu_dup2"]

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import WriteLock, store_sql
+from conftest import WriteLock, spool_settled, store_sql
 from fakes.hooks import LEDGER_BIN, post_bash, pre_read
 
 from ledger.watcher import spool as S
@@ -93,6 +93,7 @@ def test_every_observation_arrives_exactly_once_under_random_locks_and_kills(tmp
     # The next hook drains what is left.
     assert _send(pre_read(proj / "a.txt", cwd=proj, session="later"), env, None)
     assert not S.has_work(spool), os.listdir(spool)
+    spool_settled(db)
     rows = store_sql(db, "SELECT tool_use_id, output FROM observations WHERE session = 'claude-code:s1'")
     [(steps,)] = store_sql(db, "SELECT steps FROM watch_sessions WHERE key = 'claude-code:s1'")
     sent = {p["tool_use_id"]: f"out {i}" for i, p in enumerate(payloads)}
