@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import spool_settled
 from fakes.claude_model import Scenario, is_compaction, tool_results
 from fakes.e2e import (
     FACT_DATA,
@@ -68,15 +69,15 @@ def claude_bin() -> Path:
 
 
 @pytest.fixture
-def world(tmp_path, _isolated_home):
+def world(tmp_path, _isolated_home, store_target):
     """A git project with ledger's hooks installed and two remembered facts."""
     proj = project(tmp_path / "proj", SCENARIO_FILES)
-    env = ledger_env(_isolated_home)
+    env = ledger_env(_isolated_home, db=store_target)
     ledger("install", "claude-code", "--dir", str(proj), cwd=proj, env=env)
     remember_scenario_facts(proj, env)
     home = tmp_path / "home"
     home.mkdir()
-    return {"proj": proj, "home": home, "ledger_home": Path(_isolated_home), "db": Path(_isolated_home) / "ledger.db",
+    return {"proj": proj, "home": home, "ledger_home": Path(_isolated_home), "db": store_target,
             "env": env}
 
 
@@ -203,6 +204,7 @@ def test_escalation_can_deny_the_tool_call(claude_bin, world):
     assert "LEDGER ESCALATION" in denied and FACT_DATA in denied
     assert "DATAV1 payload" not in denied  # the command did not run
     assert tool_results(second) == 2
+    spool_settled(world["db"])  # on PostgreSQL finished calls go to the spool first
     obs = query(world["db"], "SELECT tool FROM observations")
     assert len(obs) == 1  # a denied call never ran: no PostToolUse
 

@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import store_exists
 from fakes.e2e import LEDGER, ledger, ledger_env, project, query, wait_for
 from fakes.npm import npm_install
 from fakes.responses_sse import Call, RawItem, ResponsesServer, Turn, request_text, tool_outputs
@@ -69,19 +70,19 @@ def codex_bin() -> Path:
 
 
 @pytest.fixture
-def world(tmp_path, _isolated_home):
+def world(tmp_path, _isolated_home, store_target):
     proj = project(tmp_path / "proj", {"notes.txt": "1. tag\n2. build\n3. upload (VPN)\n"})
     codex_home = tmp_path / "codex-home"
     distiller = " ".join(shlex.quote(a) for a in (
         sys.executable, LLM_CLI, "--answer",
         json.dumps([{"fact": FINDING, "topic": "file:notes.txt", "files": [str(proj / "notes.txt")]}])))
-    env = ledger_env(_isolated_home, drop=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
+    env = ledger_env(_isolated_home, db=store_target, drop=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
                      CODEX_HOME=str(codex_home), LEDGER_DISTILL_EVERY="1", LEDGER_LLM_BACKEND="command",
                      LEDGER_LLM_COMMAND=distiller)
     p = ledger("install", "codex", "--user", "--no-distill", cwd=proj, env=env)
     assert "/hooks" in p.stdout  # the trust note
     assert CI.compact_prompt_path().is_file()
-    return {"proj": proj, "codex_home": codex_home, "db": Path(_isolated_home) / "ledger.db", "env": env,
+    return {"proj": proj, "codex_home": codex_home, "db": store_target, "env": env,
             "ledger_home": Path(_isolated_home)}
 
 
@@ -178,7 +179,7 @@ def test_untrusted_hooks_do_not_run(codex_bin, world):
     with ResponsesServer(read_notes) as srv:
         configure(world, srv.url, trust=False)
         run_codex(codex_bin, world, TASK)
-    assert not world["db"].exists() or query(world["db"], "SELECT count(*) FROM watch_sessions")[0][0] == 0
+    assert not store_exists(world["db"]) or query(world["db"], "SELECT count(*) FROM watch_sessions")[0][0] == 0
     assert CI.trust_status(world["codex_home"] / "hooks.json")["untrusted"] == len(CI.CODEX_EVENTS)
 
 

@@ -50,19 +50,19 @@ def gemini_js() -> Path:
 
 
 @pytest.fixture
-def world(tmp_path, _isolated_home):
+def world(tmp_path, _isolated_home, store_target):
     """A git project, a throwaway HOME holding ledger's Gemini extension and Gemini
     settings that need no login, and two remembered facts."""
     proj, home = project(tmp_path / "proj", SCENARIO_FILES), tmp_path / "home"
     home.mkdir()
-    env = ledger_env(_isolated_home, drop=("GEMINI_CLI_HOME",), HOME=str(home))
+    env = ledger_env(_isolated_home, db=store_target, drop=("GEMINI_CLI_HOME",), HOME=str(home))
     ledger("install", "gemini", "--user", "--no-distill", cwd=proj, env=env)
     remember_scenario_facts(proj, env)
     (home / ".gemini" / "settings.json").write_text(json.dumps({
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
         "general": {"disableAutoUpdate": True}, "telemetry": {"enabled": False},
         "privacy": {"usageStatisticsEnabled": False}}))
-    return {"proj": proj, "home": home, "ledger_home": Path(_isolated_home), "db": Path(_isolated_home) / "ledger.db"}
+    return {"proj": proj, "home": home, "ledger_home": Path(_isolated_home), "db": store_target}
 
 
 # ------------------------------------------------------------------ canned model answers

@@ -5,7 +5,6 @@ that must succeed, and reads of the store the hooks wrote while the harness ran.
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -29,12 +28,16 @@ def project(path: Path, files: dict[str, str | bytes]) -> Path:
     return make_repo(path, files)
 
 
-def ledger_env(ledger_home: Path, *, drop: tuple[str, ...] = (), **extra: str) -> dict:
-    """This process's environment with ``LEDGER_HOME`` set, ``LEDGER_DB`` and ``drop``
-    removed and ``extra`` added: what the harness, and the hooks it starts, run with."""
+def ledger_env(ledger_home: Path, *, db=None, drop: tuple[str, ...] = (), **extra: str) -> dict:
+    """This process's environment with ``LEDGER_HOME`` set, ``LEDGER_DB`` set to ``db``
+    (the test's store on its engine: ``install`` writes it into the hooks) or removed,
+    ``drop`` removed and ``extra`` added: what the harness, and the hooks it starts, run
+    with."""
     env = {**os.environ, "LEDGER_HOME": str(ledger_home), **extra}
     for var in ("LEDGER_DB", *drop):
         env.pop(var, None)
+    if db is not None:
+        env["LEDGER_DB"] = str(db)
     return env
 
 
@@ -62,10 +65,12 @@ def wait_for(fn, timeout: float = 10.0):
         time.sleep(0.1)
 
 
-def query(db: Path, sql: str, *params) -> list:
-    """Rows of ``sql`` on the store file the hooks wrote."""
-    conn = sqlite3.connect(db, timeout=10)
+def query(db, sql: str, *params) -> list:
+    """Rows of ``sql`` (``?`` placeholders) on the store the hooks wrote, either engine."""
+    from ledger.store.connection import connect
+
+    conn = connect(db)
     try:
-        return conn.execute(sql, params).fetchall()
+        return [tuple(r) for r in conn.execute(sql, params).fetchall()]
     finally:
         conn.close()
