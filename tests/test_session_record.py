@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import BOTH_ENGINES, T0
+from conftest import BOTH_ENGINES, T0, spool_settled
 from fakes.gitrepo import GIT_ENV, git, make_repo
 from fakes.hooks import handle, payload, post_bash, post_edit, post_write, run_hook
 
@@ -60,6 +60,7 @@ class Hook:
                             tool_response=response if response is not None else {}, **kw))
 
     def record(self) -> dict:
+        spool_settled(self.db)  # on PostgreSQL finished calls go to the spool first
         conn = W.open_store(str(self.db))
         try:
             return RC.load(conn, f"claude-code:{self.session}")
