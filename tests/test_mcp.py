@@ -390,3 +390,64 @@ def test_a_client_that_closes_while_idle_ends_the_server_at_once(store):
     p.stdout.close()
     p.stderr.close()
     assert rc == 0 and out == b"" and "Traceback" not in errout, errout
+
+
+def _piped(store: Path, lines: list[str], hold_lock: bool = False) -> tuple[dict, str]:
+    """Write every line to a fresh ``ledger mcp`` and close stdin at once (as ``printf ... |
+    ledger mcp``); the replies by id (None for id-less errors, as a list) and stderr.
+    ``hold_lock``: a writer holds the store for 1 s, so the calls are surely in flight at EOF."""
+    holder = None
+    if hold_lock:
+        from ledger.service import Ledger
+
+        with Ledger.open(store) as led:
+            led.remember("Staging deploys need the VPN up", cluster="proc", agent="a")
+        holder = sqlite3.connect(store, isolation_level=None, check_same_thread=False)
+        holder.execute("BEGIN IMMEDIATE")
+        threading.Timer(1.0, lambda: holder.execute("ROLLBACK")).start()
+    try:
+        p = subprocess.run([LEDGER_BIN, "mcp"], input="".join(x + "\n" for x in lines), capture_output=True,
+                           text=True, timeout=120, env={**os.environ, **server_env(store)})
+    finally:
+        if holder is not None:
+            time.sleep(1.2)
+            holder.close()
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    replies: dict = {}
+    for line in p.stdout.splitlines():
+        msg = json.loads(line)
+        replies.setdefault(msg.get("id"), []).append(msg)
+    return replies, p.stderr
+
+
+INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "piped", "version": "1"}}})
+INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def call(rid: int, name: str, arguments: dict) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                       "params": {"name": name, "arguments": arguments}})
+
+
+def test_every_request_read_before_stdin_closes_is_answered(store):
+    # The fresh-user case: initialize, initialized and a recall piped in, stdin closed at
+    # once. The SDK cancels running handlers at EOF; ledger waits for them (docs/mcp.md).
+    replies, _ = _piped(store, [INIT, INITIALIZED,
+                                call(2, "remember", {"claim": "The VPN needs a hardware token", "cluster": "proc"}),
+                                call(3, "recall", {"query": "staging VPN"}),
+                                json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})], hold_lock=True)
+    assert set(replies) == {1, 2, 3, 4}, replies
+    assert not replies[2][0]["result"]["isError"], replies[2]
+    assert json.loads(replies[3][0]["result"]["content"][0]["text"])["hits"]
+    assert cli_json(store, "search", "hardware token")["total"] == 1
+
+
+def test_lines_that_are_not_json_rpc_get_the_specs_error_and_the_server_goes_on(store):
+    replies, _ = _piped(store, [INIT, INITIALIZED, "garbage{", "", '{"id": 7, "x": 1}', "[1, 2]",
+                                call(2, "search", {"query": "anything"})])
+    nulls = replies.pop(None)
+    assert [m["error"]["code"] for m in nulls] == [-32700, -32600], nulls  # parse error; a batch is not served
+    assert replies[7][0]["error"]["code"] == -32600  # valid JSON, not a message: invalid request, its id echoed
+    assert set(replies) == {1, 2, 7} and "result" in replies[2][0]

@@ -28,7 +28,17 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import ToolAnnotations
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    ToolAnnotations,
+)
 from pydantic import Field, ValidationError
 
 from .. import __version__, wire
@@ -40,6 +50,9 @@ FALLBACK_AGENT = "mcp"
 #: Characters. A longer tool error is cut in the middle: an argument echoed back (a
 #: megabyte id or query) must not flood the agent's context.
 MAX_ERROR_CHARS = 2000
+#: Seconds. After stdin closes, how long requests already read may still run before
+#: the server stops anyway (a store's busy timeout is well under this).
+DRAIN_LIMIT_S = 120.0
 
 INSTRUCTIONS = """\
 ledger is the local memory shared by every agent on this machine.
@@ -125,6 +138,97 @@ class _MCPServer(MCPServer):
             if len(str(exc)) > MAX_ERROR_CHARS:
                 raise ToolError(clip_error(str(exc))) from cause
             raise
+
+
+    async def run_stdio_async(self) -> None:
+        """Serve on stdin/stdout like the SDK, with two repairs of its stdio loop:
+
+        - On EOF the SDK cancels every request still running, so a client that writes
+          its requests and closes stdin (``printf ... | ledger mcp``) loses the answers
+          of calls in a worker thread. Here EOF reaches the SDK only once every request
+          read so far has been answered (or :data:`DRAIN_LIMIT_S` passed).
+        - A line that is not JSON, or JSON that is not a JSON-RPC message, is dropped
+          by the SDK without a word; JSON-RPC 2.0 requires an error reply: -32700
+          (parse error) or -32600 (invalid request), ``id`` null unless one could be
+          read from the line.
+        """
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        try:
+            await self._serve_stdio(stdio_server, anyio)
+        except* (BrokenPipeError, ConnectionResetError):
+            # The client closed stdout before the last answers: the work is done (the
+            # store is written); there is no one left to tell.
+            pass
+
+    async def _serve_stdio(self, stdio_server, anyio) -> None:
+        async with stdio_server() as (sdk_read, sdk_write):
+            to_server, server_in = anyio.create_memory_object_stream(0)
+            server_out, from_server = anyio.create_memory_object_stream(0)
+            pending: set = set()
+            drained = anyio.Event()
+            eof = False
+
+            async def inbound():
+                nonlocal eof
+                async with to_server:
+                    async for item in sdk_read:
+                        if isinstance(item, Exception):
+                            reply = protocol_error_reply(item)
+                            if reply is not None:
+                                await sdk_write.send(reply)
+                            continue
+                        msg = item.message
+                        if isinstance(msg, JSONRPCRequest):
+                            pending.add(msg.id)
+                        elif isinstance(msg, JSONRPCNotification) and msg.method == "notifications/cancelled":
+                            # A cancelled request may never be answered: stop waiting for it.
+                            pending.discard((msg.params or {}).get("requestId"))
+                        await to_server.send(item)
+                    eof = True
+                    if not pending:
+                        drained.set()
+                    with anyio.move_on_after(DRAIN_LIMIT_S):
+                        await drained.wait()
+
+            async def outbound():
+                async with from_server:
+                    async for item in from_server:
+                        msg = item.message
+                        if isinstance(msg, JSONRPCResponse | JSONRPCError):
+                            pending.discard(msg.id)
+                            if eof and not pending:
+                                drained.set()
+                        await sdk_write.send(item)
+                await sdk_write.aclose()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(inbound)
+                tg.start_soon(outbound)
+                await self._lowlevel_server.run(server_in, server_out,
+                                                self._lowlevel_server.create_initialization_options())
+
+
+def protocol_error_reply(exc: Exception):
+    """The JSON-RPC error answering a line the SDK could not read as a message (a
+    ``SessionMessage``), or None for a blank line. ``exc``: the SDK's pydantic
+    ``ValidationError`` (``json_invalid`` = not JSON → -32700, else → -32600)."""
+    errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []
+    rid = None
+    for e in errors:
+        raw = e.get("input")
+        if isinstance(raw, str) and not raw.strip():
+            return None
+        if isinstance(raw, dict) and isinstance(raw.get("id"), int | str) and not isinstance(raw.get("id"), bool):
+            rid = raw["id"]
+            break
+    if errors and all(e.get("type") == "json_invalid" for e in errors):
+        error = ErrorData(code=PARSE_ERROR, message="Parse error: the line is not JSON")
+    else:
+        error = ErrorData(code=INVALID_REQUEST, message="Invalid request: not a JSON-RPC 2.0 request, "
+                                                        "notification or response")
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=rid, error=error))
 
 
 class Server:
