@@ -132,8 +132,7 @@ def pg_url(pg_server):
     try:
         yield pg_schema_url(pg_server, schema)
     finally:
-        with psycopg.connect(pg_server, autocommit=True) as c:
-            c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        _drop_schema(pg_server, schema)
 
 
 def _new_schema(server: str) -> str:
@@ -146,10 +145,21 @@ def _new_schema(server: str) -> str:
 
 
 def _drop_schema(server: str, schema: str) -> None:
+    """Drop a test's schema; retried when it deadlocks with a detached process (a hook's
+    drain process) still writing to it."""
+    import time
+
     import psycopg
 
-    with psycopg.connect(server, autocommit=True) as c:
-        c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    for attempt in range(5):
+        try:
+            with psycopg.connect(server, autocommit=True) as c:
+                c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            return
+        except psycopg.errors.DeadlockDetected:
+            if attempt == 4:
+                raise
+            time.sleep(0.5)
 
 
 def scoped_store(request, engine: str, tmp_path_factory, name: str = "store"):
