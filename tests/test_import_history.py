@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import spool_settled, store_exists, store_sql
 from fakes.hooks import post_bash, run_hook
 
+from ledger.errors import StoreUnavailable
 from ledger.service import Ledger
 
 
@@ -125,3 +127,64 @@ def test_a_bad_history_line_changes_nothing_and_names_the_line(cli, tmp_path, ne
         rc, out, err = cli("import", str(f), db=d)
         assert rc == 1 and "line 2" in err and needle in err and "Nothing was imported" in err, err
     assert not store_exists(d) or _rows(d, "SELECT count(*) FROM memories") == [(0,)]
+
+
+@pytest.mark.sqlite_only  # crosses engines itself: SQLite -> PostgreSQL -> SQLite
+def test_a_whole_store_moves_to_postgresql_and_back_with_its_history(cli, tmp_path, pg_url):
+    """Issue 20: ``ledger export | ledger import -`` into PostgreSQL failed on the
+    history (``col IS ?``) after the memories were saved, and said "Nothing was saved".
+    SQLite -> PostgreSQL -> SQLite keeps conflicts, the log, links, sessions,
+    observations, checkpoints and a dropped side, through the real commands."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    src = tmp_path / "src.db"
+    ids = _seed(src, proj)
+    rc, _, err = cli("link", ids["c"], ids["d"], db=src)
+    assert rc == 0, err
+    rc, _, err = cli("forget", ids["d"], db=src)
+    assert rc == 0, err
+    before = {k: _rows(src, q) for k, q in HISTORY.items()}
+    rc, out, err = cli("export", db=src)
+    assert rc == 0, err
+    rc, moved, err = cli("import", "-", "--json", db=pg_url, input=out)
+    assert rc == 0, err
+    r = json.loads(moved)
+    assert r["conflicts"] == len(before["conflicts"]) and r["events"] == len(before["events"]) and r["links"] == 1
+    assert r["observations"] == len(before["observations"]) and r["checkpoints"] == 1
+    rc, again, err = cli("import", "-", "--json", db=pg_url, input=out)
+    assert rc == 0, err
+    assert {k: json.loads(again)[k] for k in ("imported", "conflicts", "events", "observations")} == dict.fromkeys(
+        ("imported", "conflicts", "events", "observations"), 0)
+    rc, out2, err = cli("export", db=pg_url)
+    assert rc == 0, err
+    back = tmp_path / "back.db"
+    rc, _, err = cli("import", "-", db=back, input=out2)
+    assert rc == 0, err
+    assert {k: _rows(back, q) for k, q in HISTORY.items()} == before
+    assert _rows(back, "SELECT a, b FROM links ORDER BY 1") == _rows(src, "SELECT a, b FROM links ORDER BY 1")
+    assert _rows(back, "SELECT id, deleted_at FROM memories ORDER BY id") == _rows(
+        src, "SELECT id, deleted_at FROM memories ORDER BY id")
+
+
+def test_an_import_that_fails_part_way_saves_nothing(store_target, tmp_path):
+    """A failure after memories, links and history lines were written (here the input
+    itself breaks off): the whole import is rolled back, so the CLI's "Nothing was
+    saved" is true, on both engines."""
+    src = tmp_path / "src.db"
+    _seed(src, tmp_path)
+    with Ledger.open(src) as led:
+        records = [(i, json.loads(x)) for i, x in enumerate(led.export_lines(), 1)]
+    assert any("record" in r for _, r in records) and len(records) > 4
+
+    def broken():
+        yield from records
+        raise StoreUnavailable("The store refused the operation: test. Nothing was saved.")
+
+    with Ledger.open(store_target) as led:
+        with pytest.raises(StoreUnavailable):
+            led.import_records(broken(), batch=2)
+        assert led.store._conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+        assert led.store._conn.execute("SELECT count(*) FROM conflicts").fetchone()[0] == 0
+        assert led.store._conn.execute("SELECT count(*) FROM links").fetchone()[0] == 0
+        assert led.import_records(iter(records))["imported"] == 4  # and again, whole
+

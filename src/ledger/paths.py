@@ -59,16 +59,71 @@ def home_dir() -> str:
 
 
 def db_file(explicit: str | os.PathLike | None = None) -> str:
-    """The store path as a string (see :func:`db_path`)."""
+    """The store path as a string (see :func:`db_path`). Raises
+    :class:`~ledger.errors.InvalidInput` for a URL whose scheme is not PostgreSQL's
+    (:func:`check_store_target`)."""
     if explicit:
-        return os.path.expanduser(os.fspath(explicit))
+        return _expanded(check_store_target(os.fspath(explicit), "--db"))
     env = os.environ.get("LEDGER_DB")
     if env:
-        return os.path.expanduser(env)
+        return _expanded(check_store_target(env, "$LEDGER_DB"))
     configured = _configured_db()
     if configured:
-        return os.path.expanduser(configured)
+        return _expanded(check_store_target(configured, "store.db in config.toml"))
     return os.path.join(home_dir(), "ledger.db")
+
+
+def _expanded(target: str) -> str:
+    return target if is_store_url(target) else os.path.expanduser(target)
+
+
+#: The forms a store location may take, for messages.
+STORE_FORMS = "a SQLite file path (e.g. ~/.ledger/ledger.db) or a PostgreSQL URL (postgresql://user@host:5432/db)"
+
+
+def url_scheme(target: str) -> str | None:
+    """The scheme of ``target`` when it is written as a URL (``scheme://...``, RFC 3986
+    scheme characters), else None. A Windows drive (``C:\\x``) is not a URL."""
+    head, sep, _ = target.partition("://")
+    if sep and head[:1].isascii() and head[:1].isalpha() and all(c.isascii() and (c.isalnum() or c in "+.-") for c in head):
+        return head
+    return None
+
+
+def check_store_target(target: str, where: str = "--db") -> str:
+    """``target`` unchanged when it is a store location ledger can open: a PostgreSQL
+    URL or a file path. Any other ``scheme://`` (``mysql://``, ``https://``,
+    ``file://``...) raises :class:`~ledger.errors.InvalidInput` naming ``where`` it
+    came from and the supported forms, instead of becoming a folder named ``mysql:``."""
+    if is_store_url(target):
+        return target
+    scheme = url_scheme(target)
+    if scheme is None:
+        return target
+    from .errors import InvalidInput
+
+    raise InvalidInput(f"{where} is {shown_location(target)}: ledger cannot open a {scheme}:// store. "
+                       f"A store is {STORE_FORMS}. Nothing was changed.", field="db", value=shown_location(target))
+
+
+def store_location(target: str | os.PathLike) -> str:
+    """``target`` as it must be written down for a process started elsewhere (a hook
+    command, an MCP client's configuration): a PostgreSQL URL unchanged, a file path
+    made absolute (``~`` expanded, against the current folder). Raises
+    :class:`~ledger.errors.InvalidInput` for another URL scheme."""
+    t = check_store_target(os.fspath(target))
+    return t if is_store_url(t) else os.path.abspath(os.path.expanduser(t))
+
+
+def shown_location(target: str | os.PathLike) -> str:
+    """``target`` fit to print: a URL's password replaced by ``***``
+    (``postgresql://me:***@host/db``); a path unchanged."""
+    t = os.fspath(target)
+    if "://" not in t:
+        return t
+    import re
+
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", t)
 
 
 def _configured_db() -> str | None:

@@ -403,8 +403,10 @@ class Ledger:
         """Restore ``(line number, export record)`` pairs into this store without
         duplicates (``store/transfer.py`` says how ids and equal claims are merged).
         Records must already be checked with :func:`ledger.store.transfer.validate`.
-        Writes ``batch`` records per transaction; ``progress(n)`` is called after each
-        with the number just written. History lines (``{"record": ...}``, checked with
+        The whole import is one transaction (each ``batch`` of records a savepoint in
+        it): a failure part way leaves the store as it was, so "Nothing was saved" is
+        true and running the import again is safe. ``progress(n)`` is called after each
+        batch with the number just written. History lines (``{"record": ...}``, checked with
         :func:`ledger.store.transfer_history.validate_history`) are written after the
         memories. Returns ``{"imported", "merged", "sources", "clusters", "links",
         "conflicts", "events", "sessions", "observations", "checkpoints"}``."""
@@ -431,22 +433,22 @@ class Ledger:
                 progress(len(page))
             page.clear()
 
-        for line, rec in records:
-            if "record" in rec:
-                history.append(rec)
-                if progress:
-                    progress(1)
-                continue
-            page.append((line, rec))
-            if rec.get("kind") == "chunk" and isinstance(rec.get("sourceId"), str):
-                chunk_sources.add(rec["sourceId"])
-            if len(page) >= batch:
-                flush()
-        flush()
-        with self.store.atomic():
+        with self.store.atomic():  # all or nothing: memories, links, contexts and history
+            for line, rec in records:
+                if "record" in rec:
+                    history.append(rec)
+                    if progress:
+                        progress(1)
+                    continue
+                page.append((line, rec))
+                if rec.get("kind") == "chunk" and isinstance(rec.get("sourceId"), str):
+                    chunk_sources.add(rec["sourceId"])
+                if len(page) >= batch:
+                    flush()
+            flush()
             total["links"] += transfer.add_links(self.store, pending)
-        transfer.reindex_contexts(self.store, sorted(chunk_sources))
-        total.update(transfer_history.import_history(self.store, history, renamed))
+            transfer.reindex_contexts(self.store, sorted(chunk_sources))
+            total.update(transfer_history.import_history(self.store, history, renamed))
         return total
 
     def forget(self, ids: Sequence[str], *, agent: str) -> int:

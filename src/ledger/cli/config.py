@@ -40,8 +40,17 @@ def _unknown(key: str) -> InvalidInput:
     return InvalidInput(f'Unknown setting "{key}".{hint} Run `ledger config list` to see them all.')
 
 
+def _shown(key: str, value):
+    """``value`` fit to print: the store's URL without its password (the file keeps it)."""
+    if key == "store.db" and isinstance(value, str):
+        from ..paths import shown_location
+
+        return shown_location(value)
+    return value
+
+
 def _row(s, loaded) -> dict:
-    return {"key": s.key, "value": loaded.values[s.section][s.name], "default": s.default, "type": s.type,
+    return {"key": s.key, "value": _shown(s.key, loaded.values[s.section][s.name]), "default": s.default, "type": s.type,
             "origin": loaded.origin[s.key], "env": s.env, "help": s.help,
             "choices": list(s.valid_choices()) if s.choices else None}
 
@@ -115,7 +124,7 @@ def config_get(ctx, key, as_json):
     if as_json:
         _json({**_row(s, loaded), "problems": [p.as_dict() for p in mine]})
     else:
-        value = loaded.values[s.section][s.name]
+        value = _shown(key, loaded.values[s.section][s.name])
         _out(value if isinstance(value, str) else _show(value))
     if mine:
         if not as_json:
@@ -144,19 +153,23 @@ def config_set(ctx, key, value, as_json):
     try:
         typed = s.coerce(value)
     except ValueError as exc:
-        raise InvalidInput(f"{key} = {value}: {exc}. Nothing was changed.") from None
+        raise InvalidInput(f"{key} = {_shown(key, value)}: {exc}. Nothing was changed.") from None
+    if key == "store.db" and typed:
+        from ..paths import check_store_target
+
+        check_store_target(typed, "store.db")  # mysql://... would become a folder: refused before writing
     path = C.config_path()
     write_setting(path, s.section, s.name, typed)
     loaded = C.load_checked(path)
     overridden = s.env and loaded.origin[key] == f"${s.env}"
-    result = {"key": key, "value": typed, "path": path, "overriddenBy": f"${s.env}" if overridden else None}
+    result = {"key": key, "value": _shown(key, typed), "path": path, "overriddenBy": f"${s.env}" if overridden else None}
     if as_json:
         _json(result)
     else:
-        _out(f"✓ {key} = {_show(typed)} in {path}")
+        _out(f"✓ {key} = {_show(_shown(key, typed))} in {path}")
         if overridden:
             click.echo(f"⚠ ${s.env} is set and overrides it "
-                       f"({_show(loaded.values[s.section][s.name])} is in effect here).", err=True)
+                       f"({_show(_shown(key, loaded.values[s.section][s.name]))} is in effect here).", err=True)
 
 
 def write_setting(path: str, section: str, name: str, value) -> None:

@@ -77,10 +77,11 @@ def install(harness, client, print_only, scope, project_dir, link, no_distill, d
     scope = scope or "project"
     from ..harness import distill_setup
     from ..harness.adapters import get
-    from ..paths import db_path
+    from ..paths import shown_location
 
     adapter = get(harness)
     store_env = _store_env(db)
+    shown = _shown_store(db)  # before anything is written: a store ledger cannot open is refused here
     import inspect
 
     # ``env`` is optional in the adapter contract (a harness may have nowhere to put it).
@@ -90,9 +91,8 @@ def install(harness, client, print_only, scope, project_dir, link, no_distill, d
     with all_or_nothing():  # every file of the install, or none (harness/filetx.py)
         r = adapter.install(scope, project_dir, link=link, **({"env": store_env} if takes_env else {}))
         d = distill_setup.disable() if no_distill else distill_setup.enable(harness)
-    where = db_path(db)
-    r["store"] = where if isinstance(where, str) else str(where.resolve())
-    r["store_env"] = store_env
+    r["store"] = shown
+    r["store_env"] = {k: shown_location(v) for k, v in store_env.items()}  # printed: no password
     if as_json:
         _json({**r, "distill": d})
         return
@@ -133,12 +133,11 @@ def _install_mcp(client, scope, project_dir, print_only, db, as_json) -> None:
             click.echo(snippet, nl=False)
         return
     from ..harness.filetx import all_or_nothing
-    from ..paths import db_path
 
+    shown = _shown_store(db)  # before anything is written: a store ledger cannot open is refused here
     with all_or_nothing():  # the client's file and its backup, or neither
         r = mcp_clients.install(client, scope, project_dir, env=store_env or None)
-    where = db_path(db)
-    r["store"] = where if isinstance(where, str) else str(where.resolve())  # a PostgreSQL URL stays as it is
+    r["store"] = shown
     if as_json:
         _json(r)
         return
@@ -190,6 +189,14 @@ def _uninstall_mcp(client, scope, project_dir, as_json) -> None:
         _out(f"  the file had comments, which JSON rewriting drops: your original is kept at {r['backup']}")
 
 
+def _shown_store(db: str | None) -> str:
+    """The store this install points at, fit to print: an absolute path, or the URL
+    without its password."""
+    from ..paths import db_file, shown_location, store_location
+
+    return shown_location(store_location(db_file(db)))
+
+
 def _store_env(db: str | None) -> dict:
     """The store variables to write into a hook command: the ones set for this install
     (``--db``, ``$LEDGER_DB``, ``$LEDGER_HOME``) as absolute paths, so the harness,
@@ -201,10 +208,9 @@ def _store_env(db: str | None) -> dict:
         env["LEDGER_HOME"] = os.path.abspath(os.path.expanduser(os.environ["LEDGER_HOME"]))
     explicit = db or os.environ.get("LEDGER_DB")
     if explicit:
-        from ..store.connection import is_url
+        from ..paths import store_location
 
-        # a file path made absolute; a PostgreSQL URL is no path and is kept whole
-        env["LEDGER_DB"] = explicit if is_url(explicit) else os.path.abspath(os.path.expanduser(explicit))
+        env["LEDGER_DB"] = store_location(explicit)  # a PostgreSQL URL stays a URL
     return env
 
 

@@ -1,6 +1,6 @@
-"""Read-only questions ``ledger doctor`` asks a store (a SQLite file or a PostgreSQL
-URL): which migrations it lacks, and whether this process can take its write lock.
-Kept here because only ``store/`` speaks SQL."""
+"""Read-only questions ``ledger doctor`` asks a store file: which migrations it lacks,
+and whether this process can take its write lock. Kept here because only ``store/``
+speaks SQL."""
 
 from __future__ import annotations
 
@@ -8,28 +8,19 @@ import os
 import sqlite3
 
 from ..errors import StoreUnavailable
-from .connection import atomic, connect, is_url
+from .connection import atomic, connect, is_postgres, is_url
 from .migrations import MIGRATIONS
 
 
 def migration_status(path: str | os.PathLike) -> dict:
     """``{"exists", "applied", "pending"}`` for the store at ``path`` without changing
     it: the names of migrations recorded in it and of those this version would still
-    apply on open (every one for a file that does not exist yet, or a PostgreSQL
-    schema holding no ledger tables). Raises :class:`StoreUnavailable` for a file
-    SQLite cannot read or a PostgreSQL server that cannot be reached."""
+    apply on open (every one for a file that does not exist yet). Raises
+    :class:`StoreUnavailable` for a file SQLite cannot read."""
     p = os.fspath(path)
     names = [name for name, _ in MIGRATIONS]
     if is_url(p):
-        from .pg import table_names
-
-        conn = connect(p, readonly=True)
-        try:
-            exists = "_migrations" in table_names(conn)
-            done = {r[0] for r in conn.execute("SELECT name FROM _migrations")} if exists else set()
-        finally:
-            conn.close()
-        return {"exists": exists, "applied": [n for n in names if n in done], "pending": [n for n in names if n not in done]}
+        return _pg_migration_status(p, names)
     if not os.path.exists(p):
         return {"exists": False, "applied": [], "pending": names}
     conn = connect(p, readonly=True)
@@ -47,28 +38,55 @@ def migration_status(path: str | os.PathLike) -> dict:
 
 def write_probe(path: str | os.PathLike) -> None:
     """Take the write lock of the store at ``path`` and let it go (``BEGIN IMMEDIATE``
-    then ``ROLLBACK``; on PostgreSQL the store's advisory lock in a transaction rolled
-    back): nothing is written. Raises :class:`StoreUnavailable` when the file, its
-    folder or its lock cannot be had (read-only file, full disk, a writer holding the
-    lock past the busy timeout, a server that cannot be reached)."""
-
-    class _Probe(Exception):
-        pass
-
+    then ``ROLLBACK``): nothing is written. Raises :class:`StoreUnavailable` when the
+    file, its folder or its lock cannot be had (read-only file, full disk, a writer
+    holding the lock past the busy timeout)."""
     conn = connect(path)
-    if getattr(conn, "is_postgres", False):
-        try:
-            with atomic(conn):
-                raise _Probe  # roll the empty transaction back
-        except _Probe:
-            pass
-        finally:
-            conn.close()
-        return
     try:
+        if is_postgres(conn):
+            return _pg_write_probe(conn)
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("ROLLBACK")
     except sqlite3.DatabaseError as exc:
         raise StoreUnavailable(f"Cannot write to {os.fspath(path)}: {exc}.") from exc
     finally:
         conn.close()
+
+
+class _Undo(Exception):
+    """Raised inside the probe's transaction so that it is rolled back."""
+
+
+def _pg_migration_status(url: str, names: list[str]) -> dict:
+    from . import pg
+
+    conn = connect(url, readonly=True)
+    try:
+        exists = "_migrations" in pg.table_names(conn)
+        done = {r[0] for r in conn.execute("SELECT name FROM _migrations")} if exists else set()
+    finally:
+        conn.close()
+    return {"exists": exists, "applied": [n for n in names if n in done], "pending": [n for n in names if n not in done]}
+
+
+def _pg_write_probe(conn) -> None:
+    """PostgreSQL: take the store's advisory write lock in a transaction that is rolled
+    back, and check this login may write (insert into the store's tables, or create
+    them in an empty schema)."""
+    from .pg import redact, table_names
+
+    try:
+        with atomic(conn):
+            if "_migrations" in table_names(conn):
+                ok = conn.execute("SELECT has_table_privilege('_migrations', 'INSERT')").fetchone()[0]
+                what = "insert into its tables"
+            else:
+                ok = conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0]
+                what = "create tables in its schema"
+            if not ok:
+                raise StoreUnavailable(f"Cannot write to {redact(conn.url)}: this login may not {what}. "
+                                       "Grant it (GRANT ... TO the user in the URL) or use another login.",
+                                       reason="read-only", path=redact(conn.url))
+            raise _Undo
+    except _Undo:
+        pass

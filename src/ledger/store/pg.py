@@ -65,7 +65,9 @@ def is_url(target: object) -> bool:
 
 def redact(url: str) -> str:
     """``url`` without its password, for messages and logs."""
-    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", url)
+    from ..paths import shown_location
+
+    return shown_location(url)
 
 
 # ------------------------------------------------------------------------------ rows
@@ -215,6 +217,10 @@ def translate(sql: str) -> tuple[str, str | None]:
         returning = ROW_KEYS[pm.group(1)]
         s += f" RETURNING {returning}"
     s = _minmax(s)
+    # SQLite's null-safe equality with a parameter (``col IS ?``); PostgreSQL takes
+    # ``IS`` only before NULL/TRUE/FALSE, and spells it ``IS NOT DISTINCT FROM``.
+    s = re.sub(r"\bIS\s+NOT\s+(?=[?:][A-Za-z_]?)(?!::)", "IS DISTINCT FROM ", s, flags=re.I)
+    s = re.sub(r"\bIS\s+(?=[?:][A-Za-z_]?)(?!::)", "IS NOT DISTINCT FROM ", s, flags=re.I)
     s = re.sub(r"\bLIKE\b", "ILIKE", s)
     s = re.sub(r"\btemp\.", "pg_temp.", s)
     s = re.sub(r"\bCROSS JOIN\b", "JOIN", s)  # SQLite's join-order hint; PostgreSQL plans by itself
@@ -395,7 +401,8 @@ def _refuse_foreign(conn: PgConnection) -> None:
         shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
         raise StoreUnavailable(
             f"This PostgreSQL schema already holds another program's tables ({shown}); ledger will not write into it. "
-            "Point --db (or $LEDGER_DB) at an empty database, or set a schema with ?options=-csearch_path%3Dledger.")
+            "Point --db (or $LEDGER_DB) at an empty database, or set a schema with ?options=-csearch_path%3Dledger.",
+            reason="bad-path", path=redact(conn.url))
 
 
 def table_names(conn: PgConnection) -> set[str]:
