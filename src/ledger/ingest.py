@@ -330,6 +330,23 @@ def source_from_text(text: str, filename: str = "stdin", *, empty: str | None = 
     return SourceText(filename=filename, ext=extension(filename), text=text, bytes=size)
 
 
+#: Characters: the longest --name a text source may have (a file name, not a document).
+MAX_SOURCE_NAME = 255
+
+
+def text_identity(text: str, name: str | None = None) -> str:
+    """The key a text source (``--text``, stdin) is found by when ingested again, kept
+    where a file's resolved path goes (``sources.path``; never shown): ``name:<name>``
+    when the caller named it, else ``sha256:<hex>`` of the text, so the same text again
+    is the same source (an update that changes nothing) instead of a second copy. Real
+    paths are absolute, so neither form can equal one."""
+    if name:
+        return f"name:{name}"
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 # ---------------------------------------------------------------------------- helpers
 
 

@@ -202,14 +202,16 @@ def judge(candidate, verdict, kind, detector, note, agent, db, as_json):
 @click.option("--trust", type=float, default=None,
               help=f"How much to trust this document, 0-1 (default {DEFAULT_SOURCE_TRUST}; a re-ingest keeps the source's).")
 @click.option("--text", help="Inline text instead of a file; PATH, if given, only names the source.")
+@click.option("--name", help="Name of a --text or stdin source; ingesting under the same name again updates it.")
 @click.option("--as-new", is_flag=True, help="Add a second source even when this file was ingested before (default: update it).")
 @common(agent=True)
-def ingest(path, cluster, trust, text, as_new, agent, db, as_json):
+def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
     """Ingest a document as chunks (any UTF-8 text file: md, txt, code...; `-` for stdin).
 
     Ingesting a file that was ingested before updates that source: unchanged chunks keep
     their reads, changed and removed ones are retired (asof: still finds them), new ones
-    are added.
+    are added. Text (--text or stdin) is the same source again when it comes under the
+    same --name (or, for --text, the same PATH), else when it is the same text.
 
     \b
     ledger ingest docs/runbook.md --cluster proc --trust 0.9
@@ -219,17 +221,24 @@ def ingest(path, cluster, trust, text, as_new, agent, db, as_json):
 
     if not cluster:
         raise InvalidInput("--cluster is required. Run `ledger clusters` to see the taxonomy.")
+    if name is not None and (not name.strip() or len(name) > ing.MAX_SOURCE_NAME):
+        raise InvalidInput(f"--name must be 1-{ing.MAX_SOURCE_NAME} characters (got {len(name):,}).")
+    if name is not None and text is None and path != "-":
+        raise InvalidInput("--name names text from --text or stdin (`-`); a file is known by its path.")
     if text is not None:
-        src = ing.source_from_text(text, path or "stdin", empty=(
+        src = ing.source_from_text(text, name or path or "stdin", empty=(
             f"The --text value is {'empty' if not text else 'only whitespace'}: nothing to ingest. "
             'Give the text itself (ledger ingest --text "..." --cluster <id>), or a file or `-` for stdin.'))
     elif path == "-":
-        src = ing.read_source_stream(sys.stdin.buffer, "stdin")
+        src = ing.read_source_stream(sys.stdin.buffer, name or "stdin")
     elif path:
         src = ing.read_source_file(path)
     else:
         raise InvalidInput("What should I ingest? Try: ledger ingest notes.md --cluster reading  (or `-` for stdin, or --text).")
-    where = os.path.realpath(path) if path and path != "-" and text is None else None
+    if path and path != "-" and text is None:
+        where = os.path.realpath(path)
+    else:  # text has no file: its identity is its name, else its content
+        where = ing.text_identity(src.text, name or (path if text is not None and path not in (None, "-") else None))
     with _open(db) as led:
         res = led.ingest(src, cluster=cluster, agent=default_agent(agent), trust=trust, path=where, as_new=as_new)
     if as_json:
