@@ -402,16 +402,15 @@ def _piped(store: Path, lines: list[str], hold_lock: bool = False) -> tuple[dict
 
         with Ledger.open(store) as led:
             led.remember("Staging deploys need the VPN up", cluster="proc", agent="a")
-        holder = sqlite3.connect(store, isolation_level=None, check_same_thread=False)
-        holder.execute("BEGIN IMMEDIATE")
-        threading.Timer(1.0, lambda: holder.execute("ROLLBACK")).start()
+        holder = WriteLock(store)
+        threading.Timer(1.0, holder.release).start()
     try:
         p = subprocess.run([LEDGER_BIN, "mcp"], input="".join(x + "\n" for x in lines), capture_output=True,
                            text=True, timeout=120, env={**os.environ, **server_env(store)})
     finally:
         if holder is not None:
             time.sleep(1.2)
-            holder.close()
+            holder.release()
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     replies: dict = {}
     for line in p.stdout.splitlines():
