@@ -88,7 +88,7 @@ def test_the_cli_names_what_to_install_when_psycopg_is_missing(tmp_path):
     assert p.returncode != 0
     assert json.loads(p.stdout or p.stderr)["kind"] == "store-unavailable"
     text = p.stdout + p.stderr
-    assert "ledger-memory[postgres]" in text and "Traceback" not in text
+    assert "psycopg[binary]" in text and "'.[postgres]'" in text and "Traceback" not in text
     p = subprocess.run([LEDGER_BIN, "stats"], capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode != 0 and "psycopg" in p.stderr and "Traceback" not in p.stderr
 

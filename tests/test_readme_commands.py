@@ -34,3 +34,15 @@ def test_every_readme_command_runs_without_a_traceback():
     serve = [r for r in results if r["command"].startswith("ledger serve")]
     assert serve and all(r["rc"] == 0 for r in serve), serve
     assert len(results) >= 20
+
+
+def test_the_readme_installs_extras_from_the_clone_not_from_pypi():
+    """The README is read in a clone: an extra is installed from it (``'.[postgres]'``),
+    never as ``ledger-memory[...]`` from PyPI (issue 20); the quick start stays two commands."""
+    for doc in (ROOT / "README.md", ROOT / "docs" / "postgres.md"):
+        text = doc.read_text()
+        assert "ledger-memory[" not in text, doc
+    readme = (ROOT / "README.md").read_text()
+    assert "pip install '.[postgres]'" in readme
+    quick = readme.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    assert [line.split("#")[0].strip() for line in quick.strip().splitlines()] == ["./scripts/demo", "./scripts/test"]

@@ -41,7 +41,7 @@ try:
 except ImportError:  # pragma: no cover - exercised by tests/test_pg_dialect.py in a venv without it
     psycopg = None
 
-INSTALL_HINT = "pip install 'ledger-memory[postgres]'  (or: pip install 'psycopg[binary]>=3.2')"
+INSTALL_HINT = "pip install 'psycopg[binary]>=3.2' into ledger's environment (from a clone of ledger: pip install '.[postgres]')"
 CONNECT_TIMEOUT_S = 10
 
 #: ``INSERT OR REPLACE`` targets: table -> the key its upsert conflicts on.
