@@ -49,3 +49,45 @@ def test_a_named_text_source_is_updated_by_name(cli):
     assert c["sourceId"] == a["sourceId"], c
     assert "--name" in fail(*cli("ingest", "-", "--name", "x" * 300, "--cluster", "proc", input="text"))
     assert "a file is known by its path" in fail(*cli("ingest", "README.md", "--name", "r", "--cluster", "proc"))
+
+
+# ---------------------------------------------------------------- agents' first/last seen after an import
+def test_an_import_out_of_time_order_keeps_last_seen_after_first_seen(cli, tmp_path, new_store):
+    from starlette.testclient import TestClient
+
+    from ledger.service import Ledger
+    from ledger.web.server import create_app
+
+    for text in ("Cursor keeps its rules in .cursorrules", "Cursor indexes the repository on open"):
+        ok(*cli("remember", text, "--cluster", "code", "--agent", "cursor"))
+    ok(*cli("remember", "Codex reads AGENTS.md", "--cluster", "code", "--agent", "codex"))
+    lines = [json.loads(x) for x in ok(*cli("export")).splitlines()]
+    mems = [r for r in lines if "record" not in r and r.get("writer") == "cursor"]
+    # The file's first cursor row is the newest, the next one is older: file order is not time order.
+    for r, t in zip(mems, (1_700_000_900_000, 1_700_000_100_000)):
+        r["createdAt"] = r["lastReadAt"] = t
+    f = tmp_path / "moved.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    other = new_store("other")
+    rc, _, err = cli("import", str(f), db=other)
+    assert rc == 0, err
+
+    def agents(db) -> dict:
+        if str(db).startswith("postgresql"):
+            with Ledger.open(db) as led:
+                return {a["id"]: a for a in led.agents()["agents"]}
+        with TestClient(create_app(str(db)), base_url="http://127.0.0.1:7444",
+                        headers={"origin": "http://127.0.0.1:7444"}) as client:
+            return {a["id"]: a for a in client.get("/api/agents").json()["agents"]}
+
+    seen = agents(other)
+    assert (seen["cursor"]["firstSeen"], seen["cursor"]["lastSeen"]) == (1_700_000_100_000, 1_700_000_900_000)
+    assert all(a["lastSeen"] >= a["firstSeen"] for a in seen.values()), seen
+    # A fresh row afterwards moves lastSeen on and leaves firstSeen where the history began.
+    rc, _, err = cli("remember", "Cursor runs tests with pytest -q", "--cluster", "code", "--agent", "cursor", db=other)
+    assert rc == 0, err
+    now = agents(other)["cursor"]
+    assert now["firstSeen"] == 1_700_000_100_000 and now["lastSeen"] > 1_700_000_900_000
+    # An import of those old rows again does not move lastSeen back.
+    cli("import", str(f), db=other)
+    assert agents(other)["cursor"]["lastSeen"] == now["lastSeen"]

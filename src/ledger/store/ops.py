@@ -19,9 +19,12 @@ MACHINE = machine_id()
 
 
 def touch_agent(conn, agent: str, now: int) -> None:
-    """Register ``agent`` on first sight (label = id, next palette colour); bump its
-    ``last_seen`` (epoch ms) after that."""
-    cur = conn.execute("UPDATE agents SET last_seen = ?, machine = ? WHERE id = ?", (now, MACHINE, agent))
+    """Register ``agent`` on first sight (label = id, next palette colour); after that
+    widen its ``first_seen``..``last_seen`` span (epoch ms) to take in ``now``. ``now``
+    may be in the past (an import replays rows in file order, not time order), so the
+    span only ever grows and ``last_seen >= first_seen`` always holds."""
+    cur = conn.execute("UPDATE agents SET last_seen = max(last_seen, ?), first_seen = min(first_seen, ?), machine = ? "
+                       "WHERE id = ?", (now, now, MACHINE, agent))
     if cur.rowcount == 0:
         n = conn.execute("SELECT count(*) FROM agents").fetchone()[0]
         conn.execute(

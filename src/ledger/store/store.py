@@ -199,7 +199,8 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
 
     def agents(self) -> list[Agent]:
         rows = self._conn.execute("SELECT * FROM agents ORDER BY last_seen DESC").fetchall()
-        return [Agent(r["id"], r["label"], r["role"], r["color"], r["first_seen"], r["last_seen"],
+        # max(): rows an older import left with last_seen before first_seen read consistent.
+        return [Agent(r["id"], r["label"], r["role"], r["color"], r["first_seen"], max(r["first_seen"], r["last_seen"]),
                       {"endpoint": r["endpoint"], "readScope": r["read_scope"], "writeScope": r["write_scope"]}) for r in rows]
 
     # ------------------------------------------------------------------ events

@@ -96,8 +96,11 @@ def import_batch(store, records: Iterable[tuple[int, dict]], *, now: int, agent:
     with atomic(conn):
         for _line, rec in records:
             _ensure_cluster(conn, rec, now, counts)
-            for a in {rec["writer"], *[r for r in rec.get("readers") or [] if isinstance(r, str)]}:
-                store.touch_agent(a, rec.get("lastReadAt") or now)
+            # Agents are seen when the row says they acted (the writer when it wrote, the
+            # readers by the last read), not at the import's time.
+            store.touch_agent(rec["writer"], rec.get("createdAt") or now)
+            for a in {r for r in rec.get("readers") or [] if isinstance(r, str)}:
+                store.touch_agent(a, rec.get("lastReadAt") or rec.get("createdAt") or now)
             src = rec.get("source") if isinstance(rec.get("source"), dict) else None
             if src and isinstance(src.get("id"), str):
                 _ensure_source(conn, src, rec, counts)
