@@ -141,3 +141,27 @@ def test_a_schema_of_another_program_is_a_setup_error_not_a_bug(pg_url):
     rc, out, err = Cli(pg_url)("stats")
     assert rc != 0 and "another program's tables" in err, err
     assert "report" not in err.lower() and "bug" not in err.lower(), err
+
+
+@pytest.mark.parametrize("target,shown", [("postgresql://team:s3cret@127.0.0.1:1/db", "team:***@127.0.0.1"),
+                                          ("mysql://x@y/z", "mysql://")])
+def test_help_names_the_store_without_its_password_and_survives_a_bad_one(tmp_path, target, shown):
+    rc, out, err = _help(tmp_path, target)
+    assert rc == 0 and "Traceback" not in err, err
+    assert "Store: " in out and shown in out and "s3cret" not in out
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def _help(cwd: Path, target: str):
+    from fakes.hooks import LEDGER_BIN
+
+    env = {**os.environ, "LEDGER_DB": target, "LEDGER_HOME": str(cwd / "h")}
+    p = subprocess.run([LEDGER_BIN, "--help"], capture_output=True, text=True, cwd=cwd, env=env, timeout=30)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_opencode_install_says_its_plugin_takes_the_store_from_opencodes_environment(pg_url, project, tmp_path):
+    rc, out, err = Cli(pg_url)("install", "opencode", "--dir", project, "--no-distill", db=None,
+                               env={"LEDGER_DB": pg_url, "HOME": str(tmp_path / "h")})
+    assert rc == 0, err
+    assert "only when OpenCode starts with LEDGER_DB set" in out and "ledger config set store.db" in out

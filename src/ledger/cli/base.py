@@ -14,8 +14,6 @@ from typing import Callable
 
 import click
 
-from ..paths import db_path
-
 AGENT_COMMANDS = ("recall", "remember", "forget", "link", "clusters", "conflicts", "judge", "ingest")
 HUMAN_COMMANDS = ("search", "review", "resolve", "sources", "stats", "export", "import", "show", "serve")
 SETUP_COMMANDS = ("install", "uninstall", "mcp", "doctor", "config", "replay", "checkpoints", "hook")
@@ -53,7 +51,7 @@ class LedgerGroup(click.Group):
         formatter.write_paragraph()
         for line in FILTERS_HELP.splitlines():
             formatter.write(line + "\n")  # verbatim: write_text would re-wrap the columns
-        formatter.write(f"\nStore: {db_path()}   (--db, $LEDGER_DB, $LEDGER_HOME)\n")
+        formatter.write(f"\nStore: {_store_for_help()}   (--db, $LEDGER_DB, $LEDGER_HOME)\n")
 
 
 def _refuse_undecodable(args: list[str]) -> None:
@@ -124,3 +122,15 @@ def cli(ctx):
     agents remember and recall, people review and resolve."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
+
+
+def _store_for_help() -> str:
+    """The store for ``--help``: without a URL's password; a location ledger cannot open
+    is named with why, so help still prints."""
+    from ..errors import LedgerError
+    from ..paths import db_file, shown_location
+
+    try:
+        return shown_location(db_file())
+    except LedgerError as exc:
+        return f"none usable ({exc.message})"

@@ -53,4 +53,8 @@ def install_lines(r: dict, scope: str) -> list[str]:
         from ..install import root_note
 
         lines.append(root_note(Path(r["root"]), "OpenCode", ".opencode/plugins/"))
+    db = (r.get("store_env") or {}).get("LEDGER_DB")
+    if db:  # the plugin carries no variables: OpenCode's own environment picks the store
+        lines.append(f"  Store: {r.get('store') or db} only when OpenCode starts with LEDGER_DB set; "
+                     f"to make it the default everywhere: ledger config set store.db '<the same location>'")
     return lines
