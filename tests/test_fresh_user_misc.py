@@ -91,3 +91,43 @@ def test_an_import_out_of_time_order_keeps_last_seen_after_first_seen(cli, tmp_p
     # An import of those old rows again does not move lastSeen back.
     cli("import", str(f), db=other)
     assert agents(other)["cursor"]["lastSeen"] == now["lastSeen"]
+
+
+# ---------------------------------------------------------------- a whole-store export carries dropped memories
+def test_asof_before_a_drop_reads_the_same_after_a_move(cli, tmp_path, new_store):
+    import time
+
+    from conftest import iso
+    from test_import import export, j, seed
+
+    from ledger.service import Ledger
+
+    a, b, gone = seed(cli, tmp_path)  # `gone` is forgotten after seed.before_drop
+    linked = j(cli, "remember", "The cache server is redis-02", "--cluster", "code")["id"]
+    j(cli, "link", a, linked)  # written, linked, then dropped: the log names it three times
+    time.sleep(0.02)
+    when = iso(int(time.time() * 1000))
+    time.sleep(0.02)
+    j(cli, "forget", linked)
+    f, lines = export(cli, tmp_path)  # whole store: no query
+    assert gone in {r["id"] for r in lines} and next(r for r in lines if r["id"] == gone)["deletedAt"]
+    other = new_store("other")
+    j(cli, "import", str(f), db=other)
+
+    def asof(db) -> list[tuple[str, str]]:
+        hits = j(cli, "search", f"asof:{when}", "--limit", "100", db=db)["hits"]
+        return sorted((h["id"], h["text"]) for h in hits)
+
+    before = asof(cli.db)
+    assert linked in {i for i, _ in before} and gone not in {i for i, _ in before}
+    assert asof(other) == before
+    with Ledger.open(other) as led:  # the link to the dropped memory came along
+        assert (min(a, linked), max(a, linked)) in led.links([linked])
+    # Now (after the drop) both stores agree it is gone, and the import added nothing live.
+    now = sorted(h["id"] for h in j(cli, "search", "", "--limit", "100")["hits"])
+    assert sorted(h["id"] for h in j(cli, "search", "", "--limit", "100", db=other)["hits"]) == now
+    assert gone not in now
+    # Importing the same file again changes nothing.
+    again = j(cli, "import", str(f), db=other)
+    assert again.get("imported", 0) == 0, again
+    assert asof(other) == before

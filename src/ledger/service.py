@@ -379,8 +379,9 @@ class Ledger:
                 yield from self._with_extras(page, transfer)
                 page = []
         yield from self._with_extras(page, transfer)
-        if whole:  # the dropped memories its conflicts name come along, dropped
-            missing = transfer_history.conflict_sides(self.store, set(exported))
+        if whole:  # dropped memories come along, dropped: the log and conflicts name them
+            seen = set(exported)
+            missing = sorted({*transfer_history.conflict_sides(self.store, seen), *transfer.dropped_ids(self.store, seen)})
             for start in range(0, len(missing), batch):
                 yield from self._with_extras(self.store.get_many(missing[start:start + batch], self.clock()), transfer)
         yield from transfer_history.export_history(self.store, None if whole else exported)

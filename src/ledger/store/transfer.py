@@ -83,6 +83,15 @@ def validate(rec, line: int) -> dict:
     return rec
 
 
+def dropped_ids(store, exported: set[str]) -> list[str]:
+    """Ids of dropped (forgotten, merged-away, retired) memories not in ``exported``:
+    a whole-store export carries them with their ``deletedAt``, because its event log
+    names them (writes, links, drops) and ``asof:`` before the drop must find them in
+    the store it is imported into, links included."""
+    rows = conn_of(store).execute("SELECT id FROM memories WHERE deleted_at IS NOT NULL ORDER BY id")
+    return [r[0] for r in rows if r[0] not in exported]
+
+
 def import_batch(store, records: Iterable[tuple[int, dict]], *, now: int, agent: str = "import",
                  keys: dict[int, str] | None = None) -> dict:
     """Write validated ``(line, record)`` pairs in one transaction; returns counts
