@@ -131,3 +131,10 @@ def test_asof_before_a_drop_reads_the_same_after_a_move(cli, tmp_path, new_store
     again = j(cli, "import", str(f), db=other)
     assert again.get("imported", 0) == 0, again
     assert asof(other) == before
+
+
+# ---------------------------------------------------------------- small ones
+def test_import_of_an_empty_file_name_names_it(cli):
+    for name in ("", "  "):
+        msg = fail(*cli("import", name))
+        assert repr(name) in msg and "Nothing was imported" in msg and "Cannot read :" not in msg, msg

@@ -346,6 +346,8 @@ def test_ledger_mcp_help_goes_through_click_and_bad_options_exit_2(store):
     assert p.returncode == 0 and "MCP client" in p.stdout
     p = subprocess.run([LEDGER_BIN, "mcp", "--bogus"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert p.returncode == 2 and "--bogus" in p.stderr and p.stdout == ""
+    # The CLI's own form, not argparse's usage block.
+    assert p.stderr.startswith("✕ ") and "usage:" not in p.stderr and "ledger mcp --help" in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("make, needle", [

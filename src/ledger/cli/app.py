@@ -453,6 +453,9 @@ def _read_export(file: str) -> list[tuple[int, dict]]:
     from ..store.transfer import validate
     from ..store.transfer_history import validate_history
 
+    if not file.strip():
+        raise InvalidInput(f"The file name is {'empty' if not file else 'only spaces'} ({file!r}): give the "
+                           "`ledger export` file to import, or `-` for stdin. Nothing was imported.")
     stream = sys.stdin if file == "-" else None
     try:
         fh = stream or open(file, encoding="utf-8")

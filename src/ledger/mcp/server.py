@@ -430,7 +430,14 @@ def main(argv: list[str]) -> int:
     closes stdin. Returns the exit status (0 on a clean end, 2 on bad arguments)."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="ledger mcp", description="Serve the store to an MCP client over stdio.")
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):  # the CLI's own form, not argparse's usage block
+            import sys
+
+            sys.stderr.write(f"✕ {message[:1].upper()}{message[1:]}. Run `ledger mcp --help`.\n")
+            raise SystemExit(2)
+
+    p = Parser(prog="ledger mcp", description="Serve the store to an MCP client over stdio.")
     p.add_argument("--db", help="Store path (default: $LEDGER_DB, $LEDGER_HOME/ledger.db, ~/.ledger/ledger.db).")
     p.add_argument("--agent", help="Agent id for reads and writes (default: $LEDGER_AGENT, else the client's name).")
     a = p.parse_args(argv)
