@@ -5,11 +5,14 @@ store, ``--db`` before the command, and an interrupted import says what it kept.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import subprocess
 
 import pytest
-from test_cli import ok, remember
+from conftest import LEDGER_BIN, Cli
+from test_cli import fail, ok, remember
 
 from ledger.store.migrations import MIGRATIONS
 
@@ -27,7 +30,7 @@ def _tables_and_migrations(path) -> tuple[set[str], int]:
         conn.close()
 
 
-@pytest.mark.parametrize("verb", [("remember", "Uses pytest", "--cluster", "code"), ("stats",)])
+@pytest.mark.parametrize("verb", [("remember", "Uses pytest", "--cluster", "code"), ("clusters",)])
 def test_a_new_store_file_alone_holds_the_schema(cli, tmp_path, verb):
     """The agent verbs end with os._exit (no close, no checkpoint): creating a store
     checkpoints the migrations' writes into the file, so copying the .db alone gives a
@@ -45,6 +48,117 @@ def test_a_new_store_file_alone_holds_the_schema(cli, tmp_path, verb):
 def test_an_ordinary_write_keeps_the_fast_exit_and_loses_nothing(cli):
     """After creation, a remember goes to the WAL (no checkpoint per call); the next
     process sees it, and `ledger export` carries it."""
-    ok(*cli("stats"))
+    ok(*cli("clusters"))
     mid = remember(cli, "Deploys go out on Tuesdays", "proc")
     assert mid in ok(*cli("export"))
+
+
+# ------------------------------------------------ 4. --db before the command, and its help
+@pytest.mark.parametrize("verb", [("recall", "CI"), ("search", "CI"), ("show", "{mid}"), ("export", "cluster:proc"),
+                                  ("stats",)], ids=lambda v: v[0])
+def test_db_before_the_command_is_the_same_store(cli, verb):
+    """`ledger --db X recall CI` (the top-level help names --db) works as `ledger recall CI
+    --db X`, on the fast path (recall, search, show) and the click app alike."""
+    mid = remember(cli, "CI runs on GitHub Actions", "proc")
+    args = [a.format(mid=mid) for a in verb]
+    after = ok(*cli(*args))
+    assert ok(*cli("--db", str(cli.db), *args, db=None)).count(mid[-6:]) == after.count(mid[-6:])
+    assert ok(*cli(f"--db={cli.db}", *args, db=None)).count(mid[-6:]) == after.count(mid[-6:])
+    if verb[0] != "stats":
+        assert "CI runs on GitHub Actions" in after
+
+
+def test_db_help_names_urls_and_config(cli):
+    for verb in ("recall", "stats", "import"):
+        out = ok(*cli(verb, "--help", db=None))
+        flat = " ".join(out.split())
+        assert "postgresql://" in flat and "store.db" in flat, out
+
+
+# --------------------------------------------- 5. a missing store is not read as an empty one
+READ_VERBS = [("recall", "foo"), ("search", "foo"), ("show", "m_abc"), ("stats",), ("export",), ("sources",),
+              ("conflicts",)]
+
+
+@pytest.mark.parametrize("verb", READ_VERBS, ids=lambda v: v[0])
+def test_reading_a_missing_store_says_so_and_creates_nothing(cli, tmp_path, verb):
+    """Read verbs on a missing store file answer from an empty store in memory, warn on
+    stderr naming the path and how to create it, and create no file or folder."""
+    target = tmp_path / "nonexistent-dir" / "sub" / "x.db"
+    rc, out, err = cli(*verb, db=target)
+    if verb[0] == "show":
+        assert rc == 1 and "No memory m_abc" in err and "No store" not in err, err  # the error stays one line
+    else:
+        assert rc == 0 and f"⚠ No store at {target}" in err and "ledger remember" in err, err
+    assert not (tmp_path / "nonexistent-dir").exists()
+    # the same through $LEDGER_DB, with --json a JSON warning
+    rc, out, err = cli(*verb, "--json", db=None, env={"LEDGER_DB": str(target)})
+    if verb[0] != "show":
+        assert rc == 0 and '"kind": "no-store"' in err, err
+    assert not (tmp_path / "nonexistent-dir").exists()
+
+
+def test_writing_still_creates_the_store(cli, tmp_path):
+    target = tmp_path / "new" / "x.db"
+    mid = remember(Cli(target), "Prefers metric units", "prefs")
+    assert target.is_file() and mid in ok(*cli("recall", "metric", db=target))
+
+
+@pytest.mark.parametrize("verb", [("recall", "foo"), ("stats",), ("remember", "x", "--cluster", "prefs")],
+                         ids=lambda v: v[0])
+def test_an_empty_db_is_an_error_not_the_default_store(cli, tmp_path, verb):
+    home = tmp_path / "home"
+    msg = fail(*cli(*verb, "--db", "", db=None, env={"LEDGER_HOME": str(home)}))
+    assert "--db" in msg and "empty" in msg, msg
+    assert not home.exists()
+
+
+# ------------------------------- 2. a store made writable again, with a read-only -shm left
+def test_a_read_only_shm_left_behind_is_named(cli):
+    """The store file is writable but its -shm (left by a read-only open, mode 0444) is
+    not: the write fails naming the -shm and what to do, and doctor says the same.
+    Root ignores chmod, so the -shm is made read-only by a private read-only mount."""
+    from readonly import require_ro_mounts, ro_prefix
+
+    require_ro_mounts()
+    remember(cli, "Uses pytest", "code")
+    shm = f"{cli.db}-shm"
+    assert os.path.exists(shm)  # the agent verbs leave it (os._exit, no close)
+    env = {**os.environ, "NO_COLOR": "1"}
+    p = subprocess.run([*ro_prefix(shm), LEDGER_BIN, "remember", "Uses ruff", "--cluster", "code", "--db", str(cli.db)],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 1, p
+    assert shm in p.stderr and "chmod u+w" in p.stderr, p.stderr
+    d = subprocess.run([*ro_prefix(shm), LEDGER_BIN, "doctor", "--db", str(cli.db)], capture_output=True, text=True,
+                       env=env, timeout=120)
+    line = next(x for x in d.stdout.splitlines() if x[2:].startswith("store"))
+    assert line.startswith("✕") and shm in line, d.stdout
+    # reads still work meanwhile
+    r = subprocess.run([*ro_prefix(shm), LEDGER_BIN, "recall", "pytest", "--db", str(cli.db)], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 0 and "Uses pytest" in r.stdout, r
+
+
+# --------------------------------------------------------- 3. a damaged store is reported
+def test_doctor_reports_a_damaged_store_and_what_to_do(cli, tmp_path):
+    """Bytes overwritten in the middle of a store: doctor's quick_check finds it (and says
+    how long it took); reading the damaged pages fails naming what to do."""
+    from ledger.service import Ledger
+
+    with Ledger.open(cli.db) as led:
+        for i in range(300):
+            led.remember(f"Deploy step {i} runs on host-{i % 17} " + "with a long explanation " * 20, cluster="proc",
+                         agent="t")
+    d = ok(*cli("doctor"))
+    assert "quick_check ok in" in d, d
+    size = os.path.getsize(cli.db)
+    with open(cli.db, "r+b") as fh:
+        fh.seek(size // 2 // 4096 * 4096)
+        fh.write(b"\xde\xad" * 16384)
+    rc, out, err = cli("doctor")
+    assert rc == 1, out
+    line = next(x for x in out.splitlines() if x[2:].startswith("store"))
+    assert line.startswith("✕") and "damaged" in line and "quick_check (" in line, out
+    assert ".recover" in out and "backup" in out, out
+    msg = fail(*cli("export"))
+    assert "damaged" in msg and ".recover" in msg, msg

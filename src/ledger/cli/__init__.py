@@ -14,7 +14,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    args = _db_first(sys.argv[1:] if argv is None else argv)
     _ensure_std_streams()
     if args and args[0] == "hook" and not _wants_help(args[1:]):
         from ..harness.runner import hook_main
@@ -59,6 +59,17 @@ def main(argv: list[str] | None = None) -> int:
     from .app import run
 
     return run(args)
+
+
+def _db_first(args: list[str]) -> list[str]:
+    """``ledger --db X <command> ...`` as ``ledger <command> --db X ...``: the top-level
+    help names ``--db``, and people type it first (``ledger --db other.db export``);
+    every command that opens a store takes it. Anything else is left as it is."""
+    if len(args) >= 3 and args[0] == "--db" and not args[2].startswith("-"):
+        return [args[2], "--db", args[1], *args[3:]]
+    if len(args) >= 2 and args[0].startswith("--db=") and not args[1].startswith("-"):
+        return [args[1], args[0], *args[2:]]
+    return args
 
 
 def _end(rc: int) -> None:

@@ -16,7 +16,7 @@ from ..errors import InvalidInput, LedgerError
 from ..paths import db_path, default_agent
 from ..vocab import DEFAULT_MODE, DEFAULT_SOURCE_TRUST, MODES, SORTS
 from . import verbs
-from .base import _color, _json, _open, _out, _words, cli, common  # noqa: F401 - shared by setup
+from .base import _color, _json, _open, _out, _words, cli, common, read_store  # noqa: F401 - shared by setup
 
 
 def _warn_unknown_clusters(led, query: str) -> None:
@@ -156,7 +156,7 @@ def conflicts(limit, db, as_json):
     """
     from .render import candidates_text
 
-    with _open(db) as led:
+    with read_store(db, as_json) as led:
         cands = led.candidates(limit)
     _json([c.to_dict() for c in cands]) if as_json else _out(candidates_text(cands))
 
@@ -341,7 +341,7 @@ def sources(ctx, db, as_json):
         return
     from .render import sources_table
 
-    with _open(db) as led:
+    with read_store(db, as_json) as led:
         ss = led.sources()
     _json([s.to_dict() for s in ss]) if as_json else _out(sources_table(ss, _color()))
 
@@ -384,7 +384,7 @@ def stats(db, as_json):
     """Store size, review queue, conflicts, agents, disk."""
     from .render import stats_text
 
-    with _open(db) as led:
+    with read_store(db, as_json) as led:
         st = led.stats()
     _json(st) if as_json else _out(stats_text(st, _color()))
 
@@ -398,7 +398,7 @@ def export(query, db, as_json):
     \b
     ledger export cluster:code > code.jsonl
     """
-    with _open(db) as led:
+    with read_store(db, as_json) as led:
         _warn_unknown_clusters(led, " ".join(query))
         try:
             for line in led.export_lines(" ".join(query)):

@@ -90,12 +90,32 @@ def _json(data) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+DB_HELP = ("Store: a SQLite file or a postgresql:// URL (default: $LEDGER_DB, then store.db in `ledger config`, "
+           "then $LEDGER_HOME/ledger.db, ~/.ledger/ledger.db). May also come before the command: ledger --db X recall ...")
+
+
+def _not_empty(ctx, param, value):
+    """``--db ""`` is a mistake (an unset variable in a script), not the default store."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty: give a store file or a postgresql:// URL, or leave --db out for the default store.")
+    return value
+
+
+def read_store(db: str | None, as_json: bool = False):
+    """For the read commands (stats, export, sources, conflicts): the store as a context
+    manager, an empty one in memory with a warning when the file does not exist
+    (:func:`.verbs.read_target`)."""
+    from .verbs import _Opened
+
+    return _Opened(db, False, read=True, as_json=as_json)
+
+
 def common(*, agent: bool = False) -> Callable:
     """Options every command takes: --db and --json (and --agent where it matters)."""
 
     def deco(fn):
         fn = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")(fn)
-        fn = click.option("--db", type=click.Path(dir_okay=False), envvar=None, help="Store path (default: $LEDGER_DB, $LEDGER_HOME/ledger.db, ~/.ledger/ledger.db).")(fn)
+        fn = click.option("--db", type=click.Path(dir_okay=False), envvar=None, callback=_not_empty, help=DB_HELP)(fn)
         if agent:
             fn = click.option("--agent", help="Acting agent id (default: $LEDGER_AGENT, else 'agent').")(fn)
         return fn

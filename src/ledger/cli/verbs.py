@@ -27,8 +27,9 @@ class _Opened:
     closing the last connection would checkpoint the WAL with two fsyncs first; every
     write is committed by then, so the next process finds the WAL as it was)."""
 
-    def __init__(self, db: str | None, keep_open: bool):
-        self.db, self.keep_open = db, keep_open
+    def __init__(self, db: str | None, keep_open: bool, *, read: bool = False, as_json: bool = False):
+        self.asked, self.keep_open, self.as_json = db, keep_open, as_json
+        self.db = read_target(db) if read else db
 
     def __enter__(self):
         from ..service import Ledger
@@ -36,9 +37,44 @@ class _Opened:
         self.led = Ledger.open(self.db)
         return self.led
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
         if not self.keep_open:
             self.led.close()
+        if exc_type is None and self.db == ":memory:" and self.asked != ":memory:":
+            _no_store_warning(self.asked, self.as_json)
+
+
+def read_target(db: str | None) -> str | None:
+    """The store a verb that only reads should open: ``db`` itself, or ``":memory:"``
+    (an empty store that leaves nothing on disk) when the store file ``db`` names, or the
+    default one, does not exist (:class:`_Opened` then warns on stderr, saying how to
+    create it, unless the command failed: an error stays the one line on stderr). Opening it as before created an empty store there, folders and all, so a
+    mistyped ``--db`` looked like an empty store and left files behind. Input errors
+    (a bad query, an unknown id) are reported as usual. Writes still create the store.
+    One ``stat()``; a PostgreSQL URL is passed through. A path whose folder is a
+    regular file is passed through too, so opening it names that file."""
+    import os
+
+    from ..paths import db_file
+
+    p = db_file(db)
+    if p.startswith(("postgresql://", "postgres://")) or p == ":memory:" or os.path.exists(p):
+        return db
+    d = os.path.dirname(os.path.abspath(p))
+    while not os.path.exists(d) and os.path.dirname(d) != d:
+        d = os.path.dirname(d)
+    if not os.path.isdir(d):
+        return db
+    return ":memory:"
+
+
+def _no_store_warning(db: str | None, as_json: bool) -> None:
+    from ..paths import db_file
+
+    p = db_file(db)
+    _warn(f"No store at {p}: nothing to read, and nothing was created. Check the path (--db, $LEDGER_DB, store.db in "
+          f'`ledger config`); the first write creates the store, e.g. ledger remember "Prefers metric units" '
+          f"--cluster prefs --db {p}", "no-store", as_json, path=p)
 
 
 def dumps(data) -> str:
@@ -81,7 +117,7 @@ def recall(query: tuple[str, ...], *, limit: int, mode: str, agent: str | None, 
     """``ledger recall``: counted search, seed's one-line-per-memory format."""
     from .render import recall_lines
 
-    with _Opened(db, keep_open) as led:
+    with _Opened(db, keep_open, read=True, as_json=as_json) as led:
         res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
     warn_search(res, as_json)
     if res.not_counted:
@@ -100,7 +136,7 @@ def search(query: tuple[str, ...], *, limit: int, mode: str, sort: str | None, d
     """``ledger search``: uncounted search, the seed's table."""
     from .render import search_table
 
-    with _Opened(db, keep_open) as led:
+    with _Opened(db, keep_open, read=True, as_json=as_json) as led:
         res = led.search(" ".join(query), limit=limit, mode=mode, sort=sort)
         now = led.clock()
     warn_search(res, as_json)
@@ -111,7 +147,7 @@ def show(memory_id: str, *, db: str | None, as_json: bool, keep_open: bool = Fal
     """``ledger show``: one memory with its strength explained (never counted)."""
     from .render import memory_text
 
-    with _Opened(db, keep_open) as led:
+    with _Opened(db, keep_open, read=True, as_json=as_json) as led:
         m = led.get(led.resolve_id(memory_id))
         now = led.clock()
     if as_json:

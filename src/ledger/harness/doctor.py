@@ -338,8 +338,8 @@ def check_gemini() -> Check:
 
 def check_store(path: str) -> Check:
     from ..errors import LedgerError
-    from ..store.connection import is_url
-    from ..store.health import migration_status, write_probe
+    from ..store.connection import is_url, read_only_message, unwritable
+    from ..store.health import DAMAGE_FIX, migration_status, quick_check, write_probe
 
     name = "store"
     if is_url(path):
@@ -354,15 +354,26 @@ def check_store(path: str) -> Check:
         if not os.access(folder, os.W_OK | os.X_OK):
             return Check(name, "fail", f"{path} cannot be created: {folder} is not writable", fix)
         return Check(name, "ok", f"{path} (new: created on first use)")
+    why = unwritable(path)
+    if why is not None:
+        return Check(name, "fail", f"{path} cannot be written: {why}",
+                     read_only_message(path, why).split("To save changes, ", 1)[-1])
     try:
         st = migration_status(path)
         write_probe(path)
     except LedgerError as exc:
         return Check(name, "fail", exc.message, fix)
+    qc = quick_check(path)
+    took = f"{qc['ms'] / 1000:.1f} s"
+    if not qc["ok"]:
+        shown = "; ".join(" ".join(x.split()) for x in qc["problems"][:3])
+        return Check(name, "fail", f"{path} is damaged: SQLite's quick_check ({took}) found: {shown}. "
+                     "Reading some memories fails with \"database disk image is malformed\"", DAMAGE_FIX)
+    checked = f"quick_check ok in {took}" if qc["finished"] else f"quick_check found nothing in its first {took}, not finished"
     if st["pending"]:
         return Check(name, "warn", f"{path}: {len(st['pending'])} migration(s) not applied yet ({', '.join(st['pending'])})",
                      "ledger stats   (any command applies them)")
-    return Check(name, "ok", f"{path} (writable, {len(st['applied'])} migrations current)")
+    return Check(name, "ok", f"{path} (writable, {len(st['applied'])} migrations current, {checked})")
 
 
 def _check_pg_store(url: str) -> Check:

@@ -101,7 +101,29 @@ def unwritable(path: str | os.PathLike) -> str | None:
         return f"{p} is read-only for this user"
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"its folder {folder} is not writable by this user (SQLite keeps its journal files there)"
+    for side in (p + "-shm", p + "-wal"):
+        # Left behind by a process that opened the store while it was read-only (SQLite
+        # gives them the store file's mode) or by another user: the store file itself
+        # may be writable again, yet every write fails until this file is too.
+        if os.path.exists(side) and not os.access(side, os.W_OK):
+            return f"its {side[-4:]} file {side} is read-only for this user ({_owner_mode(side)})"
     return None
+
+
+def _owner_mode(path: str) -> str:
+    """``mode 0444, owner alice`` for a message (the owner's uid where it has no name)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "cannot stat it"
+    owner = str(st.st_uid)
+    try:
+        import pwd
+
+        owner = pwd.getpwuid(st.st_uid).pw_name
+    except (ImportError, KeyError):
+        pass
+    return f"mode {st.st_mode & 0o777:04o}, owner {owner}"
 
 
 def connect_read_only(path: str | os.PathLike, why: str, *, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
@@ -133,6 +155,11 @@ def connect_read_only(path: str | os.PathLike, why: str, *, busy_timeout_ms: int
 def read_only_message(path: object, why: str) -> str:
     """What a write to a store opened by :func:`connect_read_only` is told: what happened,
     that nothing was saved and reads still work, and what to do. Names no surface."""
+    if "-shm file" in why or "-wal file" in why:
+        side = str(path) + ("-shm" if "-shm file" in why else "-wal")
+        return (f"The store {path} is read-only ({why}); nothing was saved. Reading still works. To save changes, "
+                f"make {side} writable for this user too (chmod u+w, or chown it to this user), or use a writable "
+                "copy of the store.")
     return (f"The store {path} is read-only ({why}); nothing was saved. Reading still works. To save changes, make "
             "the store file and its folder writable for this user, or use a writable copy of the store.")
 
@@ -264,6 +291,9 @@ def write_error_message(exc: BaseException) -> str:
     if code == SQLITE_READONLY:
         return (f"The store is read-only ({exc}); nothing was saved. Make the store file and its folder writable "
                 "for this user, or use a writable copy of the store.")
+    if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
+        return (f"The store is damaged ({exc}); this change was not saved. `ledger doctor` checks it; restore a "
+                "backup, or salvage what is left with sqlite3 <store> .recover | sqlite3 recovered.db.")
     return f"Could not write to the store: {exc}."
 
 
@@ -371,7 +401,9 @@ def store_error(exc: BaseException, path: object = None) -> StoreUnavailable:
     elif "locked" in low or "busy" in low:
         reason, msg = "locked", f"The store{where} is busy: {detail}. Another ledger process holds the write lock."
     elif "malformed" in low or "not a database" in low or "corrupt" in low:
-        reason, msg = "corrupt", f"The store{where} is damaged or not a ledger store: {detail}."
+        reason, msg = "corrupt", (f"The store{where} is damaged or not a ledger store: {detail}. `ledger doctor` checks "
+                                  "it; restore a backup, or salvage what is left with sqlite3 <store> .recover | "
+                                  "sqlite3 recovered.db and use recovered.db.")
     else:
         reason, msg = "error", f"The store{where} refused the operation: {detail}. Nothing was saved."
     return store_unavailable(msg, reason=reason, detail=detail, path=None if path is None else str(path))

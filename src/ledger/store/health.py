@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 
 from ..errors import StoreUnavailable
 from .connection import atomic, connect, is_postgres, is_url
@@ -90,3 +91,42 @@ def _pg_write_probe(conn) -> None:
             raise _Undo
     except _Undo:
         pass
+
+
+#: What to do about a damaged store, for every message that reports one.
+DAMAGE_FIX = ("Restore a backup (a copy, or `ledger import backup.jsonl` into a new store), or salvage what is left: "
+              "sqlite3 ledger.db .recover | sqlite3 recovered.db, then point --db at recovered.db")
+
+
+def quick_check(path: str | os.PathLike, *, budget_ms: int = 60_000, limit: int = 5) -> dict:
+    """Run SQLite's ``PRAGMA quick_check`` on the store at ``path`` (read-only): every
+    page and index entry is read, without the slower index-to-table cross-check of
+    ``integrity_check``. Returns ``{"ok": bool, "problems": [str, ...] (at most
+    ``limit``), "ms": float (wall time), "finished": bool}``; past ``budget_ms`` the
+    check is interrupted (``finished`` False, ``ok`` True when nothing was found so far).
+    A file SQLite cannot read at all counts as damaged, not as an exception."""
+    p = os.fspath(path)
+    t0 = time.monotonic()
+    deadline = t0 + budget_ms / 1000
+    problems: list[str] = []
+    finished = True
+    try:
+        conn = connect(p, readonly=True)
+    except StoreUnavailable as exc:
+        return {"ok": False, "problems": [exc.detail or exc.message], "ms": (time.monotonic() - t0) * 1000, "finished": True}
+    try:
+        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
+        try:
+            for (row,) in conn.execute(f"PRAGMA quick_check({int(limit)})"):
+                if row != "ok":
+                    problems.append(row)
+        except sqlite3.OperationalError as exc:
+            if "interrupt" not in str(exc).lower():
+                problems.append(str(exc))
+            else:
+                finished = False
+        except sqlite3.DatabaseError as exc:  # malformed beyond what quick_check reports row by row
+            problems.append(str(exc))
+    finally:
+        conn.close()
+    return {"ok": not problems, "problems": problems[:limit], "ms": (time.monotonic() - t0) * 1000, "finished": finished}
