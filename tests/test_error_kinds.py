@@ -50,7 +50,7 @@ def test_a_full_store_raises_disk_full(tmp_path, write):
         elif write == "cluster":
             with pytest.raises(DiskFull) as info:
                 for i in range(200):
-                    led.add_cluster(f"Overflow {i} " + "x" * 500)
+                    led.add_cluster(f"Overflow {i} " + "x" * 60, cluster_id=f"overflow-{i}")
             exc = info.value
     assert isinstance(exc, StoreUnavailable) and exc.kind == "disk-full" and exc.reason == "disk-full"
     assert exc.status == 507 and "full" in exc.message

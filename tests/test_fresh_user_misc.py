@@ -138,3 +138,30 @@ def test_import_of_an_empty_file_name_names_it(cli):
     for name in ("", "  "):
         msg = fail(*cli("import", name))
         assert repr(name) in msg and "Nothing was imported" in msg and "Cannot read :" not in msg, msg
+
+
+def test_long_cluster_labels_and_agent_ids_are_refused_and_change_nothing(cli):
+    msg = fail(*cli("clusters", "add", "x" * 5000))
+    assert "5,000 characters" in msg and "at most 80" in msg and "x" * 100 not in msg, msg
+    assert "x" * 80 not in ok(*cli("clusters"))  # nothing was created
+    long_agent = {"LEDGER_AGENT": "a" * 3000}
+    msg = fail(*cli("remember", "The agent id is long", "--cluster", "proc", env=long_agent))
+    assert "3,000 characters" in msg and "$LEDGER_AGENT" in msg and "a" * 100 not in msg, msg
+    msg = fail(*cli("remember", "The agent id is long", "--cluster", "proc", "--agent", "b" * 65))
+    assert "at most 64" in msg, msg
+    assert json.loads(ok(*cli("search", "agent id is long", "--json")))["total"] == 0  # nothing was written
+    ok(*cli("remember", "The agent id is 64 long", "--cluster", "proc", env={"LEDGER_AGENT": "c" * 64}))
+
+
+def test_remember_with_a_missing_file_warns_and_still_remembers(cli, tmp_path):
+    missing = tmp_path / "nope" / "file.py"
+    rc, out, err = cli("remember", "The parser lives in file.py", "--cluster", "code", "--file", str(missing))
+    assert rc == 0 and out.startswith("remembered "), (out, err)
+    assert err.startswith("⚠ --file") and "no such file" in err, err
+    rc, out, err = cli("remember", "The lexer lives in file.py", "--cluster", "code", "--file", str(missing), "--json")
+    assert rc == 0 and json.loads(out)["files"][0]["path"] == str(missing)
+    assert json.loads(err)["kind"] == "missing-file"
+    present = tmp_path / "here.py"
+    present.write_text("x = 1\n")
+    rc, out, err = cli("remember", "The config lives in here.py", "--cluster", "code", "--file", str(present))
+    assert rc == 0 and err == "", err

@@ -12,6 +12,7 @@ Errors are the core's :class:`ledger.errors.LedgerError` subclasses, raised as i
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ..errors import InvalidInput
@@ -183,6 +184,10 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
     who = default_agent(agent)
     with _Opened(db, keep_open) as led:
         res = led.remember(claim, cluster=cluster, agent=who, note=note, supersedes=supersedes, files=keys, topic=topic)
+    for f, k in zip(files, keys):
+        if not os.path.exists(k.path):  # kept anyway: a file about to be written is a fair key
+            _warn(f"--file {f}: no such file ({k.path}); remembered anyway, keyed to that path (check it for a "
+                  "typo).", "missing-file", as_json, path=k.path)
     if as_json:
         return dumps(res.to_dict())
     if res.duplicate:

@@ -16,13 +16,23 @@ from .connection import atomic
 
 #: The machine every write of this process is attributed to (docs/postgres.md).
 MACHINE = machine_id()
+#: Characters: the longest agent id ("claude-code", "cursor"); longer is a mistake.
+MAX_AGENT_ID = 64
 
 
 def touch_agent(conn, agent: str, now: int) -> None:
     """Register ``agent`` on first sight (label = id, next palette colour); after that
     widen its ``first_seen``..``last_seen`` span (epoch ms) to take in ``now``. ``now``
     may be in the past (an import replays rows in file order, not time order), so the
-    span only ever grows and ``last_seen >= first_seen`` always holds."""
+    span only ever grows and ``last_seen >= first_seen`` always holds. Raises
+    :class:`InvalidInput` for an id over :data:`MAX_AGENT_ID` characters (the write it
+    belongs to is refused whole)."""
+    if len(agent) > MAX_AGENT_ID:
+        from ..errors import InvalidInput
+
+        raise InvalidInput(f"The agent id is {len(agent):,} characters long; at most {MAX_AGENT_ID} are allowed "
+                           "(it comes from --agent, $LEDGER_AGENT or the client's name). Nothing was written.",
+                           field="agent")
     cur = conn.execute("UPDATE agents SET last_seen = max(last_seen, ?), first_seen = min(first_seen, ?), machine = ? "
                        "WHERE id = ?", (now, now, MACHINE, agent))
     if cur.rowcount == 0:

@@ -54,6 +54,9 @@ CONTEXT_WEIGHT = textindex.CONTEXT_WEIGHT
 FUZZY_WEIGHT = textindex.FUZZY_WEIGHT
 #: Characters. A longer ref is not looked up as part of an id (ids are about 16 long).
 MAX_ID_REF = 64
+#: Characters. A cluster's label is a short topic name ("procedures"); a longer one is
+#: a pasted text, and would flood every list and the web UI's legend.
+MAX_CLUSTER_LABEL = 80
 
 
 @translate_class
@@ -181,6 +184,11 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
         label = (label or "").strip()
         if not label:
             raise InvalidInput("label is required: a cluster needs a name.", field="label")
+        if len(label) > MAX_CLUSTER_LABEL or len(cluster_id or "") > MAX_CLUSTER_LABEL:
+            long = label if len(label) > MAX_CLUSTER_LABEL else cluster_id
+            raise InvalidInput(f"The cluster {'label' if long is label else 'id'} is {len(long):,} characters long; "
+                               f"at most {MAX_CLUSTER_LABEL} are allowed (a short topic name). Nothing was created.",
+                               field="label")
         cid = slugify(cluster_id or label)
         if not cid:
             raise InvalidInput(f'"{label}" has no letters or digits to make a cluster id from.')
