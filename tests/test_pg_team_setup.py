@@ -165,3 +165,11 @@ def test_opencode_install_says_its_plugin_takes_the_store_from_opencodes_environ
                                env={"LEDGER_DB": pg_url, "HOME": str(tmp_path / "h")})
     assert rc == 0, err
     assert "only when OpenCode starts with LEDGER_DB set" in out and "ledger config set store.db" in out
+
+
+def test_config_set_refuses_a_store_ledger_cannot_open(tmp_path):
+    home = tmp_path / "home"
+    rc, out, err = Cli("x")("config", "set", "store.db", "mysql://team:pw@db/ledger", db=None,
+                            env={"LEDGER_HOME": str(home), "LEDGER_DB": None})
+    assert rc != 0 and "mysql://" in err and "postgresql://" in err and "pw@" not in err, err
+    assert not (home / "config.toml").exists()
