@@ -162,3 +162,42 @@ def test_doctor_reports_a_damaged_store_and_what_to_do(cli, tmp_path):
     assert ".recover" in out and "backup" in out, out
     msg = fail(*cli("export"))
     assert "damaged" in msg and ".recover" in msg, msg
+
+
+# ----------------------------------------------- 6. Ctrl-C during an import says what it kept
+def test_ctrl_c_during_import_says_nothing_was_saved_and_to_rerun(cli, tmp_path):
+    import json
+    import signal
+    import time
+
+    from ledger.service import Ledger
+
+    src = tmp_path / "src.db"
+    with Ledger.open(src) as led:
+        led.remember("Fact zero about host-0", cluster="proc", agent="t")
+    one = json.loads(ok(*cli("export", db=src)).splitlines()[0])
+    export = tmp_path / "all.jsonl"
+    with open(export, "w") as fh:  # 20000 distinct memories: an import long enough to interrupt
+        for i in range(20000):
+            fh.write(json.dumps({**one, "id": f"m_test{i:010d}", "text": f"Fact {i} about host-{i}"}) + "\n")
+    ok(*cli("clusters"))
+    p = subprocess.Popen([LEDGER_BIN, "import", str(export), "--db", str(cli.db)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"})
+    # Interrupt once the import holds the store's write lock (it is writing), not by a timer.
+    probe = sqlite3.connect(cli.db, timeout=0, isolation_level=None)
+    while p.poll() is None:
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+        except sqlite3.OperationalError:
+            break
+        time.sleep(0.002)
+    probe.close()
+    if p.poll() is not None:
+        pytest.skip("the import finished before it could be interrupted")
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "nothing from" in err and "again" in err, err
+    with Ledger.open(cli.db) as led:
+        assert led.stats()["memories"] == 0
+    assert "imported 20000 memories" in ok(*cli("import", str(export), timeout=600))

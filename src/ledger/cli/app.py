@@ -431,6 +431,15 @@ def import_(file, db, as_json):
         bar = _progress(len(records))
         try:
             r = led.import_records(records, progress=bar.advance if bar else None)
+        except KeyboardInterrupt:
+            # The import is one transaction: an interrupt rolls all of it back. Say so,
+            # and that running it again is safe (it merges, never duplicates).
+            if bar:
+                bar.stop()
+                bar = None
+            _err(f"Import interrupted: nothing from {file} was saved (the import is one transaction, rolled back). "
+                 f"Run the same `ledger import` again to import it; it is safe to repeat.", "aborted")
+            raise SystemExit(130) from None
         finally:
             if bar:
                 bar.stop()
