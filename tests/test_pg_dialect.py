@@ -124,6 +124,37 @@ def test_a_schema_of_another_program_is_refused(pg_url):
         pg.connect(pg_url)
 
 
+def test_a_missing_schema_is_refused_not_replaced_by_public(pg_server, tmp_path):
+    """A search path whose first schema does not exist (mistyped, or dropped while a
+    process still held its URL) is refused: PostgreSQL would fall through to public and
+    the store would silently live there. Nothing is created anywhere."""
+    import psycopg
+    from conftest import pg_schema_url
+
+    missing = "t_missing_" + os.urandom(4).hex()
+    url = pg_schema_url(pg_server, missing)
+    with psycopg.connect(pg_server, autocommit=True) as c:
+        before = c.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0]
+    with pytest.raises(StoreUnavailable, match=f"{missing}.*does not exist") as info:
+        pg.connect(url)
+    assert info.value.reason == "bad-path"
+    env = {**os.environ, "LEDGER_HOME": str(tmp_path / "home"), "LEDGER_DB": url}
+    p = subprocess.run([LEDGER_BIN, "remember", "The port is 8080", "--cluster", "code"], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert p.returncode != 0 and "does not exist" in p.stderr and "Traceback" not in p.stderr
+    with psycopg.connect(pg_server, autocommit=True) as c:
+        after = c.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0]
+    assert after == before
+
+
+@pytest.mark.parametrize("setting, first", [
+    ('"$user", public', None), ("", None), ("t_1, public", "t_1"), ("Team,public", "team"),
+    ('"Team", public', "Team"), ('"a""b"', 'a"b'), ("  ledger  ", "ledger"),
+])
+def test_first_schema_of_a_search_path(setting, first):
+    assert pg.first_schema(setting) == first
+
+
 def test_ledger_config_selects_the_shared_store(pg_url, tmp_path):
     """`ledger config set store.db <url>` points every command at it; --db and $LEDGER_DB still win."""
     env = {**os.environ, "LEDGER_HOME": str(tmp_path / "home")}

@@ -373,10 +373,21 @@ def connect(url: str, *, readonly: bool = False, wait_ms: int = 10_000) -> PgCon
             from .textindex_pg import REL_TABLE  # search's scratch table: CREATE is refused once read-only
             raw.execute(REL_TABLE)
             raw.execute("SET default_transaction_read_only = on")
-        schema, key = raw.execute("SELECT current_schema(), hashtext('ledger:' || coalesce(current_schema(), ''))").fetchone()
+        schema, key, path = raw.execute(
+            "SELECT current_schema(), hashtext('ledger:' || coalesce(current_schema(), '')), "
+            "current_setting('search_path')").fetchone()
         if schema is None:
             raise StoreUnavailable(f"The PostgreSQL store {redact(url)} has no schema to write in (check search_path).",
                                    reason="bad-path", path=redact(url))
+        named = first_schema(path)
+        if named is not None and named != schema:
+            # PostgreSQL skips a schema of the search path that does not exist and uses
+            # the next one (often public): a mistyped or dropped schema would silently
+            # put the store somewhere else.
+            raise StoreUnavailable(
+                f"The schema {named!r} named first in the search path of {redact(url)} does not exist (PostgreSQL "
+                f"would use {schema!r} instead). Create it (CREATE SCHEMA {named}) or fix the URL's search_path.",
+                reason="bad-path", path=redact(url))
     except BaseException:
         raw.close()
         raise
@@ -384,6 +395,19 @@ def connect(url: str, *, readonly: bool = False, wait_ms: int = 10_000) -> PgCon
     if not readonly:
         _refuse_foreign(conn)
     return conn
+
+
+def first_schema(search_path: str) -> str | None:
+    """The schema named first in a ``search_path`` setting (``'t_1, public'`` ->
+    ``'t_1'``; a quoted name keeps its case, an unquoted one is folded to lower case as
+    PostgreSQL folds identifiers), or None when it is ``"$user"`` (the default: a schema
+    named after the login, which need not exist) or the path is empty."""
+    head = search_path.split(",")[0].strip()
+    if not head or head == '"$user"' or head == "$user":
+        return None
+    if len(head) >= 2 and head[0] == head[-1] == '"':
+        return head[1:-1].replace('""', '"')
+    return head.lower()
 
 
 def _said(exc: BaseException) -> str:
