@@ -288,3 +288,30 @@ def test_changed_value_still_catches_a_swapped_name():
     s = propose("Password manager of choice is 1Password", "Password manager of choice is Bitwarden")
     assert s is not None and s.signals == ("changed value",)
     assert propose("Releases are approved by Alice", "Releases are approved by Bob") is not None
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("The parser lives in x", "The parser lives in y"),  # found by a fresh-user pass
+        ("The frontend is written in js", "The frontend is written in ts"),
+        ("Icons come from the ui package", "Icons come from the db package"),
+        ("Build the wheel with pip wheel -w x", "Build the wheel with pip wheel -w y"),
+    ],
+)
+def test_a_changed_word_of_two_letters_is_a_changed_value_not_a_duplicate(a, b):
+    """Content tokens are longer than two characters, so the overlap cannot see "x" vs
+    "y": a one- or two-letter word that is no stopword is a value word."""
+    from ledger.conflicts.duplicates import is_near_duplicate, propose
+
+    assert not is_near_duplicate(a, b)
+    s = propose(a, b)
+    assert s is not None and s.signals == ("changed value",)
+
+
+def test_stopwords_of_two_letters_still_reword_freely():
+    from ledger.conflicts.duplicates import is_near_duplicate
+
+    assert is_near_duplicate("The build uses a cache", "The build uses the cache")
+    assert is_near_duplicate("Deploys go through the ci job", "Deploys go through the CI job")
+    assert is_near_duplicate("The parser lives in x.", "the parser lives in x")

@@ -8,7 +8,8 @@ Two texts are near-duplicates only when nothing an agent could act on differs:
 * otherwise no value may differ: the contradiction proposer's signals (numbers, dates,
   clock times, weekdays, months, negation on one side) must find nothing, and the
   *value words* of the two texts must be the same. A value word is one with a digit
-  (``8080``, ``3.11``, ``fp16``, ``v2``), a path or dotted name (``src/app.py``,
+  (``8080``, ``3.11``, ``fp16``, ``v2``), a word of one or two letters that is no
+  stopword and no unit after a number (``x``, ``js``), a path or dotted name (``src/app.py``,
   ``app.cfg``), an identifier (``snake_case``, ``camelCase``, ``PORT``, ``a:b``),
   anything quoted, or a capitalised word inside a sentence (a name: ``Alice``). A word
   that is a value in either text counts as a value in both, so ``Redis`` and
@@ -29,7 +30,7 @@ import re
 from functools import lru_cache
 
 from .signals import STOPWORDS, Suspicion, _score, content_tokens, overlap, signals, subject_differs, suspect
-from .values import read
+from .values import is_unit, read
 
 #: Minimum Jaccard overlap of stemmed content tokens for two texts that differ in no
 #: value. 0.8: rewordings of one fact ("stores its weights in fp16" / "stores weights in
@@ -66,8 +67,17 @@ def _words(text: str) -> tuple[tuple[str, bool], ...]:
     """``(word, is_value)`` for each whitespace word, with quoted spans as values."""
     out = []
     start = True
+    after_number = False
     for raw in text.split():
-        out.append((raw.strip(_EDGE).casefold(), _is_value(raw, start)))
+        word = raw.strip(_EDGE).casefold()
+        # A word of one or two letters that is no stopword ("lives in x", "written in
+        # js") is a value too: the overlap never sees it (content tokens are longer than
+        # 2 characters), so without this "x" -> "y" would be one claim counted twice. A
+        # unit after a number ("500 ms", "2:30 pm") is part of a quantity the signals
+        # compare instead ("500 ms" == "0.5 s").
+        short = 0 < len(word) <= 2 and word not in STOPWORDS and not (after_number and is_unit(word))
+        out.append((word, _is_value(raw, start) or short))
+        after_number = any(c.isdigit() for c in word)
         start = raw.endswith(_SENTENCE_END)
     for m in _QUOTED.finditer(text):
         span = next(g for g in m.groups() if g is not None)

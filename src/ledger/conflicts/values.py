@@ -221,6 +221,13 @@ for _names, _bytes in (
     for _n in _names:
         _SIZE_UNITS[_n] = _bytes
 
+def is_unit(word: str) -> bool:
+    """Whether ``word`` (casefolded) names a unit of time or size (``ms``, ``s``, ``kb``,
+    ``hours``) or a meridiem (``am``, ``pm``): after a number it belongs to that number's
+    quantity, which the signals read and compare."""
+    return word in _TIME_UNITS or word in _SIZE_UNITS or word in ("am", "pm")
+
+
 # Two magnitudes of one dimension are the same value when within this relative distance.
 _TIME_TOLERANCE = 0.01
 _SIZE_TOLERANCE = 0.1  # binary vs decimal prefixes: 1 TB vs 1000 GB differ by 9.95 %
