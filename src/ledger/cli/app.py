@@ -384,8 +384,15 @@ def stats(db, as_json):
     """Store size, review queue, conflicts, agents, disk."""
     from .render import stats_text
 
-    with read_store(db, as_json) as led:
+    opened = read_store(db, as_json)
+    with opened as led:
         st = led.stats()
+    if opened.db == ":memory:" and opened.asked != ":memory:":
+        # No store there (nothing was created): name the store asked for, not the empty
+        # stand-in in memory.
+        from ..paths import db_file
+
+        st["db"] = db_file(opened.asked)
     _json(st) if as_json else _out(stats_text(st, _color()))
 
 
