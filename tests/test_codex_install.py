@@ -142,7 +142,7 @@ def test_a_hooks_file_that_cannot_be_written_is_named_and_left_alone(cli, proj, 
     path = proj / rel
     path.parent.mkdir()
     path.write_text('{"hooks": {}}\n')
-    blocker = path.with_suffix(path.suffix + ".ledger-tmp")
+    blocker = path.parent / f".{path.name}.ledger-tmp"  # filetx.write_text's temporary file
     blocker.mkdir()  # our temporary file's name is taken: the write fails, as on a read-only folder
     rc, out, err = cli("install", harness, "--dir", proj, "--no-distill", db=None)
     assert rc == 1 and f"Cannot write {path}" in err and "nothing was changed" in err, (out, err)

@@ -31,7 +31,6 @@ cost and is reported.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
@@ -179,15 +178,9 @@ def enable(harness: str, *, path: Path | None = None) -> dict:
         body = re.sub(r"(?m)^(\s*\[llm\]\s*\n)", lambda m: m.group(1) + block, body, count=1)
     else:
         body = (body.rstrip("\n") + "\n\n" if body.strip() else "") + "[llm]\n" + block
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     try:
-        filetx.save(p)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(body, encoding="utf-8")
-        os.replace(tmp, p)
+        filetx.write_text(p, body)
     except OSError as exc:
-        if tmp.is_file():
-            tmp.unlink(missing_ok=True)  # never leave our temporary file behind
         _unusable(p, exc)
     result.update(enabled=True, backend=keys["backend"], command=keys.get("command"), model=keys.get("model"))
     return result

@@ -129,6 +129,31 @@ def save(path: str | os.PathLike) -> None:
         journal.save(path)
 
 
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Replace the file at ``path`` with ``text`` (UTF-8) through a temporary file beside
+    it renamed over it, so a reader never sees half a file. Saves ``path`` first (see
+    :func:`save`), creates missing folders and keeps an existing file's mode (a private
+    ``~/.claude.json`` stays private). Raises OSError, with the temporary file removed,
+    when the folder or the file cannot be written."""
+    path = os.fspath(path)
+    save(path)
+    folder, name = os.path.split(path)
+    os.makedirs(folder or ".", exist_ok=True)
+    tmp = os.path.join(folder, f".{name}.ledger-tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        try:
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, path)
+    except OSError:
+        if os.path.isfile(tmp):
+            os.unlink(tmp)  # never leave our temporary file in the user's folder
+        raise
+
+
 def save_folder(path: str | os.PathLike) -> None:
     """Call before removing the folder ``path`` if it is empty (:meth:`Journal.save_folder`)."""
     for journal in _active:

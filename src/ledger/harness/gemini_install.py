@@ -100,19 +100,7 @@ def env_text(env: dict) -> str:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    filetx.save(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _write_text(path: Path, text: str) -> None:
-    filetx.save(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    filetx.write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def is_ours(folder: Path) -> bool:
@@ -198,7 +186,7 @@ def install_gemini(scope: str = "user", project: str | None = None, *, link: boo
     else:
         source = folder
         _write_extension(folder, cmd)
-    _write_text(folder / ".env", env_text(values))
+    filetx.write_text(folder / ".env", env_text(values))
     return {"path": str(folder), "events": list(HOOK_EVENTS), "linked": link, "source": str(source),
             "settings": values, "replaced": replaced, "command": cmd,
             "scope_note": scope != "user"}

@@ -182,18 +182,12 @@ def _write(path: Path, data: dict, style: dict | None = None) -> None:
     from .jsonc_edit import rewrite
 
     style = style or {"indent": 2, "newline": True}
-    tmp = path.with_suffix(path.suffix + ".ledger-tmp")
     text = rewrite(style.get("text") or "", data, "hooks", indent=style["indent"], newline=style["newline"])
     try:
-        filetx.save(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        filetx.write_text(path, text)
     except OSError as exc:
         from ..errors import InvalidInput
 
-        if tmp.is_file():
-            tmp.unlink(missing_ok=True)  # never leave our temporary file in the user's folder
         raise InvalidInput(f"Cannot write {path}: {exc.strerror or exc}; nothing was changed. Check the file's and "
                            "its folder's permissions, then run this again.", field="path", value=str(path)) from None
 

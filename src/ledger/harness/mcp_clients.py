@@ -303,27 +303,8 @@ def _write_json(path: Path, doc: dict, indent, had_comments: bool, original: str
         text = json.dumps(doc, ensure_ascii=False)
     if original.startswith("\ufeff"):
         text = "\ufeff" + text
-    _atomic_write(path, text + ("\n" if not original or original.endswith("\n") else ""))
+    filetx.write_text(path, text + ("\n" if not original or original.endswith("\n") else ""))
     return backup
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` through a temporary file renamed over ``path``. Raises OSError
-    (the temporary file removed) when the folder or the file cannot be written."""
-    filetx.save(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.ledger-tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o7777)  # ~/.claude.json is private: keep its mode
-        except FileNotFoundError:
-            pass
-        os.replace(tmp, path)
-    except OSError:
-        if tmp.is_file():
-            tmp.unlink(missing_ok=True)  # never leave our temporary file in the user's folder
-        raise
 
 
 class ForeignEntry(InvalidInput):
@@ -350,7 +331,7 @@ def _splice(path: Path, original: str, indent, had: bool, edit) -> bool:
         _loads(_strip_jsonc(text)[0])  # never write what does not parse back
     except (jsonc_edit.JsoncError, ValueError):
         return False
-    _atomic_write(path, text)
+    filetx.write_text(path, text)
     return True
 
 
@@ -455,7 +436,7 @@ def _install_toml(path: Path, entry: dict) -> tuple[bool, bool, None]:
     if old is not None and _plain(old) == entry:
         return False, False, None
     servers[SERVER_NAME] = _toml_table(entry)
-    _atomic_write(path, tomlkit.dumps(doc))
+    filetx.write_text(path, tomlkit.dumps(doc))
     return True, created, None
 
 
@@ -476,5 +457,5 @@ def _uninstall_toml(path: Path) -> dict:
         filetx.save(path)
         path.unlink()
         return {"removed": 1, "deleted": [str(path)]}
-    _atomic_write(path, text)
+    filetx.write_text(path, text)
     return {"removed": 1}
