@@ -538,6 +538,16 @@ _SUMMARY_TABLES = """
 # with the memory (ON DELETE CASCADE, which runs after the memory row is gone: the reader
 # trigger then finds no live memory), so the memory's BEFORE DELETE trigger takes its
 # share out first.
+# What a live memory leaving the summary takes out: its write, its readers' reads, and the
+# pairs of its readers (dropped or deleted alike).
+_SQLITE_TAKE_OUT_OLD = """         UPDATE agent_summary SET wrote = wrote - 1 WHERE agent_id = OLD.writer AND cluster_id = OLD.cluster_id;
+         UPDATE agent_summary SET reads = reads - 1
+           WHERE cluster_id = OLD.cluster_id AND agent_id IN (SELECT agent_id FROM memory_readers WHERE memory_id = OLD.id);
+         UPDATE agent_overlap SET shared = shared - 1
+           WHERE (a, b) IN (SELECT r1.agent_id, r2.agent_id FROM memory_readers r1
+                            JOIN memory_readers r2 ON r2.memory_id = r1.memory_id AND r2.agent_id > r1.agent_id
+                            WHERE r1.memory_id = OLD.id);
+"""
 _SQLITE_TRIGGERS = (
     """CREATE TRIGGER summary_reader_removed AFTER DELETE ON memory_readers
        WHEN EXISTS (SELECT 1 FROM memories WHERE id = OLD.memory_id AND deleted_at IS NULL)
@@ -565,14 +575,7 @@ _SQLITE_TRIGGERS = (
     """CREATE TRIGGER summary_memory_dropped AFTER UPDATE OF deleted_at ON memories
        WHEN OLD.deleted_at IS NULL AND NEW.deleted_at IS NOT NULL
        BEGIN
-         UPDATE agent_summary SET wrote = wrote - 1 WHERE agent_id = OLD.writer AND cluster_id = OLD.cluster_id;
-         UPDATE agent_summary SET reads = reads - 1
-           WHERE cluster_id = OLD.cluster_id AND agent_id IN (SELECT agent_id FROM memory_readers WHERE memory_id = OLD.id);
-         UPDATE agent_overlap SET shared = shared - 1
-           WHERE (a, b) IN (SELECT r1.agent_id, r2.agent_id FROM memory_readers r1
-                            JOIN memory_readers r2 ON r2.memory_id = r1.memory_id AND r2.agent_id > r1.agent_id
-                            WHERE r1.memory_id = OLD.id);
-       END""",
+""" + _SQLITE_TAKE_OUT_OLD + """       END""",
     """CREATE TRIGGER summary_memory_moved AFTER UPDATE OF cluster_id, writer ON memories
        WHEN OLD.deleted_at IS NULL AND NEW.deleted_at IS NULL
             AND (OLD.cluster_id <> NEW.cluster_id OR OLD.writer <> NEW.writer)
@@ -588,14 +591,7 @@ _SQLITE_TRIGGERS = (
        END""",
     """CREATE TRIGGER summary_memory_deleted BEFORE DELETE ON memories WHEN OLD.deleted_at IS NULL
        BEGIN
-         UPDATE agent_summary SET wrote = wrote - 1 WHERE agent_id = OLD.writer AND cluster_id = OLD.cluster_id;
-         UPDATE agent_summary SET reads = reads - 1
-           WHERE cluster_id = OLD.cluster_id AND agent_id IN (SELECT agent_id FROM memory_readers WHERE memory_id = OLD.id);
-         UPDATE agent_overlap SET shared = shared - 1
-           WHERE (a, b) IN (SELECT r1.agent_id, r2.agent_id FROM memory_readers r1
-                            JOIN memory_readers r2 ON r2.memory_id = r1.memory_id AND r2.agent_id > r1.agent_id
-                            WHERE r1.memory_id = OLD.id);
-       END""",
+""" + _SQLITE_TAKE_OUT_OLD + """       END""",
 )
 
 # PostgreSQL: the same rules in PL/pgSQL. Agent ids compare bytewise (COLLATE "C"), as
