@@ -310,6 +310,18 @@ def _refuse_foreign(conn: sqlite3.Connection) -> None:
         )
 
 
+def set_lock_wait(conn, wait_ms: int) -> None:
+    """Bound every later wait of ``conn`` for a lock held by another writer to
+    ``wait_ms`` (ms, at least 1): SQLite's ``busy_timeout``, PostgreSQL's
+    ``lock_timeout``. A hook that spent part of its budget waiting for the spool gives the
+    rest of its work only what is left (docs/watcher.md "Time budget")."""
+    ms = max(1, int(wait_ms))
+    if is_postgres(conn):
+        conn.execute(f"SET lock_timeout = {ms}")
+    else:
+        conn.execute(f"PRAGMA busy_timeout = {ms}")
+
+
 def atomic(conn: sqlite3.Connection, *, wait_ms: int | None = None):
     """A write transaction: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error.
     Nested use becomes a savepoint, so a helper that writes can be called inside a

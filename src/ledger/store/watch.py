@@ -13,7 +13,7 @@ import sqlite3
 
 from ..text import plural
 from . import ops
-from .connection import atomic, connect, connect_read_only, translate_module, unwritable
+from .connection import atomic, connect, connect_read_only, set_lock_wait, translate_module, unwritable  # noqa: F401 - set_lock_wait for the engine
 from .migrations import migrate, require_current
 
 LEASE_MS = 10 * 60 * 1000  # a distillation that has not finished in 10 min is presumed dead

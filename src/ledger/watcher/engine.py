@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from ..errors import StoreUnavailable
 from ..events import HookEvent, HookResponse
@@ -126,6 +127,9 @@ class Engine:
         self.spool = spool  # folder where observations wait while the store is locked (watcher/spool.py)
         self.notes = notes
         self.wait_ms = wait_ms
+        # One budget for the whole hook: the spool's lock, the drain's writes and the
+        # event's own writes all wait within wait_ms of the start, not wait_ms each.
+        self.deadline = None if wait_ms is None else time.monotonic() + wait_ms / 1000
         self.cfg = cfg
         self.w = cfg["watcher"]
         self.now = now
@@ -140,9 +144,25 @@ class Engine:
         ``spawn_distill`` defaults to :func:`spawn_distiller` for ``db``."""
         from .spool import spool_dir
 
+        started = time.monotonic()
         conn = open_store(db, busy_timeout_ms)
-        return cls(conn, cfg, now, spawn_distill=spawn_distill if spawn_distill is not None else spawn_distiller(db),
-                   session_state=session_state, spool=spool_dir(db), notes=notes, wait_ms=busy_timeout_ms)
+        engine = cls(conn, cfg, now, spawn_distill=spawn_distill if spawn_distill is not None else spawn_distiller(db),
+                     session_state=session_state, spool=spool_dir(db), notes=notes, wait_ms=busy_timeout_ms)
+        if busy_timeout_ms is not None:  # opening (connecting, a busy migration check) counts too
+            engine.deadline = started + busy_timeout_ms / 1000
+        return engine
+
+    def _left_ms(self) -> int | None:
+        """What is left of the hook's lock-wait budget (ms), or None without one."""
+        if self.deadline is None:
+            return None
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
+
+    def _tight_ms(self) -> int | None:
+        """The budget left when a tenth or more of it is spent, else None (the
+        connection's own wait is then close enough, and no statement is spent on it)."""
+        left = self._left_ms()
+        return left if left is not None and self.wait_ms and left < self.wait_ms * 0.9 else None
 
     @classmethod
     def offline(cls, db: str, cfg: dict, now: int, notes=None) -> Engine:
@@ -290,7 +310,7 @@ class Engine:
 
         def insert(record: dict) -> None:
             try:
-                with W.atomic(self.conn):
+                with W.atomic(self.conn, wait_ms=self._tight_ms()):
                     self.store_observation(record, with_note=True)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 # A record this version cannot read (another version wrote it, or the
@@ -301,17 +321,30 @@ class Engine:
             keys[record["key"]] = None
 
         try:
-            n = drain(self.spool, insert, log=log_line, wait_ms=self.wait_ms)
+            n = drain(self.spool, insert, log=log_line, wait_ms=self._left_ms())
         except StoreUnavailable:
             if raise_unavailable:
                 raise
             return 0
+        finally:
+            self._bound_later_waits()
         for key in keys:
             try:
                 self.maybe_distill(key)
             except StoreUnavailable:
                 pass  # the next drain or hook checks again
         return n
+
+    def _bound_later_waits(self) -> None:
+        """After a drain that spent part of the budget, let later writes on this
+        connection wait only for what is left."""
+        left = self._tight_ms()
+        if left is None:
+            return
+        try:
+            W.set_lock_wait(self.conn, left)
+        except Exception:  # noqa: BLE001 - a lost connection shows on the next statement
+            pass
 
     def observation_record(self, event: HookEvent, key: str) -> dict:
         """``event``'s tool call as a plain, JSON-able observation record: redacted and
