@@ -186,7 +186,7 @@ def test_findings_use_the_uncut_content_when_the_caller_has_it():
 def test_backend_fallback_distills_live_through_the_detached_distiller(tmp_path, store_target):
     import time
 
-    from conftest import store_sql
+    from conftest import spool_settled, store_sql
     from fakes.hooks import post_bash, post_read, run_hook
 
     proj = tmp_path / "proj"
@@ -198,6 +198,7 @@ def test_backend_fallback_distills_live_through_the_detached_distiller(tmp_path,
     assert run_hook("PostToolUse", post_read(src, src.read_text(), cwd=proj), env=env).returncode == 0
     assert run_hook("PostToolUse", post_bash("python -m pytest -q", stdout="3 passed in 0.01s", cwd=proj),
                     env=env).returncode == 0
+    spool_settled(db)  # on PostgreSQL the calls reach the store through the drain process, which creates its tables
     deadline = time.monotonic() + 20
     rows = []
     while time.monotonic() < deadline and len(rows) < 2:
