@@ -105,13 +105,16 @@ async function refreshLookups() {
 function setupSearch() {
   const input = document.getElementById('q');
   const list = document.getElementById('suggest');
-  const commit = debounce((v) => {
+  // `from`: the screen the text was typed on. Typing on Review, Sources or Connections
+  // opens Browse, but only if the user is still there when the debounce fires: text typed
+  // on Browse must not pull the user back from a screen they went to meanwhile.
+  const commit = debounce((v, from) => {
     if (v === state.query) return;
     setQuery(v);
-    if (v.trim() && ['review', 'sources', 'connections'].includes(routeName())) location.hash = '#/browse';
+    if (v.trim() && from === routeName() && ['review', 'sources', 'connections'].includes(from)) location.hash = '#/browse';
   }, 180);
-  attachAutocomplete(input, list, (v) => commit(v));
-  input.addEventListener('input', () => commit(input.value));
+  attachAutocomplete(input, list, (v) => commit(v, routeName()));
+  input.addEventListener('input', () => commit(input.value, routeName()));
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') { commit.cancel(); setQuery(input.value); if (input.value.trim() && routeName() !== 'canvas') location.hash = '#/browse'; }
     if (e.key === 'Escape' && list.hidden) input.blur();
