@@ -262,12 +262,13 @@ def foreign_modules(mods, target) -> list[str]:
     return sorted(t for t in tops if t not in sys.stdlib_module_names and t != "ledger" and t not in allowed)
 
 
-def spool_settled(target, home=None, timeout_s: float = 60) -> None:
+def spool_settled(target, home=None, timeout_s: float = 60, idle: bool = False) -> None:
     """Wait until what hooks spooled for the store at ``target`` is stored: on
     PostgreSQL a finished tool call goes to this machine's spool and a detached drain
     process stores it (docs/postgres.md "Hooks"); on SQLite the spool is empty unless
     the store was locked. ``home``: the hooks' ``$LEDGER_HOME`` when it is not this
-    process's (a PostgreSQL store's spool is under it). AssertionError after ``timeout_s``."""
+    process's (a PostgreSQL store's spool is under it). ``idle``: also wait until no drain
+    process runs (it lingers a few seconds). AssertionError after ``timeout_s``."""
     import time
 
     from ledger.watcher import spool as S
@@ -279,7 +280,7 @@ def spool_settled(target, home=None, timeout_s: float = 60) -> None:
     finally:
         os.environ["LEDGER_HOME"] = mine
     deadline = time.monotonic() + timeout_s
-    while S.has_work(folder):
+    while S.has_work(folder) or (idle and S.drainer_running(folder)):
         assert time.monotonic() < deadline, f"the spool {folder} was not drained in {timeout_s} s: {os.listdir(folder)}"
         time.sleep(0.05)
 

@@ -90,15 +90,9 @@ def wait_drained(db, timeout: float = 60) -> None:
     """Wait until the spool of the store at ``db`` is empty and no drain process runs
     (hook subprocesses on a store that spools first leave the upload to one). Raises
     AssertionError when that takes longer than ``timeout`` seconds."""
-    import time
+    from conftest import spool_settled
 
-    from ledger.watcher import spool as S
-
-    folder = S.spool_dir(str(db))
-    deadline = time.monotonic() + timeout
-    while S.has_work(folder) or S.drainer_running(folder):
-        assert time.monotonic() < deadline, f"the spool {folder} was not drained in {timeout} s: {os.listdir(folder)}"
-        time.sleep(0.05)
+    spool_settled(db, timeout_s=timeout, idle=True)
 
 
 def context_of(out: str) -> str:
