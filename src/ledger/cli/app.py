@@ -387,7 +387,7 @@ def stats(db, as_json):
     opened = read_store(db, as_json)
     with opened as led:
         st = led.stats()
-    if opened.db == ":memory:" and opened.asked != ":memory:":
+    if opened.stand_in:
         # No store there (nothing was created): name the store asked for, not the empty
         # stand-in in memory.
         from ..paths import db_file

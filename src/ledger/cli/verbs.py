@@ -32,6 +32,11 @@ class _Opened:
         self.asked, self.keep_open, self.as_json = db, keep_open, as_json
         self.db = read_target(db) if read else db
 
+    @property
+    def stand_in(self) -> bool:
+        """Whether the store asked for does not exist and an empty one in memory is read."""
+        return self.db == ":memory:" and self.asked != ":memory:"
+
     def __enter__(self):
         from ..service import Ledger
 
@@ -41,7 +46,7 @@ class _Opened:
     def __exit__(self, exc_type, *exc) -> None:
         if not self.keep_open:
             self.led.close()
-        if exc_type is None and self.db == ":memory:" and self.asked != ":memory:":
+        if exc_type is None and self.stand_in:
             _no_store_warning(self.asked, self.as_json)
 
 
