@@ -115,6 +115,13 @@ def corpus_words(min_count: int = 2) -> list[str]:
     for t in texts:
         for w in re.findall(r"(?<![\w])[a-z]{3,15}(?![\w])", t.lower()):
             counts[w] = counts.get(w, 0) + 1
+    if not texts:
+        # Without them every word is made up: stores, and above all the queries drawn
+        # from a cached store, then differ from those docs/benchmarks.md reports (half
+        # the matches per query at 100k), and the figures cannot be compared.
+        print(f"bench: no words under {SHARED} (reference/*.md, data/locomo, data/transcripts): texts and queries "
+              "use made-up words only and are not comparable with docs/benchmarks.md; run from a checkout "
+              "beside the shared folder (bench/scale.py: or pass --shared DIR)", file=sys.stderr)
     stop = set(FUNCTION_WORDS) | {"the", "and", "for", "with", "that", "this", "are", "not", "from", "you", "was", "have"}
     _CORPUS_WORDS = [w for w, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if c >= min_count and w not in stop]
     return list(_CORPUS_WORDS)
