@@ -36,8 +36,10 @@ LEDGER_BUDGET = frozenset("""
 """.split())
 # Only remember runs the contradiction proposer.
 # (difflib only when a pair of claims lines up: not on this probe's store.)
+# Its patterns come from stored matcher code (ledger.conflicts.patterns), not re's parser.
 REMEMBER_EXTRA = frozenset({"ledger.conflicts", "ledger.conflicts.duplicates", "ledger.conflicts.signals",
-                            "ledger.conflicts.values", "ledger.store.conflicts"})
+                            "ledger.conflicts.values", "ledger.conflicts.patterns", "ledger.conflicts._pattern_code",
+                            "ledger.store.conflicts"})
 NEVER = ("click", "rich", "textual", "starlette", "uvicorn", "httpx", "ledger.web", "ledger.tui", "ledger.harness",
          "ledger.watcher", "ledger.ingest", "ledger.cli.app", "typing", "pathlib", "secrets", "shutil", "hashlib",
          "dataclasses", "inspect", "ast", "dis", "tokenize", "argparse", "gettext", "locale", "threading", "warnings")

@@ -26,9 +26,9 @@ value words differ (a path, a version, a name the signals do not read). Stdlib o
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
+from .patterns import compile as _compile
 from .signals import STOPWORDS, Suspicion, _score, content_tokens, overlap, signals, subject_differs, suspect
 from .values import is_unit, read
 
@@ -38,7 +38,7 @@ from .values import is_unit, read
 NEAR_DUPLICATE = 0.8
 
 _EDGE = "\"'`()[]{}<>,;!?."
-_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|`([^`]+)`")
+_QUOTED = _compile(r"\"([^\"]+)\"|'([^']+)'|`([^`]+)`")
 _SENTENCE_END = (".", "!", "?", ":")
 
 
@@ -50,7 +50,7 @@ def normal(text: str) -> str:
 
 # A digit, a path or identifier character, an inner dot (the edges are stripped first),
 # or an upper-case letter after the first: 8080, src/app.py, snake_case, a:b, PORT, camelCase.
-_VALUE_CHARS = re.compile(r"[0-9/\\_:@=#$%.]|.[A-Z]")
+_VALUE_CHARS = _compile(r"[0-9/\\_:@=#$%.]|.[A-Z]")
 
 
 def _is_value(word: str, sentence_start: bool) -> bool:

@@ -37,9 +37,9 @@ again as numbers.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
+from ledger.conflicts.patterns import compile as _compile
 from ledger.conflicts.values import (
     CHOICE_AXES,
     STATE_AXES,
@@ -125,8 +125,8 @@ _SIGNALS_FOR_FULL_WEIGHT = 3
 
 # Seed: replace every character that is not a letter, digit, whitespace or '-' by a
 # space. Python's \w also admits '_', which is not a letter, hence the alternative.
-_NON_TOKEN = re.compile(r"[^\w\s-]|_")
-_ALL_DIGITS = re.compile(r"\d+")
+_NON_TOKEN = _compile(r"[^\w\s-]|_")
+_ALL_DIGITS = _compile(r"\d+")
 
 
 @lru_cache(maxsize=8192)

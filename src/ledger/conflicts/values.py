@@ -15,6 +15,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from ledger.conflicts.patterns import compile as _compile
 from ledger.frozen import Frozen
 
 __all__ = [
@@ -93,18 +94,18 @@ def normalise(text: str) -> str:
 # Dates, clock times, weekdays, months (issue 3's fixes, unchanged)
 # ---------------------------------------------------------------------------
 
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b", re.ASCII)
+_DATE = _compile(r"\b\d{4}-\d{2}-\d{2}\b", re.ASCII)
 
 # Clock times. The seed's pattern is \b\d{1,2}:\d{2}\b. Differs from the seed: digit
 # guards instead of \b (so "123:456" is still not a time), an optional ":ss" (so
 # "16:00:30" leaves no stray number 30 behind), an optional am/pm suffix, and bare
 # "4pm" / "4 p.m." (which the seed saw as nothing at all: "4pm" has no word break).
-_CLOCK = re.compile(
+_CLOCK = _compile(
     r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(?![\d:])"
     r"(?:\s?([ap])\.?m\b\.?)?",
     re.ASCII | re.IGNORECASE,
 )
-_BARE_MERIDIEM = re.compile(r"\b(\d{1,2})\s?([ap])\.?m\b\.?", re.ASCII | re.IGNORECASE)
+_BARE_MERIDIEM = _compile(r"\b(\d{1,2})\s?([ap])\.?m\b\.?", re.ASCII | re.IGNORECASE)
 
 
 def _clock_value(hour: int, minute: int, meridiem: str | None) -> str | None:
@@ -120,7 +121,7 @@ def _clock_value(hour: int, minute: int, meridiem: str | None) -> str | None:
 
 # Whole words: runs of word characters. '_' stays inside a word so that identifiers
 # such as ``sat_solver`` or ``release_may`` are not weekdays or months.
-_WORD = re.compile(r"\w+")
+_WORD = _compile(r"\w+")
 
 _WEEKDAY_FORMS: dict[str, tuple[str, ...]] = {
     # Seed forms (mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun, optionally +day/+days)
@@ -161,8 +162,8 @@ _MONTHS: dict[str, str] = {
 _MAY_MONTH_CUES = frozenset(
     "in since until till by before after from through during early late mid end of".split()
 )
-_DAY_OR_YEAR = re.compile(r"\d{1,4}(?:st|nd|rd|th)?", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?:;]\s*$|^\s*$")
+_DAY_OR_YEAR = _compile(r"\d{1,4}(?:st|nd|rd|th)?", re.IGNORECASE)
+_SENTENCE_END = _compile(r"[.!?:;]\s*$|^\s*$")
 
 
 def _is_month_may(text: str, words: list[re.Match[str]], i: int) -> bool:
@@ -240,12 +241,12 @@ _NUMBER_WORDS = {w: i for i, w in enumerate(
 # front (so "v2", "python3", "3.11.2"'s tail are not read twice), then "%", a glued suffix
 # of up to 3 letters ending the word, or a word boundary (so "2x4" and "0A0" are tokens,
 # not numbers). Seed-compatible in what counts as a number; ours in what follows.
-_NUMBER = re.compile(
+_NUMBER = _compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:(%)|([a-zA-Z]{1,3})\b|\b)"
     r"|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
     re.IGNORECASE,
 )
-_NEXT_WORD = re.compile(r"\s?([A-Za-z][A-Za-z-]*)(?![\w'’])")  # a whole word: not "x" of "x86_64"
+_NEXT_WORD = _compile(r"\s?([A-Za-z][A-Za-z-]*)(?![\w'’])")  # a whole word: not "x" of "x86_64"
 
 
 class Quantity(Frozen):
@@ -370,7 +371,7 @@ def _stem(word: str) -> str:
 _PATH_EXT = (r"(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|json|jsonl|toml|yaml|yml|md|rst|txt|sh|"
              r"bash|db|sqlite|sql|cfg|ini|conf|rs|go|rb|java|kt|c|h|cc|cpp|hpp|cs|css|scss|"
              r"html|lock|env|csv|log|xml|proto|tf|lua|php|swift|vue|svelte|ipynb)")
-_PATH = re.compile(
+_PATH = _compile(
     r"(?<![\w/~.:-])("
     r"(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*"              # rooted
     r"|[\w.@-]+(?:/[\w.@-]+)*/(?=[\s,;:)]|$)"              # ends with a slash
@@ -381,9 +382,16 @@ _PATH = re.compile(
     r")",
 )
 _PLACE_CUES = frozenset("in at from under into to inside within lives live moved is are".split())
+# The patterns read() and its helpers used to pass to re.findall / re.sub as strings,
+# compiled here once (:mod:`ledger.conflicts.patterns`): the same expressions.
+_ENDS_IN_EXT = _compile(rf"\.{_PATH_EXT}$")  # a file name's extension ends the path
+_DIGITS_AND_DOTS = _compile(r"[\d./-]+")  # "1/2", "3.5": not paths
+_TOKEN = _compile(r"[\w'’-]+")  # a word, apostrophes and hyphens inside it
+_PART_BREAK = _compile(r"[-_]")  # where a word splits into frame words
+_LEFTOVER_DIGITS = _compile(r"(?<![\w.])\d[\d.,:]*(?!\w)")  # digits no value took ("1:1")
 
 # History: "moved from X to Y", "switched from X to Y": X is no longer asserted.
-_HISTORY = re.compile(
+_HISTORY = _compile(
     r"\b(?:moved|changed|switched|went|raised|lowered|increased|decreased|reduced|bumped|"
     r"upgraded|downgraded|migrated|shifted|renamed|replaced)\b[^.;]{0,40}?\bfrom\s+(.+?)\s+to\s+"
     r"([^\s,;]+?)[.,;]?(?=\s|$)",
@@ -394,7 +402,7 @@ _HISTORY = re.compile(
 # accept the typographic apostrophe (don’t) and any whitespace inside the phrases.
 # Differs from the seed: "switched" is history, not a negation (it also introduced
 # false alarms: "switched from npm to pnpm" vs "uses pnpm"); "anymore" is one.
-_NEGATION = re.compile(
+_NEGATION = _compile(
     r"\b(?:never|not|no\s+longer|isn['’]t|aren['’]t|wasn['’]t|doesn['’]t|don['’]t|didn['’]t"
     r"|cannot|can['’]t|won['’]t|avoid|avoids|avoided|stopped|dropped|without"
     r"|instead\s+of|rather\s+than|anymore)\b",
@@ -416,7 +424,7 @@ _STATE_WORDS: dict[str, tuple[str, bool]] = {
     for positive, words in ((True, pos), (False, neg))
     for w in words
 }
-_STATE_RE = re.compile(
+_STATE_RE = _compile(
     r"(?<![\w-])(" + "|".join(sorted(map(re.escape, _STATE_WORDS), key=len, reverse=True)) + r")(?![\w-])",
     re.IGNORECASE,
 )
@@ -425,7 +433,7 @@ _CHOICE_GROUPS = {
     f"c{i}": (axis, value)
     for i, (axis, value) in enumerate((a, v) for a, values in CHOICE_AXES.items() for v in values)
 }
-_CHOICE_RE = re.compile(
+_CHOICE_RE = _compile(
     r"(?<![\w-])(?:"
     + "|".join(
         rf"(?P<c{i}>{pattern})"
@@ -508,7 +516,7 @@ class _Reader:
         self.spans.append((start, end, placeholder))
 
     def prev_words(self, start: int, n: int = 4) -> list[str]:
-        return [w.lower() for w in re.findall(r"[\w'’-]+", self.masked()[:start])[-n:]]
+        return [w.lower() for w in _TOKEN.findall(self.masked()[:start])[-n:]]
 
 
 def _read_paths(r: _Reader) -> set[str]:
@@ -516,11 +524,11 @@ def _read_paths(r: _Reader) -> set[str]:
     for m in _PATH.finditer(r.masked()):
         raw = m.group(1)
         last = raw.rstrip("/").rsplit("/", 1)[-1]
-        if "/" in raw and not (raw[0] in "/~." or raw.endswith("/") or re.search(rf"\.{_PATH_EXT}$", last)):
+        if "/" in raw and not (raw[0] in "/~." or raw.endswith("/") or _ENDS_IN_EXT.search(last)):
             prev = r.prev_words(m.start(), 1)
             if not prev or prev[0] not in _PLACE_CUES:
                 continue
-        if _DATE.fullmatch(raw) or re.fullmatch(r"[\d./-]+", raw):
+        if _DATE.fullmatch(raw) or _DIGITS_AND_DOTS.fullmatch(raw):
             continue  # "1/2", "3.5" are not paths
         if not r.is_history(m.start()):
             out.add(raw.rstrip("/").removeprefix("./") or "/")
@@ -568,7 +576,7 @@ def _read_states(r: _Reader) -> tuple[set[tuple[str, bool]], set[int]]:
         # The words in front as written: a state just taken must still count as the
         # word before ("enabled on the repo": this "on" follows "enabled", not "is").
         before = r.text[: m.start()]
-        found = list(re.finditer(r"[\w'’-]+", before))[-6:]
+        found = list(_TOKEN.finditer(before))[-6:]
         prev = [w.group(0).lower() for w in found]
         # Walk back over adverbs and negations to the verb in front.
         negs: list[int] = []
@@ -664,10 +672,10 @@ def read(text: str) -> Values:
     quantities = _read_quantities(r)
     weekdays, months = _read_calendar(r)
     negated = any(m.start() not in consumed for m in _NEGATION.finditer(r.text))
-    rest = re.sub(r"(?<![\w.])\d[\d.,:]*(?!\w)", " ", r.masked())  # digits left over (e.g. "1:1")
+    rest = _LEFTOVER_DIGITS.sub(" ", r.masked())  # digits left over (e.g. "1:1")
     items = [(s, p) for s, _, p in r.spans]
-    for m in re.finditer(r"[\w'’-]+", rest):
-        for part in re.split(r"[-_]", m.group(0)):
+    for m in _TOKEN.finditer(rest):
+        for part in _PART_BREAK.split(m.group(0)):
             stem = _frame_word(part)
             if stem:
                 items.append((m.start(), stem))
@@ -700,6 +708,6 @@ def haystack(text: str) -> str:
 def stems(text: str) -> frozenset[str]:
     """Stems of the content words of a short phrase (values' digits dropped)."""
     return frozenset(
-        _stem(p) for w in re.findall(r"[\w'’-]+", text) for p in re.split(r"[-_]", w)
+        _stem(p) for w in _TOKEN.findall(text) for p in _PART_BREAK.split(w)
         if p and p.lower() not in _FRAME_STOPWORDS and not p.isdigit() and len(_stem(p)) >= 2
     )
