@@ -352,6 +352,28 @@ def carry_after_compaction(event: HookEvent, engine) -> HookResponse | None:
     return _rehydrate(engine, key, project)
 
 
+def read_only_session_event(event: HookEvent, engine) -> HookResponse | None:
+    """The read-only part of a session event on a store that cannot be written
+    (``engine.read_only``): nothing is recorded (no prompt, tool note, checkpoint or
+    compaction mark), but what the store already holds is handed back where the event
+    takes context: before a compaction (PreCompact) the Session State block, after one or
+    on resume (SessionStart compact/resume) the Session State plus the project's strongest
+    facts. Every other event answers nothing."""
+    from ..watcher.engine import session_key
+    from . import record as RC
+
+    if not event.cwd or event.kind not in ("pre_compact", "session_start"):
+        return None
+    key = session_key(event)
+    project = engine.project or event.project or os.path.abspath(event.cwd)
+    if event.kind == "pre_compact":
+        text = session_block(project, rec=RC.load(engine.conn, key))
+        return HookResponse(additional_context=text) if text else None
+    if (event.source or "") in ("compact", "resume"):
+        return _rehydrate(engine, key, project)
+    return None
+
+
 def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
     """Session-state side of a hook event: the session record from finished tool calls
     and prompts (:mod:`.record`), checkpoints on Stop / SessionEnd, the Session State
@@ -360,6 +382,8 @@ def handle_session_event(event: HookEvent, engine) -> HookResponse | None:
     from . import record as RC
 
     key = session_key(event)
+    if getattr(engine, "read_only", None) is not None:
+        return read_only_session_event(event, engine)
     if event.kind == "post_tool":
         if event.tool is not None:
             RC.note_tool(engine.conn, key, event.tool, event.cwd, engine.now, subagent=bool(event.agent_id))

@@ -13,7 +13,15 @@ import sqlite3
 
 from ..text import plural
 from . import ops
-from .connection import atomic, connect, connect_read_only, set_lock_wait, translate_module, unwritable  # noqa: F401 - set_lock_wait for the engine
+from .connection import (  # noqa: F401 - set_lock_wait for the engine
+    atomic,
+    connect,
+    connect_read_only,
+    read_only_message,
+    set_lock_wait,
+    translate_module,
+    unwritable,
+)
 from .migrations import migrate, require_current
 
 LEASE_MS = 10 * 60 * 1000  # a distillation that has not finished in 10 min is presumed dead
@@ -29,14 +37,23 @@ def open_store(path: str, busy_timeout_ms: int | None = None) -> sqlite3.Connect
 
     A store this process cannot write is opened read-only (:func:`.connection.unwritable`):
     reads work and each write raises StoreUnavailable (reason ``read-only``)."""
+    return open_store_why(path, busy_timeout_ms)[0]
+
+
+def open_store_why(path: str, busy_timeout_ms: int | None = None) -> tuple[sqlite3.Connection, str | None]:
+    """:func:`open_store`, plus, when the store was opened read-only, what a write to it
+    is told (:func:`.connection.read_only_message`: read-only, why, what to do; None
+    when it can be written): ``(connection, message)``. The hook reads what it can from
+    a read-only store and writes nothing to it (docs/watcher.md, "Read-only store").
+    Raises StoreUnavailable."""
     why = unwritable(path)
     if why is not None:
         conn = connect_read_only(path, why, busy_timeout_ms=busy_timeout_ms)
         require_current(conn, path, why)
-        return conn
+        return conn, read_only_message(path, why)
     conn = connect(path, busy_timeout_ms=busy_timeout_ms)
     migrate(conn)
-    return conn
+    return conn, None
 
 
 def touch_session(conn: sqlite3.Connection, key: str, *, harness: str, session_id: str, project: str, cwd: str,
@@ -283,7 +300,7 @@ def _like_prefix(path: str) -> str:
 
 
 # No sqlite3 error leaves the store: each operation raises StoreUnavailable instead.
-translate_module(globals(), ('open_store', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts'), path_of=lambda args: None)
+translate_module(globals(), ('open_store', 'open_store_why', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts'), path_of=lambda args: None)
 
 
 class Bound:

@@ -66,6 +66,12 @@ def open_store(db: str, busy_timeout_ms: int | None = None):
     return W.open_store(db, busy_timeout_ms)
 
 
+def is_read_only_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a write refused because the store is read-only (a read-only
+    SQLite file or mount, a PostgreSQL connection or role that may not write)."""
+    return isinstance(exc, StoreUnavailable) and getattr(exc, "reason", "") == "read-only"
+
+
 def spawn_distiller(db: str):
     """A ``spawn_distill(key, owner)`` that starts a detached distiller process for the
     store at ``db``: ``python -m ledger __distill ...`` (:mod:`ledger.cli.distiller`),
@@ -119,11 +125,17 @@ class Engine:
     passes :mod:`ledger.session.record`) has ``tool_note(tool, cwd, subagent)`` and
     ``apply_note(conn, key, note, now)``: a spooled observation carries its session-record
     note and a drain applies it, so the record is the same whether the call was stored at
-    once or later. ``wait_ms`` bounds waits for the store's and the spool's locks."""
+    once or later. ``wait_ms`` bounds waits for the store's and the spool's locks.
+
+    ``read_only`` (what a write is told: the store is read-only, why and what to do;
+    None when it can be written) makes the engine
+    read what it can and write nothing to the store (:meth:`handle_read_only`); a write
+    refused as read-only on the way (a PostgreSQL role that may only read) sets it too."""
 
     def __init__(self, conn, cfg: dict, now: int, spawn_distill=None, session_state=None, spool: str | None = None,
-                 notes=None, wait_ms: int | None = None):
+                 notes=None, wait_ms: int | None = None, read_only: str | None = None):
         self.conn = conn
+        self.read_only = read_only
         self.spool = spool  # folder where observations wait while the store is locked (watcher/spool.py)
         self.notes = notes
         self.wait_ms = wait_ms
@@ -145,9 +157,10 @@ class Engine:
         from .spool import spool_dir
 
         started = time.monotonic()
-        conn = open_store(db, busy_timeout_ms)
+        conn, why = W.open_store_why(db, busy_timeout_ms)
         engine = cls(conn, cfg, now, spawn_distill=spawn_distill if spawn_distill is not None else spawn_distiller(db),
-                     session_state=session_state, spool=spool_dir(db), notes=notes, wait_ms=busy_timeout_ms)
+                     session_state=session_state, spool=spool_dir(db), notes=notes, wait_ms=busy_timeout_ms,
+                     read_only=why)
         if busy_timeout_ms is not None:  # opening (connecting, a busy migration check) counts too
             engine.deadline = started + busy_timeout_ms / 1000
         return engine
@@ -219,6 +232,19 @@ class Engine:
     # ------------------------------------------------------------------ entry
     def handle(self, event: HookEvent) -> HookResponse | None:
         key = session_key(event)
+        if self.read_only is not None:
+            return self.handle_read_only(event, key)
+        try:
+            return self._handle(event, key)
+        except StoreUnavailable as exc:
+            if not is_read_only_error(exc):
+                raise
+            # Opened for writing, refused as read-only (a PostgreSQL role or connection
+            # that may only read): answer as on a store known to be read-only.
+            self.read_only = exc.message
+            return self.handle_read_only(event, key)
+
+    def _handle(self, event: HookEvent, key: str) -> HookResponse | None:
         self.drain_spool()
         if event.tool is not None and event.kind == "pre_tool":
             # One write transaction per tool event: one commit on the agent's critical path.
@@ -250,6 +276,65 @@ class Engine:
         if self.session_state is not None:
             return self.session_state(event, self)
         return None
+
+    def handle_read_only(self, event: HookEvent, key: str) -> HookResponse | None:
+        """``event`` on a store this process cannot write (:attr:`read_only` says why):
+        read what can be read, write nothing to the store.
+
+        * A tool about to run gets the facts about its files (:meth:`inject_read_only`).
+        * A finished tool call goes to the spool beside the store when that folder is
+          writable (the next hook that can write stores it); else one log line.
+        * Session events get their read-only part from ``session_state`` (the Session
+          State and known facts handed back around a compaction); nothing is recorded.
+        """
+        session = W.session(self.conn, key)
+        self.project = event_project(event, session.get("project"))
+        if event.tool is not None and event.kind == "pre_tool":
+            return self.inject_read_only(event, key, session.get("steps", 0) + 1)
+        if event.tool is not None and event.kind == "post_tool":
+            try:
+                if self.spool is None:
+                    raise OSError("no spool for this store")
+                self.spool_record(self.observation_record(event, key), StoreUnavailable(self.read_only, reason="read-only"))
+            except OSError as exc:  # a read-only folder or mount: the spool cannot be written either
+                log_line(f"{self.read_only} The observation of {key} was not kept: the spool cannot be written either "
+                         f"({exc}).")
+            return None
+        if self.session_state is not None:
+            return self.session_state(event, self)
+        return None
+
+    def inject_read_only(self, event: HookEvent, key: str, step: int) -> HookResponse | None:
+        """The facts about the files a tool is about to touch, from a read-only store:
+        shown gently, once per session and file until newer facts exist (the store
+        cannot count showings, so a small note in ``$LEDGER_HOME/readonly-shown/``
+        remembers them; where that cannot be written either, they are shown each time).
+        Nothing is counted as read, no escalation (it needs the store's counters)."""
+        tool = event.tool
+        if not self.w.get("enabled", True) or not is_file_tool(tool.name):
+            return None
+        from .worktrees import aliases
+
+        paths = files_touched(tool, event.cwd)
+        asked = {p: p for p in paths}
+        for p in paths:
+            for a in aliases(p):
+                asked.setdefault(a, p)
+        facts = W.facts_for_files(self.conn, list(asked))
+        if not facts:
+            return None
+        by_path: dict[str, list[dict]] = {}
+        for f in facts:
+            f["path"] = asked.get(f["path"], f["path"])
+            by_path.setdefault(f["path"], []).append(f)
+        memo = _ShownMemo(key)
+        shown = [f for path, fs in by_path.items() if memo.fresh(path, max(f["seq"] for f in fs)) for f in fs]
+        if not shown:
+            return None
+        text, _ids = render_facts(shown, level=GENTLE, times=1, steps=0, now=self.now,
+                                  max_facts=int(self.w["max_facts"]), max_chars=int(self.w["max_chars"]))
+        memo.save()
+        return HookResponse(additional_context=text)
 
     def _record(self, event: HookEvent) -> HookResponse | None:
         """Hand a finished tool call to session state and return its answer; a failure
@@ -440,6 +525,54 @@ class Engine:
                                counted_ids=[i for i in ids if i not in stale])
         deny = text if level == ESCALATED and self.w.get("deny_on_escalation") else None
         return HookResponse(additional_context=text, deny_reason=deny)
+
+
+class _ShownMemo:
+    """Which files' facts a session was shown while its store was read-only:
+    ``$LEDGER_HOME/readonly-shown/<hash of the session key>.json``, ``{path: highest seq
+    shown}``. Outside the store (it cannot be written); best effort: unreadable means
+    nothing shown yet, unwritable means shown again next time."""
+
+    def __init__(self, key: str):
+        import hashlib
+
+        from ..paths import home_dir
+
+        name = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:24] + ".json"
+        self.path = os.path.join(home_dir(), "readonly-shown", name)
+        self.seen: dict[str, int] = {}
+        self.changed = False
+        try:
+            import json
+
+            with open(self.path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            if isinstance(data, dict):
+                self.seen = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, int)}
+        except (OSError, ValueError):
+            pass
+
+    def fresh(self, path: str, seq: int) -> bool:
+        """True (and noted) when ``path`` has facts up to ``seq`` not shown yet."""
+        if self.seen.get(path, -1) >= seq:
+            return False
+        self.seen[path] = seq
+        self.changed = True
+        return True
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:
+            import json
+
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            tmp = f"{self.path}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(self.seen, fh)
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log_line(f"read-only store: cannot note the facts shown ({exc}); they will be shown again")
 
 
 def is_stale(f: dict) -> bool:
