@@ -38,10 +38,12 @@ REGISTERED: list[tuple[str, int]] = []
 
 def stamp() -> str:
     """What the stored matcher code depends on besides the pattern itself: interpreter
-    and version, the engine's ``MAGIC`` and code word size, the Unicode database (case
-    folding under IGNORECASE). A str, compared for equality."""
+    and version, the engine's ``MAGIC``, its code word size and byte order (the words are
+    stored as bytes), the Unicode database (case folding under IGNORECASE). A str,
+    compared for equality."""
     v = sys.version_info
-    return f"{sys.implementation.name}-{v[0]}.{v[1]} sre {_sre.MAGIC}/{_sre.CODESIZE} unicode {unicodedata.unidata_version}"
+    return (f"{sys.implementation.name}-{v[0]}.{v[1]} sre {_sre.MAGIC}/{_sre.CODESIZE} {sys.byteorder}"
+            f" unicode {unicodedata.unidata_version}")
 
 
 _table: dict | None = None
@@ -69,4 +71,5 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - re
     if hit is None:
         return re.compile(pattern, flags)
     final_flags, code, groups, groupindex, indexgroup = hit
-    return _sre.compile(pattern, final_flags, list(code), groups, dict(groupindex), indexgroup)
+    # code: the matcher's words as native unsigned ints (regen.py); _sre wants a list.
+    return _sre.compile(pattern, final_flags, memoryview(code).cast("I").tolist(), groups, dict(groupindex), indexgroup)

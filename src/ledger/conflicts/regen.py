@@ -6,6 +6,7 @@ parser and compiler (Python 3.11), which is why the table carries a stamp.
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 from re import _compiler, _parser
 
@@ -22,8 +23,10 @@ def _entry(pattern: str, flags: int) -> tuple:
     indexgroup = [None] * p.state.groups
     for k, i in groupindex.items():
         indexgroup[i] = k
-    # Plain ints: re's opcodes and flags are int subclasses whose repr is their name.
-    return (int(flags | p.state.flags), tuple(int(c) for c in code), p.state.groups - 1,
+    # The code words as native unsigned ints in one bytes literal: Python compiles that
+    # from source in about 1 ms, against about 12 ms for the same words as int tuples
+    # (the table is read from source whenever its .pyc is missing or stale).
+    return (int(flags | p.state.flags), array("I", code).tobytes(), p.state.groups - 1,
             tuple(sorted(groupindex.items())), tuple(indexgroup))
 
 
