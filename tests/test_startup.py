@@ -244,3 +244,34 @@ def _stable(out: str) -> str:
     out = re.sub(r"(?m)^[0-9a-z]{6}(?=  )", "<short id>", out)  # search's table starts with the id's last 6
     out = re.sub(r'"(tookMs|createdAt|lastReadAt|reviewedAt)": [0-9.e+-]+', r'"\1": 0', out)
     return re.sub(r"\d+ms", "<ms>", out)
+
+
+def test_the_console_command_runs_without_the_cycle_collector(db, monkeypatch, capsys):
+    """The console command of an agent verb turns the cyclic garbage collector off (a
+    short process ending with os._exit); a call the fast path hands to click turns it
+    back on, and main(argv) called from Python never touches it."""
+    import gc
+
+    import ledger.cli as cli
+
+    path, mid = db
+    seen = []
+
+    def end(rc):
+        seen.append((rc, gc.isenabled()))
+        raise SystemExit(rc)
+
+    monkeypatch.setattr(cli, "_end", end)
+    try:
+        monkeypatch.setattr(sys, "argv", ["ledger", "show", mid, "--db", path])
+        with pytest.raises(SystemExit):
+            cli.main()
+        assert seen == [(0, False)]
+        gc.enable()
+        monkeypatch.setattr(sys, "argv", ["ledger", "show", "--help"])
+        assert cli.main() == 0 and seen == [(0, False)]
+        assert gc.isenabled() and "Usage" in capsys.readouterr().out
+        gc.disable()
+        assert cli.main(["show", mid, "--db", path]) == 0 and not gc.isenabled()
+    finally:
+        gc.enable()

@@ -49,6 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] in ("recall", "search", "remember", "show"):
         # The agent verbs start without click (docs/benchmarks.md "Start-up"); a call
         # the fast path does not handle (help, a bad option) falls through to click.
+        if argv is None:
+            # The console command: a process of a few tens of ms that ends with
+            # os._exit. The cyclic garbage collector's passes over the objects the
+            # imports create cost it about 1.5 ms (docs/benchmarks.md, "remember's
+            # start-up") and would free next to nothing; a caller of main(argv) keeps it.
+            import gc
+
+            gc.disable()
         from .fast import run_fast
 
         rc = run_fast(args, keep_open=argv is None)
@@ -56,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             if argv is None:
                 _end(rc)
             return rc
+        if argv is None:
+            gc.enable()  # the click app may run for long (serve, watch, ingest)
     from .app import run
 
     return run(args)
