@@ -171,7 +171,7 @@ def test_serve_browses_a_read_only_store_and_refuses_changes_clearly(store):
         assert r.status_code == 200, (path, r.text[:300])
     assert get["api/stats"].json()["memories"] == 4 and get["api/search?q=build"].json()["total"] >= 1
     for r in changes:
-        assert r.status_code == 503, (r.request.method, r.request.url, r.status_code, r.text)
+        assert r.status_code == 403, (r.request.method, r.request.url, r.status_code, r.text)
         body = r.json()
         assert body["kind"] == "store-unavailable" and body["reason"] == "read-only"
         _says_read_only(body["error"])

@@ -141,6 +141,11 @@ class StoreUnavailable(LedgerError):
         self.reason = reason
         self.detail = detail
         self.path = path
+        if reason == "read-only":
+            # 403, not 503: the store will not become writable by itself, so the request
+            # must not be retried as a passing outage (503 invites retries); the server
+            # refuses the change and says what to do.
+            self.status = 403
 
     def fields(self) -> dict:
         d = super().fields()

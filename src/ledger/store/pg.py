@@ -493,8 +493,14 @@ def store_error(exc: BaseException, where: object = None) -> StoreUnavailable:
     if isinstance(exc, pg_errors.DiskFull):
         return store_unavailable(f"The disk of the PostgreSQL server{shown} is full ({detail}); the change was not saved.",
                                  reason="disk-full", detail=detail, path=url)
-    if isinstance(exc, (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege)):
-        return StoreUnavailable(f"The store{shown} cannot be written: {detail}.", reason="read-only", detail=detail, path=url)
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
+        return StoreUnavailable(f"The store{shown} is read-only for this connection (it was opened read-only: {detail}); "
+                                "nothing was saved. Reading still works.", reason="read-only", detail=detail, path=url)
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        return StoreUnavailable(f"The store{shown} is read-only for this database role ({detail}); nothing was saved. "
+                                "Reading still works. To save changes, connect as a role that may write the store's "
+                                "tables, or have its owner GRANT INSERT, UPDATE, DELETE on them to this role.",
+                                reason="read-only", detail=detail, path=url)
     if isinstance(exc, psycopg.OperationalError):
         return StoreUnavailable(f"Lost the connection to the PostgreSQL store{shown}: {detail}. Nothing was saved.",
                                 reason="unreachable", detail=detail, path=url)

@@ -3,8 +3,9 @@
 Every endpoint runs its store work in Starlette's thread pool through
 :meth:`LedgerPool.call`, which hands the function the calling thread's own
 :class:`~ledger.service.Ledger` (SQLite connections belong to one thread). Errors are
-``{"error": <message>, "kind": <slug>}`` with the status the error class names (400 or
-404). No endpoint counts as a retrieval: only ``search``/``get``/``related`` are read.
+``{"error": <message>, "kind": <slug>}`` with the status the error class names (400,
+404; a read-only store's refused change is 403 with ``reason: "read-only"``). No
+endpoint counts as a retrieval: only ``search``/``get``/``related`` are read.
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ def web_message(exc: LedgerError) -> str:
     """The web UI's phrasing of a core error: the core's message plus a hint in the
     UI's own words (never a CLI flag), from the error's structured fields."""
     msg = exc.message
+    if getattr(exc, "reason", None) == "read-only" and "To save changes" in msg:
+        # A store found unwritable when the server opened it (connection.read_only_message):
+        # the server's connections stay read-only until it is restarted.
+        return f"{msg} Then restart ledger serve."
     if exc.suggestion and exc.field:
         return f'{msg} Did you mean the {exc.field} "{exc.suggestion}"?'
     if exc.choices and exc.field and "one of" not in msg and len(exc.choices) <= 12:

@@ -20,11 +20,26 @@ NODE_TEXT = wire.NODE_TEXT  # re-exported; the node shape is decided in ledger.w
 graph_node = wire.graph_node  # re-exported for callers of the old name
 
 
+def read_only(led: Ledger) -> dict | None:
+    """``{"why": str, "message": str}`` when the store is read-only for this server
+    (:attr:`ledger.store.Store.read_only`: a read-only file, folder or mount), else None.
+    ``message`` is the UI's notice: what still works, what is off, what to do."""
+    why = led.store.read_only
+    if why is None:
+        return None
+    return {"why": why, "message": (
+        f"This store is read-only ({why}). Browsing, search and export work; changes (edit, pin, archive, drop, "
+        "review, resolve, trust, new clusters) are turned off. To make changes, make the store file and its folder "
+        "writable for the user running ledger serve (or serve a writable copy), then restart ledger serve.")}
+
+
 def meta(led: Ledger) -> dict:
-    """Everything static the front end needs: query keys with hints, presets, enums."""
+    """Everything static the front end needs: query keys with hints, presets, enums;
+    ``readOnly`` (:func:`read_only`) when the store cannot be written."""
     return {
         "version": __version__,
         "db": str(led.path),
+        "readOnly": read_only(led),
         "keys": list(KEYS),
         "keyHints": dict(KEY_HINTS),
         "modes": list(MODES),
@@ -50,14 +65,16 @@ def meta(led: Ledger) -> dict:
 
 
 def stats(led: Ledger, server_started_at: int, now: int, *, clusters: bool = True) -> dict:
-    """``Ledger.stats()`` plus server uptime; with ``clusters`` also the cluster list
-    (with live counts, which costs a scan: the UI's 5-second poll leaves it out)."""
+    """``Ledger.stats()`` plus server uptime and ``readOnly`` (:func:`read_only`); with
+    ``clusters`` also the cluster list (with live counts, which costs a scan: the UI's
+    5-second poll leaves it out)."""
     d = led.stats()
     if clusters:
         d["clusters"] = [c.to_dict() for c in led.clusters()]
     d["serverStartedAt"] = server_started_at
     d["uptimeMs"] = max(0, now - server_started_at)
     d["version"] = __version__
+    d["readOnly"] = read_only(led)
     return d
 
 

@@ -2,10 +2,11 @@
 // same-origin and content-type checks pass for our own page and for nothing else.
 
 export class ApiError extends Error {
-  constructor(message, kind, status) {
+  constructor(message, kind, status, reason) {
     super(message);
     this.kind = kind;
     this.status = status;
+    this.reason = reason; // a store error's reason ('read-only', 'locked', ...), else undefined
   }
 }
 
@@ -34,7 +35,7 @@ async function request(method, path, { params, body, raw } = {}) {
   if (!res.ok) {
     let data = null;
     try { data = await res.json(); } catch (_) { /* not JSON */ }
-    throw new ApiError(data?.error || `${res.status} ${res.statusText}`, data?.kind || 'http', res.status);
+    throw new ApiError(data?.error || `${res.status} ${res.statusText}`, data?.kind || 'http', res.status, data?.reason);
   }
   if (raw) return res;
   return res.json();

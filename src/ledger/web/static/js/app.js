@@ -4,7 +4,7 @@
 import { api } from './api.js';
 import { bytes, debounce, duration, num, plural } from './dom.js';
 import { attachAutocomplete } from './query.js';
-import { emit, on, setQuery, state, fail } from './state.js';
+import { emit, on, setQuery, setReadOnly, state, fail, readOnlyTitle } from './state.js';
 import * as inspector from './inspector.js';
 import * as review from './review.js';
 import * as browse from './browse.js';
@@ -135,11 +135,44 @@ function setupSearch() {
   });
 }
 
+// A read-only store: a notice under the top bar says so, why and what to do, and every
+// write control (marked data-write by the screens) is disabled with that as its tooltip,
+// now and whenever a screen draws new ones. Write actions also check refuseWrite().
+let writeLock = null;
+
+function lockWrites(root) {
+  const title = readOnlyTitle();
+  const els = root.matches?.('[data-write]') ? [root] : [];
+  for (const el of [...els, ...(root.querySelectorAll?.('[data-write]') || [])]) {
+    el.disabled = true;
+    el.setAttribute('aria-disabled', 'true');
+    el.title = title;
+  }
+}
+
+function showReadOnly() {
+  const ro = state.readOnly;
+  if (!ro) return;
+  const notice = document.getElementById('ro-notice');
+  notice.querySelector('.ro-text').textContent = ro.message;
+  notice.hidden = false;
+  document.body.classList.add('read-only');
+  lockWrites(document.body);
+  if (!writeLock) {
+    writeLock = new MutationObserver((records) => {
+      for (const r of records) for (const n of r.addedNodes) if (n.nodeType === 1) lockWrites(n);
+    });
+    writeLock.observe(document.body, { childList: true, subtree: true });
+  }
+}
+
 async function start() {
   setupSearch();
   inspector.init();
+  on('readonly', showReadOnly);
   try {
     state.meta = await api.meta();
+    if (state.meta.readOnly) setReadOnly(state.meta.readOnly);
   } catch (e) {
     fail(e);
   }

@@ -5,7 +5,7 @@ import { api } from './api.js';
 import { age, ago, debounce, download, h, hashColor, meter, num, pct, replace, plural } from './dom.js';
 import * as inspector from './inspector.js';
 import { hasFreeText, hasToken, stripFacetTokens, toggleToken } from './query.js';
-import { agentColor, changed, emit, fail, on, searchParams, setQuery, state, toast } from './state.js';
+import { agentColor, changed, emit, fail, on, refuseWrite, searchParams, setQuery, state, toast } from './state.js';
 
 const PAGE = 100;
 // Per-screen settings, kept while the page lives.
@@ -232,11 +232,11 @@ export function mount(root) {
   }
 
   function bulkBtn(label, op, disabled = false, title) {
-    return h('button', { class: 'btn', type: 'button', disabled, title, dataset: { op }, onclick: () => runBulk(op) }, label);
+    return h('button', { class: 'btn', type: 'button', disabled, title, dataset: { op }, 'data-write': true, onclick: () => runBulk(op) }, label);
   }
 
   function confirmBtn(label, fn) {
-    const b = h('button', { class: 'btn btn-danger', type: 'button', dataset: { op: 'drop' }, text: label });
+    const b = h('button', { class: 'btn btn-danger', type: 'button', dataset: { op: 'drop' }, 'data-write': true, text: label });
     let armed = false;
     let t = 0;
     b.addEventListener('click', () => {
@@ -253,6 +253,7 @@ export function mount(root) {
   }
 
   async function runBulk(op) {
+    if (refuseWrite()) return;
     const ids = [...selected];
     try {
       const res = await api.bulk(op, ids);

@@ -2,7 +2,7 @@
 // came from, who read it, related memories, and the actions a person may take.
 import { api } from './api.js';
 import { ago, date, datetime, h, meter, pct, replace, strengthColor, hashColor } from './dom.js';
-import { agentColor, changed, fail, on, state, toast } from './state.js';
+import { agentColor, changed, fail, on, refuseWrite, state, toast } from './state.js';
 
 let panel;
 let currentId = null;
@@ -145,13 +145,13 @@ function render(m, related) {
   if (!m.deletedAt) {
     if (m.kind === 'claim') {
       actions.append(
-        h('button', { class: 'btn', type: 'button', onclick: () => bulk(m.pinned ? 'unpin' : 'pin', m), text: m.pinned ? 'UNPIN' : 'PIN' }),
-        h('button', { class: 'btn', type: 'button', onclick: () => startEdit(m, textEl), text: 'EDIT' }),
+        h('button', { class: 'btn', type: 'button', 'data-write': true, onclick: () => bulk(m.pinned ? 'unpin' : 'pin', m), text: m.pinned ? 'UNPIN' : 'PIN' }),
+        h('button', { class: 'btn', type: 'button', 'data-write': true, onclick: () => startEdit(m, textEl), text: 'EDIT' }),
       );
     }
-    actions.append(h('button', { class: 'btn', type: 'button', onclick: () => bulk(m.archived ? 'unarchive' : 'archive', m), text: m.archived ? 'UNARCHIVE' : 'ARCHIVE' }));
+    actions.append(h('button', { class: 'btn', type: 'button', 'data-write': true, onclick: () => bulk(m.archived ? 'unarchive' : 'archive', m), text: m.archived ? 'UNARCHIVE' : 'ARCHIVE' }));
     if (m.kind === 'claim') actions.append(clusterSelect(m));
-    if (m.kind === 'claim') actions.append(h('button', { class: 'btn btn-danger', type: 'button', onclick: () => bulk('drop', m), text: 'DROP' }));
+    if (m.kind === 'claim') actions.append(h('button', { class: 'btn btn-danger', type: 'button', 'data-write': true, onclick: () => bulk('drop', m), text: 'DROP' }));
   }
   body.append(actions);
   if (m.kind === 'chunk') body.append(h('p', { class: 'dim small', text: 'Chunks are trusted or dropped with their whole document: use Sources.' }));
@@ -160,8 +160,9 @@ function render(m, related) {
 }
 
 function clusterSelect(m) {
-  const sel = h('select', { class: 'sel', title: 'move to another cluster', 'aria-label': 'cluster',
+  const sel = h('select', { class: 'sel', title: 'move to another cluster', 'aria-label': 'cluster', 'data-write': true,
     onchange: async () => {
+      if (refuseWrite()) return;
       try {
         await api.update(m.id, { cluster: sel.value });
         toast(`moved to ${sel.options[sel.selectedIndex].text}`);
@@ -173,6 +174,7 @@ function clusterSelect(m) {
 }
 
 function startEdit(m, textEl) {
+  if (refuseWrite()) return;
   const ta = h('textarea', { class: 'edit', rows: 4, 'aria-label': 'memory text' });
   ta.value = m.text;
   textEl.replaceWith(ta);
@@ -197,6 +199,7 @@ function startEdit(m, textEl) {
 }
 
 async function bulk(op, m) {
+  if (refuseWrite()) return;
   try {
     await api.bulk(op, [m.id]);
     const msg = { pin: 'pinned — held at full strength', unpin: 'unpinned', archive: 'archived — hidden from search',

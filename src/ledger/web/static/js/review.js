@@ -7,7 +7,7 @@
 //   j/k or arrows move · Tab switches lane
 import { api } from './api.js';
 import { ago, date, h, isTyping, num, pct, replace, strengthColor, hashColor, plural } from './dom.js';
-import { agentColor, changed, fail, on, state, toast } from './state.js';
+import { agentColor, changed, fail, on, refuseWrite, state, toast } from './state.js';
 
 const CLAIM_KEYS = { a: 'keep', e: 'edit', d: 'drop', p: 'pin' };
 const CONFLICT_KEYS = { 1: 'a', 2: 'b', b: 'both', m: 'merge', n: 'dismiss' };
@@ -173,7 +173,7 @@ export function mount(root) {
   }
 
   function btn(label, key, fn, cls = '') {
-    return h('button', { class: `btn ${cls}`, type: 'button', onclick: (e) => { e.stopPropagation(); fn(); } },
+    return h('button', { class: `btn ${cls}`, type: 'button', 'data-write': true, onclick: (e) => { e.stopPropagation(); fn(); } },
       label, h('kbd', { text: key }));
   }
 
@@ -189,7 +189,7 @@ export function mount(root) {
   }
 
   async function claimAction(m, action, text) {
-    if (busy) return;
+    if (busy || refuseWrite()) return;
     busy = true;
     try {
       await api.reviewAction(m.id, action, text);
@@ -201,7 +201,7 @@ export function mount(root) {
   }
 
   async function resolve(c, resolution) {
-    if (busy) return;
+    if (busy || refuseWrite()) return;
     busy = true;
     try {
       await api.resolve(c.id, resolution);
@@ -212,6 +212,7 @@ export function mount(root) {
   }
 
   function startEdit(m) {
+    if (refuseWrite()) return;
     const card = laneEl.querySelector(`.card[data-id="${CSS.escape(m.id)}"]`);
     if (!card) return;
     const p = card.querySelector('.card-text');

@@ -4,7 +4,7 @@
 import { api } from './api.js';
 import { ago, bytes, h, hashColor, num, pct, replace, strengthColor, plural } from './dom.js';
 import * as inspector from './inspector.js';
-import { agentColor, changed, fail, on, toast } from './state.js';
+import { agentColor, changed, fail, on, refuseWrite, toast } from './state.js';
 
 const expanded = new Set();
 
@@ -47,7 +47,7 @@ export function mount(root) {
   function sourceRow(s) {
     const open = expanded.has(s.id);
     const trustNum = h('span', { class: 'trust-n mono', text: String(pct(s.trust)) });
-    const slider = h('input', { type: 'range', min: 0, max: 100, step: 1, value: String(pct(s.trust)), class: 'trust', 'aria-label': `trust for ${s.filename}`,
+    const slider = h('input', { type: 'range', min: 0, max: 100, step: 1, value: String(pct(s.trust)), class: 'trust', 'aria-label': `trust for ${s.filename}`, 'data-write': true,
       style: { '--v': `${pct(s.trust)}%`, '--tc': strengthColor(s.trust) } });
     slider.addEventListener('input', () => {
       trustNum.textContent = slider.value;
@@ -56,6 +56,7 @@ export function mount(root) {
       trustNum.style.setProperty('color', strengthColor(slider.value / 100));
     });
     slider.addEventListener('change', async () => {
+      if (refuseWrite()) return;
       const v = Number(slider.value) / 100;
       try {
         const res = await api.trust(s.id, v);
@@ -91,10 +92,11 @@ export function mount(root) {
   }
 
   function dropButton(s) {
-    const b = h('button', { class: 'btn btn-danger', type: 'button', title: 'drop the whole document', text: 'DROP' });
+    const b = h('button', { class: 'btn btn-danger', type: 'button', title: 'drop the whole document', 'data-write': true, text: 'DROP' });
     let armed = false;
     let t = 0;
     b.addEventListener('click', async () => {
+      if (refuseWrite()) return;
       if (!armed) {
         armed = true;
         b.textContent = 'CONFIRM';

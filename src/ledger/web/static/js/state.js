@@ -14,6 +14,9 @@ export const state = {
   agents: [],
   facets: null,
   route: '',
+  // {why, message} when the store cannot be written (/api/meta says so, or a change was
+  // refused as read-only): write controls (marked data-write) are disabled, see app.js.
+  readOnly: null,
 };
 
 const bus = new EventTarget();
@@ -55,6 +58,28 @@ export function toast(message, { error = false, ms } = {}) {
 
 export function fail(err) {
   toast(err?.message || String(err), { error: true });
+  // A change refused because the store is read-only (a database role that may only
+  // read, found out only by writing): from now on the UI says so and turns changes off.
+  if (err?.reason === 'read-only' && !state.readOnly) setReadOnly({ why: 'a change was refused', message: err.message });
+}
+
+// Mark the store read-only ({why, message}) and tell app.js to show it.
+export function setReadOnly(ro) {
+  state.readOnly = ro;
+  emit('readonly', ro);
+}
+
+// Call first in every write action: on a read-only store it says why (a toast) and
+// returns true, so the action stops before any request (keyboard shortcuts included).
+export function refuseWrite() {
+  if (!state.readOnly) return false;
+  toast(state.readOnly.message, { error: true });
+  return true;
+}
+
+// The tooltip of a write control turned off on a read-only store: why, and what to do.
+export function readOnlyTitle() {
+  return state.readOnly ? `Turned off: ${state.readOnly.message}` : '';
 }
 
 // Set the search text from code (facets, links) and tell every listener.
