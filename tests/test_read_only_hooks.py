@@ -211,6 +211,34 @@ def test_codex_hooks_on_a_read_only_store(ro_sqlite, proj, tmp_path):
     assert _digest(db.parent) == before
 
 
+@pytest.mark.sqlite_only  # a read-only mount of the store's folder: a SQLite file
+def test_gemini_after_tool_on_a_read_only_store_appends_the_facts(ro_sqlite, proj, tmp_path):
+    """Gemini's AfterTool is the injection decision plus the observation (the adapter
+    expands it into both): on a read-only store the facts still come back, in Gemini's
+    shape and without angle brackets, and nothing is written."""
+    db, ro = ro_sqlite
+    home = tmp_path / "home"
+    before = _digest(db.parent)
+    base = {"session_id": "g1", "transcript_path": "/tmp/g1.json", "cwd": str(proj), "timestamp": "2026-12-01T05:22:06.149Z"}
+    after = {**base, "hook_event_name": "AfterTool", "tool_name": "read_file", "tool_input": {"file_path": "deploy.sh"},
+             "tool_response": {"llmContent": "aws s3 sync", "returnDisplay": "aws s3 sync"}}
+    r = _hook("gemini", "AfterTool", after, db=db, home=home, prefix=ro)
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert FACT in text and "<" not in text and ">" not in text, text
+    for event, p in (("BeforeTool", {**base, "hook_event_name": "BeforeTool", "tool_name": "read_file",
+                                     "tool_input": {"file_path": "deploy.sh"}}),
+                     ("SessionStart", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
+                     ("PreCompress", {**base, "hook_event_name": "PreCompress", "trigger": "auto"}),
+                     ("AfterAgent", {**base, "hook_event_name": "AfterAgent", "prompt": "go", "prompt_response": "done",
+                                     "stop_hook_active": False})):
+        out = _hook("gemini", event, p, db=db, home=home, prefix=ro)
+        assert out.returncode == 0 and out.stderr == b"", (event, out.stderr)
+        if out.stdout:
+            json.loads(out.stdout)
+    assert _digest(db.parent) == before
+
+
 # ------------------------------------------------------------------ PostgreSQL
 @pytest.fixture()
 def pg_reader(engine, store_target, pg_server):

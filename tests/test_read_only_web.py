@@ -142,7 +142,7 @@ def pg_reader(engine, store_target, pg_server):
     parts = urlsplit(store_target)
     host = parts.hostname + (f":{parts.port}" if parts.port else "")
     try:
-        yield parts._replace(netloc=f"{role}:ro-pass@{host}").geturl(), ids
+        yield parts._replace(netloc=f"{role}:ro-pass@{host}").geturl(), ids, schema, role
     finally:
         with psycopg.connect(pg_server, autocommit=True) as c:
             c.execute(f"DROP OWNED BY {role}")
@@ -150,12 +150,16 @@ def pg_reader(engine, store_target, pg_server):
 
 
 def test_a_read_only_role_is_refused_with_403_not_500(engine, pg_reader):
-    url, ids = pg_reader
+    url, ids, _schema, role = pg_reader
     with LiveServe(url) as srv:
         assert httpx.get(srv.url + "api/stats", timeout=30).json()["memories"] >= 4
+        meta = httpx.get(srv.url + "api/meta", timeout=30).json()
         writes = _writes(srv, ids)
+    assert srv.banner["readOnly"] == meta["readOnly"]["why"] == f"the database role {role} may not write the store's tables"
+    assert "GRANT" in meta["readOnly"]["message"] and "reload this page" in meta["readOnly"]["message"]
     for name, r in writes.items():
         _refused_as_read_only(name, r)
+        assert "GRANT INSERT, UPDATE, DELETE" in r.json()["error"], (name, r.json())
 
 
 # ------------------------------------------------------------------ the UI
@@ -227,12 +231,21 @@ def test_the_ui_shows_a_notice_and_turns_write_controls_off(ro_store, browser):
     assert _digest(db.parent) == before
 
 
-def test_the_ui_turns_writes_off_after_a_change_refused_as_read_only(engine, pg_reader, browser):
-    """PostgreSQL: a role that may only read is found out by its first write; the UI
-    then shows the same notice and turns the write controls off."""
+def test_the_ui_turns_writes_off_after_a_change_refused_as_read_only(engine, pg_reader, pg_server, browser):
+    """PostgreSQL: a role whose write rights are taken away while the page is open is
+    found out by its next write; the UI then shows the same notice and turns the write
+    controls off."""
+    import psycopg
     from playwright.sync_api import expect
 
-    url, ids = pg_reader
+    url, ids, schema, role = pg_reader
+
+    def rights(verb: str) -> None:
+        with psycopg.connect(pg_server, autocommit=True) as c:
+            to = "TO" if verb == "GRANT" else "FROM"
+            c.execute(f"{verb} INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} {to} {role}")
+
+    rights("GRANT")
     with LiveServe(url) as srv:
         ctx = browser.new_context(viewport={"width": 1440, "height": 900})
         page = ctx.new_page()
@@ -241,7 +254,9 @@ def test_the_ui_turns_writes_off_after_a_change_refused_as_read_only(engine, pg_
         page.goto(srv.url + "#/review")
         card = page.locator(".card", has_text="staging box").first
         keep = card.get_by_role("button", name=re.compile("KEEP"))
-        expect(keep).to_be_enabled()  # nothing known yet: the store is not read-only for the server's check
+        expect(keep).to_be_enabled()  # the role may write when the page loads
+        expect(page.locator("#ro-notice")).to_be_hidden()
+        rights("REVOKE")
         keep.click()
         expect(page.locator(".toast-error", has_text="read-only for this database role").last).to_be_visible()
         notice = page.locator("#ro-notice")
@@ -250,3 +265,14 @@ def test_the_ui_turns_writes_off_after_a_change_refused_as_read_only(engine, pg_
         expect(page.locator(".card").first.get_by_role("button", name=re.compile("KEEP")).first).to_be_disabled()
         ctx.close()
     assert not errors, errors
+
+
+def test_write_refusal_names_a_read_only_connection(engine, store_target):
+    """``Store.write_refusal`` finds a PostgreSQL connection opened read-only without
+    writing (a writable store: None on both engines)."""
+    with Ledger.open(store_target) as led:
+        led.remember("The build uses make", cluster="code", agent="alice")
+        assert led.store.write_refusal() is None
+    if engine == "postgresql":
+        with Ledger.open(store_target, readonly=True) as led:
+            assert led.store.write_refusal() == "the connection was opened read-only"

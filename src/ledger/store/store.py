@@ -125,6 +125,25 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
         """``"sqlite"`` or ``"postgresql"``."""
         return "postgresql" if getattr(self._conn, "is_postgres", False) else "sqlite"
 
+    def write_refusal(self) -> str | None:
+        """Why this connection cannot write the store, found without writing, or None
+        when it can: :attr:`read_only` (a SQLite file, folder or mount this process
+        cannot write); on PostgreSQL a connection opened read-only, or a role lacking
+        INSERT, UPDATE or DELETE on the store's tables (one query: the web UI asks before
+        anyone clicks, docs/store.md "A store that cannot be written")."""
+        if self.read_only is not None:
+            return self.read_only
+        if not getattr(self._conn, "is_postgres", False):
+            return None
+        ro, role, may = self._conn.execute(
+            "SELECT current_setting('transaction_read_only'), current_user, has_table_privilege('memories', 'INSERT') "
+            "AND has_table_privilege('memories', 'UPDATE') AND has_table_privilege('memories', 'DELETE')").fetchone()
+        if ro == "on":
+            return "the connection was opened read-only"
+        if not may:
+            return f"the database role {role} may not write the store's tables"
+        return None
+
     def close(self) -> None:
         self._conn.close()
 

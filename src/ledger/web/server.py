@@ -173,7 +173,7 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
         with Ledger.open(db_path) as led:
             st = led.stats()
             path = led.path
-            read_only = led.store.read_only  # browsing works; every change is answered with an error
+            read_only = led.store.write_refusal()  # browsing works; every change is answered with an error
     except LedgerError as exc:
         say_error(exc.message, exc.kind)
         return 1

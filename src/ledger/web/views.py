@@ -22,15 +22,21 @@ graph_node = wire.graph_node  # re-exported for callers of the old name
 
 def read_only(led: Ledger) -> dict | None:
     """``{"why": str, "message": str}`` when the store is read-only for this server
-    (:attr:`ledger.store.Store.read_only`: a read-only file, folder or mount), else None.
+    (:meth:`ledger.store.Store.write_refusal`: a read-only file, folder or mount, a
+    PostgreSQL role or connection that may only read), else None.
     ``message`` is the UI's notice: what still works, what is off, what to do."""
-    why = led.store.read_only
+    why = led.store.write_refusal()
     if why is None:
         return None
+    if led.store.engine == "postgresql":
+        todo = ("serve it as a database role that may write the store's tables (or have their owner GRANT INSERT, "
+                "UPDATE, DELETE on them to this role), then reload this page.")
+    else:
+        todo = ("make the store file and its folder writable for the user running ledger serve (or serve a writable "
+                "copy), then restart ledger serve.")
     return {"why": why, "message": (
         f"This store is read-only ({why}). Browsing, search and export work; changes (edit, pin, archive, drop, "
-        "review, resolve, trust, new clusters) are turned off. To make changes, make the store file and its folder "
-        "writable for the user running ledger serve (or serve a writable copy), then restart ledger serve.")}
+        f"review, resolve, trust, new clusters) are turned off. To make changes, {todo}")}
 
 
 def meta(led: Ledger) -> dict:
