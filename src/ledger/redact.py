@@ -145,6 +145,52 @@ _URL_CREDS = (
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>]*:)(?P<val>[^\s/@\"'<>]+)(?=@)"
 )
 
+# A key in a URL's user part with no password: Sentry's DSN https://KEY@o1.ingest.sentry.io/1.
+# Under a *_DSN / dsn setting any user part is the key; elsewhere _sub_url_key insists
+# on a key-looking one.
+_URL_USER_KEY = (
+    r"(?P<head>(?:\b[A-Za-z0-9_.-]*dsn[\"']?[ \t]*(?::=|=>|:|=)[ \t]*[\"']?)?"
+    r"\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<val>[A-Za-z0-9_~.%!$&*+-]+)(?=@)"
+)
+
+# Cookie: a=b; c=d / Set-Cookie: id=...; Path=/ (header, JSON or --cookie flag): the
+# value runs to the end of the line or a closing quote; _sub_cookie treats the pairs.
+_COOKIE = (
+    r"(?P<head>(?:\b(?:set-)?cookie[\"']?[ \t]*[:=]|--cookie[ \t=])[ \t]*[\"']?)"
+    r"(?P<val>[^\n\"']*=[^\n\"']*)"
+)
+
+# .netrc: "machine HOST login USER password SECRET" on one line (a failing test's error
+# line quotes it so), or "password SECRET" alone on a line of a file that names a
+# machine. Netrc passwords may be any word, so the context must be netrc's own.
+_NETRC_INLINE = (
+    r"(?P<head>\b(?:machine[ \t]+\S+|default[ \t]+login[ \t]+\S+)"
+    r"(?:[ \t]+(?:login|account|port|protocol)[ \t]+\S+)*[ \t]+password[ \t]+)(?P<val>\S+)"
+)
+_NETRC_LINE = r"(?m)(?P<head>^[ \t]*password[ \t]+)(?P<val>\S+)(?=[ \t]*$)"
+
+# .pgpass: host:port:database:user:password, a whole line; the host has a letter, a
+# dot or is '*' (so "10:20:30:40:50" is not one) and the fields hold no spaces or
+# slashes (so compiler and grep lines "a.c:12:5: error" are not either).
+_PGPASS = (
+    r"(?m)(?P<head>^[ \t]*(?=[^:\n]*[A-Za-z.*])[A-Za-z0-9._*-]+:(?:[0-9]{1,5}|\*):[A-Za-z0-9._*$-]+:"
+    r"[A-Za-z0-9._*@$-]+:)(?P<val>\S+)(?=[ \t]*$)"
+)
+
+# A secret said in words: "Password for staging is Hunter2Staging!", "the api key is
+# X", "token was set to X". Only the value after such a phrase, and only when it looks
+# like a credential (_credential_like): "the password is required" stays.
+_PHRASE = (
+    r"(?P<head>\b(?P<word>passwords?|passphrase|passcode|passwd"
+    r"|api[ _-]?key|secret(?:[ _-]key)?|(?:access[ _-]|auth[ _-]|api[ _-]|bearer[ _-])?token|credentials?)"
+    r"(?:(?P<prep>[ \t]+(?:for|of|to|on|at|in)[ \t]+(?:the[ \t]+)?[A-Za-z0-9_.@/-]{1,40})[ \t]*[:=]"
+    r"|(?:[ \t]+(?:for|of|to|on|at|in)[ \t]+(?:the[ \t]+)?[A-Za-z0-9_.@/:-]{1,40})?"
+    r"[ \t]+(?:(?:(?:is[ \t]+now|has[ \t]+been|was)[ \t]+)?(?:set|changed|reset)[ \t]+to"
+    r"|is|was|are|would[ \t]+be|should[ \t]+be|will[ \t]+be))[ \t]+)"
+    r"(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]+)"
+)
+_PHRASE_TRIGGERS = ("pass", "secret", "token", "api key", "api-key", "api_key", "credential")
+
 # Cloud storage connection strings (Azure: AccountKey=...; SharedAccessKey=...) and the
 # signature of a SAS URL (?sig=...): the value runs to the next ';', quote or space.
 _CONN_STRING = (
@@ -176,13 +222,19 @@ _KEY = (
     r"(?P<word>passw(?:or)?d|passphrase|secret(?:[_.-]?key(?:[_.-]?base)?)?"
     r"|secret[_.-]?access[_.-]?key|access[_.-]?key|private[_.-]?key"
     r"|(?:account|shared[_.-]?access|signing|encryption|master|client|app|session|webhook)[_.-]?key"
-    r"|(?<=[_.-])pwd|token|api[_.-]?key|apikey|auth[_.-]?key|credentials?))"
+    r"|(?<=[_.-])pwd|token|api[_.-]?key|apikey|auth[_.-]?key|credentials?"
+    # Short words that mean a secret only as a whole word of the key: DB_PASS, pass,
+    # pwd, MY_SERVICE_AUTH, auth; never bypass, compass, passive, author, oauth.
+    r"|(?:(?<=[_.-])|(?<![A-Za-z0-9_.-]))(?:pass|pwd|auth)"
+    # Session cookies' names: sessionid (Django), PHPSESSID, JSESSIONID, session_cookie.
+    r"|session[_.-]?cookie|sess(?:ion)?id))"
 )
 _ASSIGN = (
     r"(?P<head>" + _KEY + r"(?P<kq>[\"']?)[ \t]*(?::=|=>|:|=)[ \t]*)"
     r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'}\]&)]+)"
 )
-_ASSIGN_TRIGGERS = ("pass", "secret", "token", "key", "credential", "pwd")
+_ASSIGN_TRIGGERS = ("pass", "secret", "token", "key", "credential", "pwd", "auth", "sessid", "sessionid",
+                    "session_cookie", "session-cookie", "session.cookie")
 # --password VALUE / --token VALUE on a command line.
 _FLAG = (
     r"(?P<head>(?<![A-Za-z0-9_-])--?(?:[A-Za-z0-9-]*-)?"
@@ -196,11 +248,42 @@ def _kind_of(word: str) -> str:
     w = word.lower()
     if w.startswith("pass") or w == "pwd":
         return "password"
-    if w == "token":
+    if w.endswith("token"):
         return "token"
     if "api" in w:
         return "api-key"
+    if w == "auth":
+        return "auth"
+    if w.startswith("sess"):
+        return "session-id"
     return "secret"
+
+
+_SYMBOLS = frozenset("!@#$%^&*+=?~/_:")
+# What an "auth:" setting names when it names a method, not a credential.
+_AUTH_METHODS = frozenset({
+    "oauth", "oauth1", "oauth2", "xoauth2", "oidc", "saml", "saml2", "ldap", "ldaps", "ntlm", "kerberos", "kerberos5",
+    "krb5", "gssapi", "sspi", "scram-sha-256", "scram-sha-1", "cram-md5", "digest-md5", "md5", "sha256", "plain",
+    "login", "basic", "bearer", "digest", "jwt", "mtls", "x509", "cert", "anonymous", "aws_iam", "aws-iam", "iam",
+    "api_key", "apikey", "password", "trust", "reject", "peer", "ident", "radius", "pam",
+})
+
+
+def _credential_like(value: str, *, digits_only: bool = True) -> bool:
+    """Whether a value a weak key word (``auth``, a bare ``pass``) or a sentence names
+    looks like a credential rather than a word: 6+ characters and a digit, a symbol,
+    or mixed case beyond a capital first letter. ``required``, ``Enabled``, ``basic``,
+    ``0.95`` are not; ``AuthOnly3``, ``Hunter2Staging!``, base64 ``Ym9iOmdo...==`` are.
+    ``digits_only``: whether a value of digits alone counts (a PIN does; a count said
+    of a "token" does not)."""
+    if len(value) < 6 or " " in value.strip():
+        return False
+    if _rx(r"[0-9]+(?:[.,][0-9]+)*%?$").match(value):
+        return digits_only and value.isdigit()
+    if any(c.isdigit() for c in value) or any(c in _SYMBOLS for c in value):
+        return True
+    rest = value[1:]
+    return any(c.isupper() for c in rest) and any(c.islower() for c in value)
 
 
 def _not_secret(value: str) -> bool:
@@ -222,8 +305,18 @@ def _sub_assign(m: re.Match[str]) -> str:
     parts = _secret_value(m.group("val"))
     if parts is None:
         return m.group(0)
-    q = parts[0]
-    return m.group("head") + q + _tag(_kind_of(m.group("word"))) + q
+    q, value = parts
+    word = m.group("word").lower()
+    bare = m.group("key").lower() == word
+    # Weak words: "auth: required", "pass: skipped", "auth=oauth2" are settings, not
+    # secrets; an auth value or a lone "pass" key must look like a credential.
+    if (word == "auth" or (word == "pass" and bare)) and (
+            not _credential_like(value.replace(" ", "") if q else value) or value.lower() in _AUTH_METHODS):
+        return m.group(0)
+    # PWD=/home/me in every env dump is the working directory, not a password.
+    if word == "pwd" and bare and value[:1] in ("/", "~", "."):
+        return m.group(0)
+    return m.group("head") + q + _tag(_kind_of(word)) + q
 
 
 def _sub_flag(m: re.Match[str]) -> str:
@@ -262,9 +355,66 @@ def _sub_value(kind: str):
 
 
 def _sub_url(m: re.Match[str]) -> str:
-    if _not_secret(m.group("val")):
+    # "https://[REDACTED:url-key]@host": the user part was a key already redacted; its
+    # marker's colon is not a user:password separator.
+    if _not_secret(m.group("val")) or m.group("head").endswith("[REDACTED:"):
         return m.group(0)
     return m.group("head") + _tag("url-password")
+
+
+def _sub_url_key(m: re.Match[str]) -> str:
+    val = m.group("val")
+    if _not_secret(val):
+        return m.group(0)
+    # Outside a DSN setting, only a user part that reads as a key (Sentry's 32 hex
+    # digits, a token) is one: https://git@host, https://first.last@host stay.
+    if "dsn" not in m.group("head").lower() and not (
+        len(val) >= 16 and any(c.isdigit() for c in val) and any(c.isalpha() for c in val)
+    ):
+        return m.group(0)
+    return m.group("head") + _tag("url-key")
+
+
+_COOKIE_ATTRS = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority",
+                           "partitioned", "version", "comment"})
+
+
+def _sub_cookie(m: re.Match[str]) -> str:
+    """Every ``name=value`` of a ``Cookie:`` header (the first one only of a
+    ``Set-Cookie:``, whose others are attributes) with its value redacted; names kept.
+    Values shorter than 8 characters (``lang=en``) stay: session ids are long."""
+    head, val = m.group("head"), m.group("val")
+    pairs = val.split(";")
+    only_first = "set" in head.lower()
+    out = []
+    for i, pair in enumerate(pairs):
+        name, eq, value = pair.partition("=")
+        v = value.strip()
+        if (eq and name.strip() and name.strip().lower() not in _COOKIE_ATTRS and (i == 0 or not only_first)
+                and len(v) >= 8 and not _not_secret(v)):
+            lead = value[: len(value) - len(value.lstrip())]
+            trail = value[len(value.rstrip()):]
+            pair = name + eq + lead + _tag("cookie") + trail
+        out.append(pair)
+    return head + ";".join(out)
+
+
+def _sub_phrase(m: re.Match[str]) -> str:
+    raw = m.group("val")
+    q = raw[:1] if raw[:1] in ("'", '"', "`") and raw[-1:] == raw[:1] and len(raw) >= 2 else ""
+    value = raw[1:-1] if q else raw
+    tail = ""
+    if not q:  # sentence punctuation after the value is not part of it ("is X." / "is X),")
+        stripped = value.rstrip(".,;:)]}\"'")
+        tail, value = value[len(stripped):], stripped
+    word = m.group("word").lower()
+    pw = word.startswith("pass")
+    if not value or _not_secret(value) or not _credential_like(value.replace(" ", "") if q else value,
+                                                                digits_only=pw) or (
+            not q and _rx(_CODE_EXPR).search(value)):
+        return m.group(0)
+    kind = "password" if pw else _kind_of(word.replace(" ", "_"))
+    return m.group("head") + q + _tag(kind) + q + tail
 
 
 def redact(text: str) -> str:
@@ -296,11 +446,33 @@ def redact(text: str) -> str:
         out = _rx(_BEARER, _AI).sub(_sub_auth, out)
     if "://" in out and "@" in out:
         out = _rx(_URL_CREDS).sub(_sub_url, out)
+        out = _rx(_URL_USER_KEY, _AI).sub(_sub_url_key, out)
+    if "cookie" in lowered:
+        out = _rx(_COOKIE, _AI).sub(_sub_cookie, out)
+    if "password" in lowered:
+        if "machine" in lowered or "default" in lowered:
+            out = _rx(_NETRC_INLINE).sub(_sub_value("password"), out)
+        if "machine" in lowered:
+            out = _rx(_NETRC_LINE).sub(_sub_value("password"), out)
+    if out.count(":") >= 4:
+        out = _rx(_PGPASS).sub(_sub_value("password"), out)
     if any(t in lowered for t in _ASSIGN_TRIGGERS):
         out = _rx(_ASSIGN, _AI).sub(_sub_assign, out)
     if "-" in out and any(t in lowered for t in _FLAG_TRIGGERS):
         out = _rx(_FLAG, _AI).sub(_sub_flag, out)
+    if any(t in lowered for t in _PHRASE_TRIGGERS):
+        out = _rx(_PHRASE, _AI).sub(_sub_phrase, out)
     return out
+
+
+def redact_counted(text: str) -> tuple[str, int]:
+    """``(redact(text), n)``: ``n`` is how many secrets were replaced (markers added;
+    markers already in ``text`` are not counted again), so a writer can tell the user
+    that something was redacted before it was stored. Never raises."""
+    out = redact(text)
+    if out is text or out == text or not isinstance(out, str):
+        return out, 0
+    return out, max(0, out.count("[REDACTED:") - text.count("[REDACTED:"))
 
 
 # ---------------------------------------------------------------- bounding
