@@ -404,6 +404,68 @@ def test_search_and_show(cli, store_target):
     assert "m_nope" in fail(*cli("show", "m_nope"))
 
 
+
+def test_show_tells_what_happened_to_a_memory(cli, store_target):
+    """Provenance: ``show`` lists the operation log's rows about the memory (written,
+    corroborated, judged, resolved, dropped...) and every text it had before a merge or
+    an edit, in text and in ``--json`` (``history``, ``formerTexts``), for the memory
+    kept and for the one merged away."""
+    with Ledger.open(store_target) as led:
+        a = led.remember("The API server listens on port 8080", cluster="code", agent="alice").memory
+        led.remember("The API server listens on port 8080", cluster="code", agent="bob")
+        res = led.remember("The API server listens on port 9090", cluster="code", agent="carol")
+        [cand] = res.proposed
+        led.resolve(led.judge(cand, "conflict", agent="carol"), "merge", by="dana")
+        b = res.memory
+    shown = ok(*cli("show", a.id))
+    assert "The API server listens on port 9090" in shown.splitlines()[1]
+    hist = shown[shown.index("  history:"):].splitlines()
+    assert re.match(r"    (just now|\d+s ago)  memory\.write by alice$", hist[1]), hist
+    assert re.match(r"    .*  memory\.corroborate by bob  remembered again$", hist[2]), hist
+    assert any("conflicts.resolve by dana  merge on cf_" in h for h in hist), hist
+    assert re.search(r"^  earlier text \(until .*, replaced by dana\): The API server listens on port 8080$", shown, re.M), shown
+    d = json.loads(ok(*cli("show", a.id, "--json")))
+    assert [e["op"] for e in d["history"]][:2] == ["memory.write", "memory.corroborate"]
+    assert [e["agent"] for e in d["history"]][:2] == ["alice", "bob"] and all(e["memoryId"] == a.id for e in d["history"])
+    assert [(f["text"], f["replacedBy"]) for f in d["formerTexts"]] == [("The API server listens on port 8080", "dana")]
+    assert isinstance(d["formerTexts"][0]["replacedAt"], int)
+    gone = json.loads(ok(*cli("show", b.id, "--json")))
+    assert gone["deletedAt"] and gone["history"][-1]["op"] == "memory.drop" and "merged into" in gone["history"][-1]["detail"]
+    assert gone["formerTexts"] == []
+    fresh = json.loads(ok(*cli("show", remember(cli, "Redis runs on the cache host"), "--json")))
+    assert [e["op"] for e in fresh["history"]] == ["memory.write"] and fresh["formerTexts"] == []
+
+
+def test_sources_tell_apart_documents_of_the_same_name(cli, tmp_path):
+    """``ledger ingest run.md`` in two folders: ``sources`` shows each one's resolved
+    path instead of the name they share, long names keep their tail (the file's name),
+    and ``--json`` carries ``path`` (null for stdin)."""
+    def ingest_in(folder):
+        p = subprocess.run([LEDGER_BIN, "ingest", "run.md", "--cluster", "code", "--db", str(cli.db)], cwd=folder,
+                           capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+        assert p.returncode == 0, p.stderr
+
+    deep = tmp_path / ("x" * 30) / "a"
+    for folder, body in ((deep, "# Run\n\nStart the server with make run.\n"), (tmp_path / "b", "# Run\n\nUse docker compose up.\n")):
+        folder.mkdir(parents=True)
+        (folder / "run.md").write_text(body)
+    ingest_in(deep)
+    ok(*cli("ingest", "-", "--name", "notes.md", "--cluster", "code", input="Some notes piped in.\n"))
+    names = [line[6:46].rstrip() for line in ok(*cli("sources")).splitlines()[1:]]
+    assert sorted(names) == ["notes.md", "run.md"], names
+    ingest_in(tmp_path / "b")
+    names = [line[6:46].rstrip() for line in ok(*cli("sources")).splitlines()[1:]]
+    assert sorted(names) == sorted(["notes.md", str(tmp_path / "b" / "run.md")[-40:] if len(str(tmp_path / "b" / "run.md")) <= 40
+                                    else "…" + str(tmp_path / "b" / "run.md")[-39:], "…" + str(deep / "run.md")[-39:]]), names
+    paths = sorted((s["filename"], s["path"] or "") for s in json.loads(ok(*cli("sources", "--json"))))
+    assert paths == [("notes.md", ""), ("run.md", str(tmp_path / "b" / "run.md")), ("run.md", str(deep / "run.md"))]
+    long_name = tmp_path / ("long-" * 10 + "name.md")
+    long_name.write_text("A document with a long name.\n")
+    ok(*cli("ingest", str(long_name), "--cluster", "code"))
+    names = [line[6:46].rstrip() for line in ok(*cli("sources")).splitlines()[1:]]
+    assert "…" + str(long_name)[-39:] in names, names
+
+
 # ---------------------------------------------------------------------------- stats, export
 
 

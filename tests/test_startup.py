@@ -242,7 +242,7 @@ def _stable(out: str) -> str:
 
     out = re.sub(r"\b(m|cc|cf)_[0-9a-z]{14}\b", "<id>", out)
     out = re.sub(r"(?m)^[0-9a-z]{6}(?=  )", "<short id>", out)  # search's table starts with the id's last 6
-    out = re.sub(r'"(tookMs|createdAt|lastReadAt|reviewedAt)": [0-9.e+-]+', r'"\1": 0', out)
+    out = re.sub(r'"(tookMs|createdAt|lastReadAt|reviewedAt|at|replacedAt)": [0-9.e+-]+', r'"\1": 0', out)
     return re.sub(r"\d+ms", "<ms>", out)
 
 

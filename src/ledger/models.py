@@ -238,7 +238,7 @@ class SearchResult(Frozen):
 class Source(Frozen):
     __slots__ = (
         "id", "filename", "ext", "cluster_id", "ingested_by", "bytes", "trust", "ingested_at",
-        "dropped_at", "chunk_count", "claim_count", "hits",
+        "dropped_at", "chunk_count", "claim_count", "hits", "path",
     )
 
     def __init__(
@@ -255,6 +255,7 @@ class Source(Frozen):
         chunk_count: int = 0,
         claim_count: int = 0,
         hits: int = 0,
+        path: str | None = None,
     ) -> None:
         s = object.__setattr__
         s(self, "id", id)
@@ -269,6 +270,7 @@ class Source(Frozen):
         s(self, "chunk_count", chunk_count)
         s(self, "claim_count", claim_count)
         s(self, "hits", hits)
+        s(self, "path", path)
 
     def to_dict(self) -> dict:
         """The JSON shape: :func:`ledger.wire.source`."""

@@ -22,7 +22,7 @@ from .errors import InvalidInput, StoreUnavailable, UnknownMemory, missing_id
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
 from .frozen import Frozen
 from .ids import PREFIXES
-from .models import Candidate, Cluster, Conflict, FileKey, Memory, SearchResult, Source
+from .models import Candidate, Cluster, Conflict, Event, FileKey, Memory, SearchResult, Source
 from .paths import db_file
 from .query import parse
 from .store import Store
@@ -269,6 +269,15 @@ class Ledger:
     def get(self, memory_id: str) -> Memory:
         """One memory by id or short id (dropped ones too). Never counts as a retrieval."""
         return self.store.get(self.resolve_id(memory_id), self.clock())
+
+    def history(self, memory_id: str, limit: int = 50) -> tuple[list[Event], list[tuple[str, int, str]]]:
+        """What happened to one memory (id or short id; dropped ones too): the
+        operation log's rows about it, oldest first (at most ``limit``, the newest
+        kept), and every text it had before an edit or merge as ``(text, replaced_at
+        epoch ms, replaced_by agent)``, oldest first. Never counts as a retrieval.
+        Raises UnknownMemory."""
+        mid = self.resolve_id(memory_id)
+        return self.store.memory_events(mid, limit), self.store.former_texts(mid)
 
     def resolve_id(self, ref: str) -> str:
         """Full id from an id, a unique tail of one (the short ids ``search`` and

@@ -88,6 +88,7 @@ def source(x: "Source") -> dict:
         "ingestedBy": x.ingested_by, "bytes": x.bytes, "trust": x.trust,
         "ingestedAt": x.ingested_at, "droppedAt": x.dropped_at,
         "chunkCount": x.chunk_count, "claimCount": x.claim_count, "hits": x.hits,
+        "path": x.path,  # the resolved file it was read from; None for stdin or --text
     }
 
 

@@ -101,11 +101,19 @@ def candidates_text(cands: list[Candidate]) -> str:
 
 
 def sources_table(sources: list[Source], color: bool) -> str:
+    """``ledger sources``: a line per source. A name several listed sources share (the
+    path as typed at ingest, e.g. ``run.md`` from two folders) is replaced by each one's
+    resolved path, so they can be told apart; a name over 40 characters keeps its tail."""
     head = f"▍ Sources  {len(sources)} {'document' if len(sources) == 1 else 'documents'}"
     lines = [_style(head, bold=True) if color else head]
+    seen: dict[str, int] = {}
     for s in sources:
+        seen[s.filename] = seen.get(s.filename, 0) + 1
+    for s in sources:
+        name = s.path if seen[s.filename] > 1 and s.path else s.filename
+        name = name if len(name) <= 40 else "…" + name[-39:]  # a path's tail names the file
         lines.append(
-            f"{(s.ext or '—').upper():<5} {truncate(s.filename, 40):<40} {_bar(s.trust, 6, color)} {pct(s.trust):>3}  "
+            f"{(s.ext or '—').upper():<5} {name:<40} {_bar(s.trust, 6, color)} {pct(s.trust):>3}  "
             f"{plural(s.chunk_count, 'chunk')} · {plural(s.claim_count, 'claim')} · {plural(s.hits, 'read')}  " + _dim(s.id, color)
         )
     return "\n".join(lines)
@@ -135,7 +143,10 @@ def stats_text(st: dict, color: bool) -> str:
     ])
 
 
-def memory_text(m: Memory, now: int) -> str:
+def memory_text(m: Memory, now: int, events=(), former=()) -> str:
+    """``ledger show``: the memory, its strength explained, its files, and what happened
+    to it: ``events`` (:class:`ledger.models.Event`, oldest first) and ``former`` texts
+    (``(text, replaced_at ms, agent)``, oldest first), from :meth:`ledger.service.Ledger.history`."""
     f = m.factors
     # A chunk's strength is its source's trust (clamped); the use factors do not apply.
     why = (f"source trust {m.source_trust:.2f}, {m.source_id}" if m.kind == "chunk" and m.source_trust is not None
@@ -160,4 +171,11 @@ def memory_text(m: Memory, now: int) -> str:
         lines.append(f"  file: {f.path}" + (f"  ({f.size} bytes, sha256 {f.sha256[:12]}…)" if f.sha256 else "") + mark)
     if m.deleted_at:
         lines.append(f"  dropped {ago(now - m.deleted_at)}")
+    if events:
+        lines.append("  history:")
+        for e in events:
+            detail = f"  {collapse(e.detail)[:100]}" if e.detail and e.op != "memory.write" else ""
+            lines.append(f"    {ago(now - e.at)}  {e.op} by {e.agent}{detail}")
+    for text, at, by in former:
+        lines.append(f"  earlier text (until {ago(now - at)}, replaced by {by}): {collapse(text)}")
     return "\n".join(lines)

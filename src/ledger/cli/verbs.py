@@ -155,12 +155,14 @@ def show(memory_id: str, *, db: str | None, as_json: bool, keep_open: bool = Fal
 
     with _Opened(db, keep_open, read=True, as_json=as_json) as led:
         m = led.get(led.resolve_id(memory_id))
+        events, former = led.history(m.id)
         now = led.clock()
     if as_json:
         from ..filekeys import file_changes
 
-        return dumps({**m.to_dict(), "fileChanges": file_changes(m.files)})
-    return memory_text(m, now)
+        return dumps({**m.to_dict(), "fileChanges": file_changes(m.files), "history": [e.to_dict() for e in events],
+                      "formerTexts": [{"text": t, "replacedAt": at, "replacedBy": by} for t, at, by in former]})
+    return memory_text(m, now, events, former)
 
 
 def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, note: str, supersedes: str | None,

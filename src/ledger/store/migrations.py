@@ -709,3 +709,11 @@ def m017_agent_summary(conn: sqlite3.Connection) -> None:
             conn.execute(stmt)
     conn.execute("CREATE INDEX memories_live_created ON memories (deleted_at, created_at)")
     conn.execute("CREATE INDEX memories_source_order ON memories (source_id, deleted_at, kind, coalesce(chunk_index, 0), seq)")
+
+
+@migration
+def m018_events_by_memory(conn: sqlite3.Connection) -> None:
+    """A memory's history (``ledger show``, ``Store.memory_events``) reads the operation
+    log's rows about it by id; without an index that read scanned every event (one per
+    search and hook step). Partial: most events name no memory."""
+    conn.execute("CREATE INDEX events_memory ON events (memory_id, id) WHERE memory_id IS NOT NULL")

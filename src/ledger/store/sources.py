@@ -244,8 +244,11 @@ class SourcesMixin:
                 ORDER BY s.ingested_at DESC, s.rowid DESC""",
             params,
         ).fetchall()
+        # sources.path is a file's resolved path, or for piped text its identity key
+        # (ledger.ingest.text_identity: "name:..." / "sha256:..."), which is never shown.
         return [Source(r["id"], r["filename"], r["ext"], r["cluster_id"], r["ingested_by"], r["bytes"], r["trust"],
-                       r["ingested_at"], r["dropped_at"], r["chunks"], r["claims"], r["hits"]) for r in rows]
+                       r["ingested_at"], r["dropped_at"], r["chunks"], r["claims"], r["hits"],
+                       r["path"] if r["path"] and r["path"].startswith("/") else None) for r in rows]
 
     def source(self, source_id: str) -> Source:
         """The source ``source_id`` (complete, dropped or not) with its counts. Raises

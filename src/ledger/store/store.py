@@ -243,6 +243,22 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
             rows = self._conn.execute("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
         return [Event(r["id"], r["at"], r["agent"], r["op"], r["memory_id"], r["detail"], r["ms"]) for r in rows]
 
+    def memory_events(self, memory_id: str, limit: int = 50) -> list[Event]:
+        """The operation log's rows about one memory (written, corroborated, edited,
+        merged into, judged, resolved, pinned, dropped...), oldest first; at most
+        ``limit``, the newest kept. Index ``events_memory`` (m018)."""
+        rows = self._conn.execute(
+            "SELECT * FROM events WHERE memory_id = ? ORDER BY id DESC LIMIT ?", (memory_id, int(limit))).fetchall()
+        return [Event(r["id"], r["at"], r["agent"], r["op"], r["memory_id"], r["detail"], r["ms"]) for r in reversed(rows)]
+
+    def former_texts(self, memory_id: str) -> list[tuple[str, int, str]]:
+        """Every text the memory had before an edit or a merge, oldest first:
+        ``(text, replaced_at epoch ms, agent who replaced it)`` (``memory_text_history``,
+        the rows ``asof:`` answers from)."""
+        return [(r[0], r[1], r[2]) for r in self._conn.execute(
+            "SELECT text, replaced_at, replaced_by FROM memory_text_history WHERE memory_id = ? ORDER BY replaced_at, rowid",
+            (memory_id,))]
+
     # ------------------------------------------------------------------ writing memories
     def _index(self, seq: int, text: str, context: str = "") -> None:
         textindex.index(self._conn, seq, text, context)
