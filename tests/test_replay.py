@@ -16,7 +16,7 @@ BIG = next((p for p in (DATA / "258c7280-ae70-4798-800f-63464d01a85d.jsonl",
 
 FIELDS = {"transcript", "session", "toolCalls", "repeatedReads", "repeatedCommands", "injections", "gentle",
           "escalations", "charsInjected", "distillations", "hookP50Ms", "hookP95Ms", "compactions", "db", "repeatReads",
-          "prompts", "stops", "checkpoints"}
+          "prompts", "stops", "checkpoints", "skippedLines"}
 
 
 def test_replay_short_transcript_text_report(cli):
@@ -132,6 +132,49 @@ def test_replay_tolerates_garbage_lines(cli, tmp_path):
     rc, out, err = cli("replay", t, "--json", db=None)
     assert rc == 0, err
     assert json.loads(out)[0]["toolCalls"] >= 1
+    assert json.loads(out)[0]["skippedLines"] == {"count": 1, "first": 1}  # "[]" is JSON, not a bad line
+
+
+def test_replay_skips_and_counts_lines_that_are_not_utf8(cli, tmp_path):
+    # The tester's case: one bad line in an otherwise valid transcript was a traceback.
+    t = tmp_path / "t.jsonl"
+    good = SHORT.read_bytes().rstrip(b"\n").split(b"\n")
+    t.write_bytes(b"\n".join([good[0], b"\xff\xfe{broken \xc3(", *good[1:], b'{"cut": "mid-wr']) + b"\n")
+    rc, out, err = cli("replay", t, "--json", db=None)
+    assert rc == 0, err
+    (r,) = json.loads(out)
+    assert r["toolCalls"] >= 1 and r["skippedLines"] == {"count": 2, "first": 2}
+    rc, out, err = cli("replay", t, db=None)
+    assert rc == 0 and "Traceback" not in err
+    assert "skipped lines         2  (not UTF-8 or not JSON; first at line 2)" in out
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_replay_refuses_a_binary_file_clearly(cli, tmp_path, as_json):
+    import random
+
+    b = tmp_path / "bin.dat"
+    b.write_bytes(bytes(random.Random(7).randrange(256) for _ in range(5000)) + b"\0")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    rc, out, err = cli("replay", b, *(["--json"] if as_json else []), db=None, env={"TMPDIR": str(tmp)})
+    assert rc == 1 and out == "" and "Traceback" not in err
+    if as_json:
+        e = json.loads(err)
+        assert e["kind"] == "invalid-input" and "binary content" in e["error"]
+    else:
+        assert err.startswith("✕ ") and f"{b}: binary content, not a Claude Code session transcript" in err
+    assert list(tmp.iterdir()) == []  # refused before a throwaway store was made
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_replay_of_a_file_with_no_json_line_says_so(cli, tmp_path, as_json):
+    t = tmp_path / "latin1.txt"
+    t.write_bytes("caf\xe9 au lait\nna\xefve\n".encode("latin-1"))
+    rc, out, err = cli("replay", t, *(["--json"] if as_json else []), db=None)
+    assert rc == 1 and "Traceback" not in err
+    msg = json.loads(err)["error"] if as_json else err
+    assert "none of its 2 lines is JSON (first bad line: 1" in msg
 
 
 def test_replay_distils_outlines_and_command_outcomes_not_first_lines(big_report):

@@ -307,11 +307,16 @@ def test_checkpoints_list_and_show(cli, store_target, repo):
 def test_agents_dir_is_excluded_in_a_linked_worktree(store_target, repo, tmp_path):
     wt = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", str(wt), "-b", "side")
-    Hook(store_target, wt)(payload("Stop", stop_hook_active=False))
+    h = Hook(store_target, wt)
+    h.prompt("work on the side branch")
+    h(payload("Stop", stop_hook_active=False))
     assert (wt / ".agents" / "checkpoint.md").exists()
     assert "/.agents/" in (repo / ".git" / "info" / "exclude").read_text().splitlines()  # the common dir
     assert git(wt, "status", "--short") == ""
-    Hook(store_target, repo, session="s2")(payload("Stop", stop_hook_active=False))
+    h = Hook(store_target, repo, session="s2")
+    h.prompt("work on main")
+    h(payload("Stop", stop_hook_active=False))
+    assert (repo / ".agents" / "checkpoint.md").exists()
     assert (repo / ".git" / "info" / "exclude").read_text().count("/.agents/") == 1  # added once
     assert git(repo, "status", "--short") == ""
 
@@ -322,7 +327,9 @@ def test_a_tracked_agents_dir_is_left_alone(store_target, repo):
     git(repo, "add", ".agents")
     git(repo, "commit", "-qm", "track agent notes")
     before = (repo / ".git" / "info" / "exclude").read_text() if (repo / ".git" / "info" / "exclude").exists() else ""
-    Hook(store_target, repo)(payload("Stop", stop_hook_active=False))
+    h = Hook(store_target, repo)
+    h.prompt("keep the notes")
+    h(payload("Stop", stop_hook_active=False))
     after = (repo / ".git" / "info" / "exclude").read_text() if (repo / ".git" / "info" / "exclude").exists() else ""
     assert after == before
     assert "?? .agents/checkpoint.md" in git(repo, "status", "--short")  # the user sees it, as they chose

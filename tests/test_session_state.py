@@ -36,11 +36,21 @@ def repo(tmp_path) -> Path:
     return r
 
 
+TASK = "ship the checkpoint feature"
+
+
 class Hook:
-    def __init__(self, db, cwd, session="s1"):
-        self.db, self.cwd, self.session, self.now = db, cwd, session, T0 + MIN
+    """One session's hook events in process. Unless ``task`` is None the session first
+    gets the user's prompt ``task``: a session that recorded nothing writes no
+    checkpoint (docs/watcher.md "Session state")."""
+
+    def __init__(self, db, cwd, session="s1", task: str | None = TASK):
+        self.db, self.cwd, self.session, self.now, self.task = db, cwd, session, T0 + MIN, task
 
     def __call__(self, p: dict) -> str:
+        if self.task is not None:
+            task, self.task = self.task, None
+            self(payload("UserPromptSubmit", prompt=task))
         self.now += MIN
         p = {**p, "session_id": self.session, "cwd": str(self.cwd)}
         return handle(p, db=self.db, now=self.now)
@@ -71,7 +81,8 @@ def test_stop_writes_the_checkpoint_in_the_seed_format(store_target, repo):
     md = (repo / ".agents" / "checkpoint.md").read_text()
     sections = re.findall(r"^## (.+)$", md, re.M)
     # no prompt, plan, todo list or command recorded: those sections are left out
-    assert sections == ["Branch", "Files Changed This Session", "Git Status", "Git Diff Summary", "Active Task List"]
+    assert sections == ["Current Task", "Branch", "Files Changed This Session", "Git Status", "Git Diff Summary",
+                        "Active Task List"]
     assert re.match(r"# Checkpoint — \d{4}-\d\d-\d\d \d\d:\d\d UTC\n", md)
     assert "## Branch\nfeature/ckpt\n" in md
     assert "## Files Changed This Session\n- src/a.py\n- notes.txt\n\n" in md
@@ -83,7 +94,7 @@ def test_stop_writes_the_checkpoint_in_the_seed_format(store_target, repo):
     assert "src/a.py" in diff and "1 file changed" in diff
     assert "## Active Task List\n- [ ] HITL: ship checkpoints\n- [x] AFK: write tests\n" in md
     assert md.rstrip().splitlines()[-2:] == ["---", md.rstrip().splitlines()[-1]]
-    assert re.search(r"^_Written by ledger on Stop at \d{4}-\d\d-\d\d \d\d:\d\d UTC_$", md, re.M)
+    assert re.search(r"^_Written by ledger on Stop at \d{4}-\d\d-\d\d \d\d:\d\d UTC for session claude-code:s1_$", md, re.M)
     (row,) = checkpoint_rows(store_target)
     assert row["content"] == md and row["branch"] == "feature/ckpt" and row["event"] == "Stop"
     assert row["project"] == str(repo) and row["session"] == "claude-code:s1"
@@ -93,12 +104,15 @@ def test_loop_state_task_and_iteration(store_target, repo, tmp_path, monkeypatch
     ls = tmp_path / "loop.json"
     ls.write_text(json.dumps({"task": "migrate the store", "iter": 3}))
     monkeypatch.setenv("LEDGER_LOOP_STATE", str(ls))
-    Hook(store_target, repo).stop()
+    Hook(store_target, repo, task=None).stop()  # the loop's task is something to hand over
     md = (repo / ".agents" / "checkpoint.md").read_text()
     assert "## Current Task\nmigrate the store\nLoop iteration: 3\n" in md
     ls.write_text("{broken")
-    Hook(store_target, repo, session="s2").stop()
-    assert "## Current Task" not in (repo / ".agents" / "checkpoint.md").read_text()
+    Hook(store_target, repo, session="s2", task=None).stop()  # nothing to hand over: the file stays
+    assert (repo / ".agents" / "checkpoint.md").read_text() == md
+    Hook(store_target, repo, session="s3").stop()
+    md = (repo / ".agents" / "checkpoint.md").read_text()
+    assert "## Current Task\n> ship the checkpoint feature\n" in md and "Loop iteration" not in md
 
 
 def test_a_clean_repo_says_clean_and_no_uncommitted_changes(store_target, repo):
@@ -207,7 +221,7 @@ def write_state(repo: Path, tasks="- [ ] finish the parser\n", decisions="- Use 
 
 def test_pre_compact_prints_the_session_state_block_as_plain_text(store_target, repo):
     write_state(repo)
-    Hook(store_target, repo).stop()
+    Hook(store_target, repo, session="earlier").stop()  # s1 resumes from another session's hand-off
     p = run_hook("PreCompact", payload("PreCompact", session="s1", cwd=repo, trigger="auto", custom_instructions=""),
                  env={"LEDGER_DB": store_target})
     assert p.returncode == 0 and p.stderr == b""
@@ -222,8 +236,8 @@ def test_pre_compact_prints_the_session_state_block_as_plain_text(store_target, 
 def test_pre_compact_with_nothing_recorded_prints_nothing(store_target, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert Hook(store_target, empty)(payload("PreCompact", trigger="manual")) == ""
-    assert Hook(store_target, empty)(payload("SessionStart", source="compact")) == ""
+    assert Hook(store_target, empty, task=None)(payload("PreCompact", trigger="manual")) == ""
+    assert Hook(store_target, empty, task=None)(payload("SessionStart", source="compact")) == ""
 
 
 @pytest.mark.parametrize("source", ["compact", "resume"])

@@ -70,6 +70,9 @@ def test_stop_writes_the_checkpoint_into_the_project_folder_not_the_parent_repos
     # The session starts in projB, then the agent cd's into a subfolder: still projB.
     (proj / "sub").mkdir()
     assert run_hook("SessionStart", payload("SessionStart", cwd=proj, source="startup"), env=env).returncode == 0
+    # something to hand over: a session that recorded nothing writes no checkpoint
+    assert run_hook("UserPromptSubmit", payload("UserPromptSubmit", cwd=proj / "sub", prompt="tidy projB"),
+                    env=env).returncode == 0
     r = run_hook("Stop", payload("Stop", cwd=proj / "sub", stop_hook_active=False), env=env)
     assert r.returncode == 0 and r.stdout == b""
     assert (proj / ".agents" / "checkpoint.md").exists()

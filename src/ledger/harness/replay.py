@@ -24,8 +24,41 @@ import statistics
 import time
 from datetime import datetime
 
+#: Bytes looked at to tell a binary file from a transcript.
+BINARY_SNIFF = 8192
 
-def iter_transcript(path: str):
+
+class BadLines:
+    """Lines of a transcript that were skipped: not UTF-8, or not JSON. ``count``, and
+    ``first`` (1-based line number, None when there were none)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: int | None = None
+        self.good = 0  # lines that were a JSON value
+
+    def add(self, lineno: int) -> None:
+        self.count += 1
+        self.first = self.first or lineno
+
+
+def check_transcript(path: str) -> None:
+    """Refuse a file that is not text: raises :class:`ledger.errors.InvalidInput` when
+    its first :data:`BINARY_SNIFF` bytes hold a NUL byte, or when it cannot be read."""
+    from ..errors import InvalidInput
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(BINARY_SNIFF)
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read it ({exc.strerror or exc}).", field="transcript", value=path) from None
+    if b"\0" in head:
+        raise InvalidInput(f"{path}: binary content, not a Claude Code session transcript "
+                           "(~/.claude/projects/<project>/<session>.jsonl, one JSON object a line).",
+                           field="transcript", value=path)
+
+
+def iter_transcript(path: str, bad: BadLines | None = None):
     """Yield, in transcript order: ``("tool", {...})`` per tool call (use + result),
     ``("compact", {...})`` per compaction boundary, ``("prompt", {"text", "at", "cwd",
     "session"})`` per prompt the user typed, and ``("stop", {"at", "cwd", "session"})``
@@ -34,8 +67,13 @@ def iter_transcript(path: str):
     A turn ends where a Stop hook ran (``system`` line ``stop_hook_summary``), before the
     next user turn (a prompt, or a turn the harness starts, such as a background task's
     notification), and at the end of the transcript; never twice without activity in
-    between. Transcripts carry no usable ``stop_reason`` (always null when streamed)."""
+    between. Transcripts carry no usable ``stop_reason`` (always null when streamed).
+
+    A line that is not UTF-8 or not JSON is skipped and counted in ``bad`` (a transcript
+    cut mid-write, a stray byte); blank lines are not counted."""
     from ..session.record import is_user_words
+
+    bad = bad if bad is not None else BadLines()
 
     uses: dict[str, dict] = {}
     pending: list[str] = []
@@ -45,12 +83,16 @@ def iter_transcript(path: str):
     def stop():
         return "stop", dict(last)
 
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            try:
-                d = json.loads(line)
-            except ValueError:
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
                 continue
+            try:
+                d = json.loads(raw.decode("utf-8"))  # UnicodeDecodeError is a ValueError
+            except ValueError:
+                bad.add(lineno)
+                continue
+            bad.good += 1
             if not isinstance(d, dict):
                 continue
             t = d.get("type")
@@ -209,6 +251,8 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     from ..watcher.distill import distill_session
     from .runner import handle_payload
 
+    check_transcript(transcript)  # before any store or folder is made
+    bad = BadLines()
     tmpdir = None
     sandbox_dir = tempfile.mkdtemp(prefix="ledger-replay-files-")
     sandbox: _Sandbox | None = None
@@ -247,7 +291,7 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     compactions = []
     session_id = None
     prompts = stops = 0
-    for kind, item in iter_transcript(transcript):
+    for kind, item in iter_transcript(transcript, bad):
         session_id = session_id or item["session"]
         if not sandbox_decided:  # the first event of any kind decides (a prompt comes first)
             sandbox_decided = True
@@ -336,6 +380,11 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
     if tool_calls == 0 and not compactions:
         from ..errors import InvalidInput
 
+        if bad.count and not bad.good:
+            raise InvalidInput(f"{transcript}: none of its {bad.count:,} lines is JSON (first bad line: {bad.first}; "
+                               "not UTF-8 or not JSON). A Claude Code session transcript "
+                               "(~/.claude/projects/<project>/<session>.jsonl) has one JSON object a line.",
+                               field="transcript", value=transcript)
         raise InvalidInput(f"{transcript}: no Claude Code tool calls found. Is it a session transcript "
                            "(~/.claude/projects/<project>/<session>.jsonl)?")
     timings.sort()
@@ -355,6 +404,7 @@ def replay(transcript: str, *, db: str | None = None, distiller: str = "heuristi
         "hookP95Ms": round(timings[int(0.95 * (len(timings) - 1))], 2) if timings else None,
         "prompts": prompts,
         "stops": stops,
+        "skippedLines": {"count": bad.count, "first": bad.first},
         "checkpoints": checkpoints,
         "compactions": compactions,
         "db": db if tmpdir is None else None,
@@ -386,6 +436,10 @@ def format_report(r: dict) -> str:
         f"  user prompts          {r['prompts']}",
         f"  turn ends (Stop)      {r['stops']}  ({len(r['checkpoints'])} checkpoints written)",
     ]
+    skipped = r.get("skippedLines") or {}
+    if skipped.get("count"):
+        n = skipped["count"]
+        lines.append(f"  skipped lines         {n}  (not UTF-8 or not JSON; first at line {skipped['first']})")
     if r["checkpoints"]:
         last = r["checkpoints"][-1]
         lines.append(f"  last checkpoint       {last['event']}, {last['chars']} chars: {', '.join(last['sections'])}")

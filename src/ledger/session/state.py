@@ -70,9 +70,10 @@ def loop_state() -> tuple[str, int]:
 
 
 def checkpoint_markdown(project: str, changed: list[str], event_name: str, now_ms: int,
-                        rec: dict | None = None) -> tuple[str, str | None]:
+                        rec: dict | None = None, session: str | None = None) -> tuple[str, str | None]:
     """The checkpoint: the seed's format plus the session record (:mod:`.record`), with
-    empty sections left out. Returns ``(markdown, branch)``.
+    empty sections left out; the footer names ``session`` when given (several sessions
+    share one project's file). Returns ``(markdown, branch)``.
 
     Sections, in order: Current Task (the loop state's task, then the task in the user's
     words), Plan, Todo List, Branch, Files Changed This Session (``changed``: the record's
@@ -107,11 +108,16 @@ def checkpoint_markdown(project: str, changed: list[str], event_name: str, now_m
     for title, body in sections:
         if body:
             lines += ["", f"## {title}", body]
-    lines += ["", "---", f"_Written by ledger on {event_name} at {ts}_"]
+    who = f" for session {session}" if session else ""
+    lines += ["", "---", f"_Written by ledger on {event_name} at {ts}{who}_"]
     return "\n".join(lines) + "\n", branch
 
 
 _NOT_CHECKPOINT = ":(exclude).agents/checkpoint.md"
+#: Checkpoint sections that carry what a session did. A checkpoint without any of them
+#: (only Branch, Git Status, Git Diff Summary or the agent's own task list, which git and
+#: ``.agents/tasks.md`` already hold) hands nothing over: it is never written, nor shown.
+SESSION_SECTIONS = frozenset({"Current Task", "Plan", "Todo List", "Files Changed This Session", "Last Commands"})
 _EMPTY_RECORD = {"prompts": [], "plan": None, "todos": [], "files": [], "last_failed": None, "last_passed": None}
 _LEDGER_MARK = "\n_Written by ledger on "
 
@@ -120,38 +126,77 @@ def _cap(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n] + f"\n… ({len(text) - n} more characters)"
 
 
+def hands_over(md: str) -> bool:
+    """Whether checkpoint markdown ``md`` carries anything of a session (one of
+    :data:`SESSION_SECTIONS`). A file ledger did not write counts when it has any text."""
+    if _LEDGER_MARK not in "\n" + md:
+        return bool(md.strip())
+    return any(t in SESSION_SECTIONS for t in checkpoint_sections(md))
+
+
 def write_checkpoint(conn, key: str, project: str, event_name: str, now_ms: int,
                      extra_files: list[str] | tuple[str, ...] = ()) -> str | None:
     """Write ``.agents/checkpoint.md`` and keep it in the store. It carries the session
     record (:mod:`.record`) and git state; files changed are the record's edited files,
     the session's edit observations and ``extra_files`` (what a harness reported).
+
+    Nothing is written (file or store) when the session recorded nothing
+    (:func:`hands_over` is false): a session that only started, in a project several
+    sessions share, must not replace another session's hand-off with git state alone.
+    So the file holds the latest checkpoint that had something to hand over, whichever
+    session wrote it (its footer names the session); every session's checkpoints stay in
+    the store (``ledger checkpoints --session``).
     Idempotent: when nothing but the time changed since the latest checkpoint of this
     session, nothing is written. A project folder that does not exist (a replayed
-    transcript from another machine) gets the store row only. Returns the markdown, or
-    None."""
+    transcript from another machine) gets the store row only. A file that cannot be
+    written (``.agents`` is a file, a read-only project) is one hook.log line; the store
+    row is kept. Returns the markdown, or None when nothing was written."""
     from . import record as RC
 
     rec = RC.load(conn, key)
+    changed = list(dict.fromkeys([*W.files_changed(conn, key), *extra_files]))
+    if RC.is_empty(rec) and not changed and not loop_state()[0]:
+        return None  # nothing recorded: no git call, no row, no file
     if os.path.isdir(project):
         exclude_agents_dir(project)  # before git status is taken, so .agents/ is not in it
-    changed = list(dict.fromkeys([*W.files_changed(conn, key), *extra_files]))
-    md, branch = checkpoint_markdown(project, changed, event_name, now_ms, rec)
+    md, branch = checkpoint_markdown(project, changed, event_name, now_ms, rec, session=key)
+    if not hands_over(md):
+        return None
     prev = W.checkpoints(conn, session=key, limit=1)
     if prev and _strip_times(prev[0]["content"]) == _strip_times(md):
         return None
     W.add_checkpoint(conn, session=key, project=project, event=event_name, branch=branch, content=md, now=now_ms)
-    if not os.path.isdir(project):
-        return md
+    if os.path.isdir(project):
+        _write_file(project, md, event_name)
+    return md
+
+
+def _write_file(project: str, md: str, event_name: str) -> bool:
+    """``<project>/.agents/checkpoint.md`` replaced atomically by ``md``; on failure one
+    hook.log line, no temporary file and no ``.agents/`` folder this call created left
+    behind. True when written."""
     agents = os.path.join(project, ".agents")
+    made = not os.path.lexists(agents)
+    tmp = os.path.join(agents, f".checkpoint.{os.getpid()}.tmp")
     try:
         os.makedirs(agents, exist_ok=True)
-        tmp = os.path.join(agents, f".checkpoint.{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(md)
         os.replace(tmp, os.path.join(agents, "checkpoint.md"))
-    except OSError:
-        pass  # read-only project: the store still has it (`ledger checkpoints`)
-    return md
+        return True
+    except OSError as exc:
+        from ..log import log_line
+
+        for undo in (lambda: os.unlink(tmp), lambda: made and os.rmdir(agents)):
+            try:
+                undo()
+            except OSError:
+                pass
+        why = ".agents is a file, not a folder" if os.path.lexists(agents) and not os.path.isdir(agents) \
+            else (exc.strerror or str(exc))
+        log_line(f"{event_name}: checkpoint not written to {os.path.join(agents, 'checkpoint.md')}: {why}; "
+                 "it is kept in the store (ledger checkpoints)")
+        return False
 
 
 def exclude_agents_dir(project: str) -> str | None:
@@ -218,7 +263,9 @@ def session_block(project: str, cap: int = BLOCK_CAP, rec: dict | None = None) -
 
     tasks = agents_file("tasks.md")
     checkpoint = agents_file("checkpoint.md")
-    if checkpoint and _LEDGER_MARK in "\n" + checkpoint and not RC.is_empty(rec):
+    if checkpoint and _LEDGER_MARK in "\n" + checkpoint and (not RC.is_empty(rec) or not hands_over(checkpoint)):
+        # ledger's own checkpoint repeats the record, and one with nothing of a session
+        # in it (written by an older ledger) is only git state: neither is shown
         checkpoint = ""
     sections = [
         ("Task (the user's words)", _cap(RC.task_text(rec), SECTION_CAPS["task"])),
