@@ -163,6 +163,46 @@ def test_words_absent_from_the_store_do_not_crowd_out_shared_ones(ledger, clock)
     assert {old.id, res.memory.id} in candidate_pairs(ledger)
 
 
+@pytest.mark.sqlite_only  # the two SQLite statements of the peer lookup (PostgreSQL has its own)
+def test_peers_by_cluster_list_are_the_joined_peers_in_the_same_order(ledger, clock):
+    """The peer lookup for words matching many memories lists the cluster's live claims
+    first (store/conflicts.py ``_PEERS_BY_CLUSTER``); it must return the rows of the plain
+    join, in the same order, ties included: many claims in several clusters sharing
+    common words, repeated texts (equal BM25), chunks, dropped and archived claims."""
+    import random
+
+    from ledger.store import conflicts as cq
+
+    rng = random.Random(14)
+    common = "service timeout deploy cache retry queue worker".split()
+    rare = "zephyr quokka nimbus saffron obelisk tundra".split()
+    mids = []
+    with ledger.store.atomic():
+        for i in range(700):
+            words = rng.sample(common, 3) + rng.sample(rare, rng.randint(0, 2))
+            text = "The " + " ".join(words) + (" is set" if i % 5 else f" is {i % 7} seconds")
+            mids.append(ledger.store.insert_claim(text, ("code", "proc", "money")[i % 3], "w", clock()))
+    ledger.ingest_chunks("notes.md", ["The service timeout cache note in a document chunk"] * 3, cluster="code", agent="w")
+    ledger.forget(mids[:40:3], agent="w")
+    for mid in mids[1:60:4]:
+        ledger.store.set_flags(mid, clock(), archived=True)
+    conn = ledger.store._conn
+    checked = 0
+    for _ in range(60):
+        terms = rng.sample(common + rare, rng.randint(1, 4))
+        expr = " OR ".join(f'"{t}"' for t in terms)
+        for cluster in ("code", "proc", "money", "nope"):
+            for limit in (5, 50, 200):
+                args = (expr, cluster, mids[rng.randrange(len(mids))], limit)
+                joined = conn.execute(cq._PEERS, args).fetchall()
+                listed = conn.execute(cq._PEERS_BY_CLUSTER, args).fetchall()
+                assert [tuple(r) for r in listed] == [tuple(r) for r in joined], (expr, cluster, limit)
+                checked += bool(joined)
+    assert checked > 300
+    plan = " ".join(str(r[3]) for r in conn.execute("EXPLAIN QUERY PLAN " + cq._PEERS_BY_CLUSTER, ('"x"', "code", "m", 5)))
+    assert plan.startswith("SCAN f VIRTUAL TABLE")  # driven by the full-text scan, never by the list
+
+
 def test_rarest_terms_keeps_the_fewest_found_and_drops_the_unfound():
     from ledger.store.conflicts import rarest_terms
 

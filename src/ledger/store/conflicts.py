@@ -29,6 +29,30 @@ PEER_TERMS = 4
 DF_CAP = 500
 
 
+#: The peers of a new claim on SQLite: live, unarchived claims of its cluster matching
+#: any of its rarest words, best BM25 first. Parameters: (FTS5 expression, cluster,
+#: the new claim's id, limit).
+_PEERS = """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid
+            WHERE memories_fts MATCH ?1 AND m.kind = 'claim' AND m.deleted_at IS NULL AND m.archived = 0
+              AND m.cluster_id = ?2 AND m.id != ?3
+            ORDER BY bm25(memories_fts) LIMIT ?4"""
+#: The same rows in the same order, for words matching many memories. Joining every
+#: match to its memory row (a read of the big memories table per match) was most of a
+#: remember's peer lookup at 100k, where a cluster holds a tenth of the memories (a third
+#: of them claims) and a common word matches half of all. So the cluster's live claims
+#: are listed first (from the ``memories_live`` index, a few thousand at 100k; about
+#: 0.3 µs each) and each match is checked against that in-memory list; only the matches
+#: in it reach the memory row (docs/store.md "Finding peers"). The added test is
+#: implied by the others, so the set, the BM25 order and the ties are those of
+#: :data:`_PEERS` (matches come in rowid order either way). The ``+`` keeps SQLite from
+#: driving the full-text scan from the list (one full-text query per listed claim).
+_PEERS_BY_CLUSTER = """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid
+            WHERE memories_fts MATCH ?1 AND m.kind = 'claim' AND m.deleted_at IS NULL AND m.archived = 0
+              AND m.cluster_id = ?2 AND m.id != ?3
+              AND +f.rowid IN (SELECT seq FROM memories WHERE deleted_at IS NULL AND kind = 'claim' AND cluster_id = ?2)
+            ORDER BY bm25(memories_fts) LIMIT ?4"""
+
+
 def rarest_terms(terms: Sequence[str], count, keep: int = PEER_TERMS) -> list[str]:
     """The ``keep`` terms of ``terms`` found in the fewest memories, by
     ``count(term) -> int`` (capped at :data:`DF_CAP`; ties keep the given order, which
@@ -64,9 +88,15 @@ def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[st
 
         terms = rarest_terms(terms, lambda t: term_count(store._conn, t, DF_CAP), PEER_TERMS)
     elif terms:
-        terms = rarest_terms(terms, lambda t: store._conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-            ('"' + t.replace('"', '""') + '"', DF_CAP)).fetchone()[0], PEER_TERMS)
+        df: dict[str, int] = {}
+
+        def count(t: str) -> int:
+            df[t] = store._conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+                ('"' + t.replace('"', '""') + '"', DF_CAP)).fetchone()[0]
+            return df[t]
+
+        terms = rarest_terms(terms, count, PEER_TERMS)
     if terms and is_postgres(store._conn):
         from .textindex_pg import peers
 
@@ -74,13 +104,10 @@ def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[st
         out.update((r[0], file_peers.get(r[0], (r[0], r[1], False))) for r in rows)
     elif terms:
         expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        rows = store._conn.execute(
-            """SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.seq = f.rowid
-               WHERE memories_fts MATCH ? AND m.kind = 'claim' AND m.deleted_at IS NULL AND m.archived = 0
-                 AND m.cluster_id = ? AND m.id != ?
-               ORDER BY bm25(memories_fts) LIMIT ?""",
-            (expr, cluster_id, memory_id, limit),
-        ).fetchall()
+        # Few matches (every term counted under the cap): join each to its row. Else the
+        # cluster's live claims first (docs/store.md "Finding peers"): the same rows.
+        many = any(df.get(t, DF_CAP) >= DF_CAP for t in terms)
+        rows = store._conn.execute(_PEERS_BY_CLUSTER if many else _PEERS, (expr, cluster_id, memory_id, limit)).fetchall()
         out.update((r[0], file_peers.get(r[0], (r[0], r[1], False))) for r in rows)
     for mid, peer in file_peers.items():
         out.setdefault(mid, peer)
