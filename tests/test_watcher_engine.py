@@ -314,8 +314,11 @@ def test_deny_on_escalation_from_the_environment(ledger, store_target, proj):
 
 def test_injection_budget_at_most_8_facts_and_about_1200_chars(ledger, store_target, proj):
     ckpt = proj / "x" / "model.ckpt"
-    for i in range(12):
-        fact(ledger, f"model.ckpt detail number {i}: tensor block {i} is aligned to {2 ** i} bytes", ckpt)
+    # Twelve facts that do not disagree (numbered variants would be conflict candidates,
+    # marked "disputed": test_watcher_settled.py covers those).
+    for w in ("embedding", "attention", "feedforward", "layernorm", "rotary", "vocabulary", "optimizer",
+              "scheduler", "dropout", "residual", "projection", "tokenizer"):
+        fact(ledger, f"model.ckpt keeps the {w} tensors in a block of their own", ckpt)
     ctx = Hook(store_target).ctx(pre_read(ckpt, cwd=proj))
     facts = [l for l in ctx.splitlines() if l.startswith("  - [")]
     assert len(facts) == 8

@@ -301,29 +301,52 @@ def checkpoint_sections(md: str) -> list[str]:
 
 def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: int = MAX_FACTS) -> str:
     """The project's strongest live facts (keyed to files in the project), bounded;
-    says how many were left out."""
-    from ..facts import fact_line, fact_strength
+    says how many were left out. Marked as the watcher marks them before a tool call
+    (:func:`ledger.watcher.engine.settle_facts`): a fact whose file changed "may be
+    stale", one in an open conflict or an unjudged candidate "disputed"; those follow
+    the settled ones under their own line, never as plain known facts, and a stale fact
+    ranks below every fresh one."""
+    from ..facts import fact_line
+    from ..watcher.engine import fact_marks, settle_facts, settled_rank
     from ..watcher.worktrees import aliases
 
     # The project as checked out in the repository's other linked worktrees shares facts
     # about the same repository-relative files.
     facts, seen = [], set()
-    for root in [project, *aliases(project)]:
+    others = aliases(project)
+    for root in [project, *others]:
         for f in W.strongest_facts(conn, root, now_ms, limit):
             if f["id"] not in seen:
                 seen.add(f["id"])
                 facts.append(f)
     if not facts:
         return ""
-    facts.sort(key=lambda f: (-int(bool(f["pinned"])), -fact_strength(f, now_ms)))
+
+    def local(path: str) -> str:
+        # A fact learned in another worktree is judged against this checkout's copy.
+        for root in others:
+            if path.startswith(root.rstrip("/") + "/"):
+                return project.rstrip("/") + path[len(root.rstrip("/")):]
+        return path
+
+    settle_facts(conn, facts, local=local)
+    facts.sort(key=lambda f: settled_rank(f, now_ms))
+    listed = {f["id"] for f in facts[:limit]}
     lines = ["## Known facts about this project (from ledger)"]
     shown = 0
-    for f in facts[:limit]:
-        line = fact_line(f, now_ms)
-        if sum(len(x) + 1 for x in lines) + len(line) > cap:
+    for n, f in enumerate(facts[:limit]):
+        mark = fact_marks(f, listed)
+        head = []
+        if mark and (n == 0 or not fact_marks(facts[n - 1], listed)):
+            head = ["", "Not settled (may be stale or disputed; check before relying on them):"]
+        line = fact_line(f, now_ms, suffix=mark)
+        if sum(len(x) + 1 for x in lines + head) + len(line) > cap:
             break
+        lines.extend(head)
         lines.append(line)
         shown += 1
+    if not shown:
+        return ""
     if len(facts) > shown:
         lines.append(f"_(+{len(facts) - shown} more left out; `ledger recall` finds them)_")
     return "\n".join(lines)

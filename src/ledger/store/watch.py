@@ -145,19 +145,37 @@ def facts_for_files(conn: sqlite3.Connection, paths: list[str], limit: int = 50)
     return [dict(r) for r in rows]
 
 
-def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: int, step: int) -> tuple[int, int | None]:
+def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: int, step: int,
+                    counted: bool = True) -> tuple[int, int | None]:
     """Count one more injection opportunity for ``path`` in session ``key``; returns
     ``(injections, first_step)`` after counting. Counters reset when facts newer than
     the last counted ones exist for the path (``facts_seen`` is their highest seq).
     Calls within one ``step`` count once: parallel tool calls of one model step are one
     showing, not several; a repeat within the step returns ``(0, first_step)`` (nothing
-    new to show)."""
+    new to show).
+
+    ``counted=False`` is a showing that must not bring escalation nearer: a call that
+    acts on the file (an edit) rather than re-investigating it, or one whose facts are
+    all unsettled (may be stale, disputed). It returns ``(1, step)`` when these facts
+    were never shown in the session (show them gently once), else ``(0, first_step)``
+    (nothing to show), and leaves the count where it was (a first showing is stored as
+    0 counted injections, so the next counted one is still the gentle first)."""
     row = conn.execute(
         "SELECT injections, first_step, facts_seen, last_step FROM watch_escalation WHERE session = ? AND path = ?", (key, path)
     ).fetchone()
     if row is not None and facts_seen <= row[2] and row[3] == step:
         return 0, row[1] if row[1] is not None else step
-    if row is None or facts_seen > row[2]:
+    newer = row is None or facts_seen > row[2]
+    if not counted:
+        if newer:
+            conn.execute(
+                "INSERT OR REPLACE INTO watch_escalation (session, path, injections, first_step, facts_seen, last_step) VALUES (?, ?, 0, NULL, ?, ?)",
+                (key, path, max(facts_seen, row[2] if row else 0), step),
+            )
+            return 1, step
+        conn.execute("UPDATE watch_escalation SET last_step = ? WHERE session = ? AND path = ?", (step, key, path))
+        return 0, row[1] if row[1] is not None else step
+    if newer:
         injections, first = 1, step
     else:
         injections, first = row[0] + 1, row[1] if row[1] is not None else step
@@ -294,13 +312,63 @@ def strongest_facts(conn: sqlite3.Connection, project: str, now: int, limit: int
     return [dict(r) for r in rows]
 
 
+def fact_files(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[dict]]:
+    """The file keys of the memories ``ids`` with the file state recorded when each was
+    written: ``{memory id: [{path, size, mtime_ms, sha256}, ...]}`` (ids without file
+    keys are absent)."""
+    out: dict[str, list[dict]] = {}
+    if not ids:
+        return out
+    marks = ",".join("?" * len(ids))
+    for r in conn.execute(
+        f"SELECT memory_id, path, size, mtime_ms, sha256 FROM memory_files WHERE memory_id IN ({marks}) ORDER BY memory_id, path",
+        list(ids),
+    ):
+        out.setdefault(r[0], []).append({"path": r[1], "size": r[2], "mtime_ms": r[3], "sha256": r[4]})
+    return out
+
+
+def disputes(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[dict]]:
+    """The disagreements not settled yet that involve the memories ``ids``: open
+    conflicts (``cf_...``, judged contradictions awaiting a resolution) and unjudged
+    conflict candidates (``cc_...``, proposed by the contradiction proposer) whose other
+    side is live. ``{memory id: [{"ref": cf_/cc_ id, "status": "open" | "unjudged",
+    "other": other memory id, "other_text": its text}, ...]}``, open conflicts first;
+    ids with none are absent."""
+    out: dict[str, list[dict]] = {}
+    if not ids:
+        return out
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"""SELECT c.id, 'open', c.a, c.b, 0 FROM conflicts c
+              WHERE c.status = 'open' AND (c.a IN ({marks}) OR c.b IN ({marks}))
+            UNION ALL
+            SELECT cc.id, 'unjudged', cc.a, cc.b, 1 FROM conflict_candidates cc
+              WHERE cc.judged_at IS NULL AND (cc.a IN ({marks}) OR cc.b IN ({marks}))
+            ORDER BY 5, 1""",
+        (*ids, *ids, *ids, *ids),
+    ).fetchall()
+    others = {r[2] for r in rows} | {r[3] for r in rows}
+    texts: dict[str, str] = {}
+    if others:
+        omarks = ",".join("?" * len(others))
+        texts = {r[0]: r[1] for r in conn.execute(
+            f"SELECT id, text FROM memories WHERE id IN ({omarks}) AND deleted_at IS NULL", list(others))}
+    wanted = set(ids)
+    for ref, status, a, b, _ in rows:
+        for mine, other in ((a, b), (b, a)):
+            if mine in wanted and other in texts:
+                out.setdefault(mine, []).append({"ref": ref, "status": status, "other": other, "other_text": texts[other]})
+    return out
+
+
 def _like_prefix(path: str) -> str:
     p = path.rstrip("/") + "/"
     return p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 # No sqlite3 error leaves the store: each operation raises StoreUnavailable instead.
-translate_module(globals(), ('open_store', 'open_store_why', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts'), path_of=lambda args: None)
+translate_module(globals(), ('open_store', 'open_store_why', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts', 'fact_files', 'disputes'), path_of=lambda args: None)
 
 
 class Bound:
@@ -313,7 +381,7 @@ class Bound:
     _OPS = ("touch_session", "session", "add_observation", "observations", "files_changed", "facts_for_files",
             "escalation_step", "reset_escalation", "record_injection", "try_lease", "release_lease", "record_llm_call",
             "tokens_since", "tokens_today", "llm_usage", "watcher_counts", "add_checkpoint", "checkpoints",
-            "strongest_facts")
+            "strongest_facts", "fact_files", "disputes")
 
     def __init__(self, conn: sqlite3.Connection):
         self._conn = conn

@@ -96,15 +96,29 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         from ..filekeys import file_key
 
         seen_files = set(files)
+        from .admit import instruction_like, names_session
+
+        commands = _commands(rows)
         for f in findings:
+            # docs/watcher.md "What a finding must be to be handed back": text addressed
+            # to the agent (a prompt injection in a tool output) is never stored; a
+            # finding naming no file or command of the session is stored without file
+            # keys, so no hook hands it back by itself.
+            if instruction_like(f.fact):
+                result["rejected"] += 1
+                log(f"distill {key}: finding rejected: reads as instructions to the agent: {f.fact[:80]!r}")
+                continue
             # Resolve against the session's cwd, then keep only files the trajectory
             # really touched, so a path the model invents never becomes a file key.
             # A file the finding names but this trajectory did not touch is still where
             # its duplicates live (it may restate a known fact), without becoming a key.
             resolved = [file_key(p, cwd) for p in f.files]
             keys = [k for k in resolved if k.path in seen_files]
-            paths = [k.path for k in keys]
             named = [k.path for k in resolved if k.path not in seen_files]
+            if keys and not names_session(f.fact, files, commands):
+                log(f"distill {key}: finding names no file or command of the session; stored without file keys")
+                named, keys = [k.path for k in resolved], []
+            paths = [k.path for k in keys]
             try:
                 res = led.remember(f.fact, cluster=DISTILL_CLUSTER, agent=agent, note=f"distilled from {key} steps {steps}",
                                    topic=f.topic or None, files=keys, named_files=named)
@@ -124,6 +138,19 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         return result
     finally:
         W.release_lease(key, owner, last_step if result["observations"] else None)
+
+
+def _commands(rows: list[dict]) -> list[str]:
+    """The shell commands of the observations ``rows`` (their ``command`` inputs)."""
+    out = []
+    for r in rows:
+        try:
+            inp = json.loads(r["input"]) if isinstance(r["input"], str) else r["input"]
+        except (TypeError, ValueError):
+            continue
+        if isinstance(inp, dict) and isinstance(inp.get("command"), str):
+            out.append(inp["command"])
+    return out
 
 
 def _summary(row: dict) -> str:

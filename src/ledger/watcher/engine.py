@@ -10,10 +10,17 @@ fixes of docs/design.md:
   Per session and per file, counted once per step (parallel calls of one step are one
   showing): the first time gently, then a quiet period, then from the
   ``escalate_after``-th step on (never the first) the escalated message (optionally
-  denying the call). Facts shown marked "may be stale" are not counted as read.
+  denying the call, only when it re-investigates: :func:`paths.is_investigating`).
+  Only a re-investigating call shown settled facts counts toward escalation: a call
+  that acts (Edit, Write, a shell command that writes) and a file whose facts are all
+  unsettled ("may be stale", disputed) are shown the facts gently once, never counted.
+  Only settled facts shown are counted as read.
   Facts newer than the last counted ones reset a file's counter, and a distillation that
   adds findings resets the session's counters: the agent is learning, not stuck.
-* A fact whose file changed since it was learned is marked "may be stale".
+* A fact whose file changed since it was learned is marked "may be stale"; one in an
+  open conflict or an unjudged conflict candidate is marked "disputed". Both are
+  unsettled: listed after the settled facts, under their own header, never as
+  "already established" (:func:`settle_facts`, :func:`render_facts`).
 * Every ``every`` steps a detached distiller is started, one per session (a lease).
 """
 
@@ -29,7 +36,7 @@ from ..facts import fact_prefix, fact_strength, rank_key  # noqa: F401 - fact_st
 from ..filekeys import is_changed
 from ..log import log_line
 from ..store import watch as W
-from .paths import files_touched, is_file_tool
+from .paths import files_touched, is_file_tool, is_investigating
 
 GENTLE, QUIET, ESCALATED = "gentle", "quiet", "escalated"
 _LEVEL_RANK = {QUIET: 0, GENTLE: 1, ESCALATED: 2}
@@ -331,8 +338,11 @@ class Engine:
         shown = [f for path, fs in by_path.items() if memo.fresh(path, max(f["seq"] for f in fs)) for f in fs]
         if not shown:
             return None
-        text, _ids = render_facts(shown, level=GENTLE, times=1, steps=0, now=self.now,
-                                  max_facts=int(self.w["max_facts"]), max_chars=int(self.w["max_chars"]))
+        settle_facts(self.conn, shown)
+        text, ids = render_facts(shown, level=GENTLE, times=1, steps=0, now=self.now,
+                                 max_facts=int(self.w["max_facts"]), max_chars=int(self.w["max_chars"]))
+        if not ids:
+            return None
         memo.save()
         return HookResponse(additional_context=text)
 
@@ -493,6 +503,11 @@ class Engine:
         by_path: dict[str, list[dict]] = {}
         for f in facts:
             by_path.setdefault(f["path"], []).append(f)
+        settle_facts(self.conn, facts)
+        # Only a call that re-investigates (reads, greps, a reading shell command) and is
+        # shown settled facts brings escalation nearer; an edit acts on the facts, and
+        # facts that may be stale or are disputed are worth checking again.
+        investigating = is_investigating(tool)
         # The first showing is never escalated: the agent has not had a chance to act on
         # the facts yet (escalate_after below 2 acts as 2). Counts are per step, so
         # parallel calls of one model step are one showing (store.watch.escalation_step).
@@ -500,9 +515,15 @@ class Engine:
         level, shown, shown_paths, times, first_step = QUIET, [], [], 0, None
         with W.atomic(self.conn):
             for path, fs in by_path.items():
-                injections, first = W.escalation_step(self.conn, key, path, max(f["seq"] for f in fs), step)
-                # injections == 0: this step already showed the path's facts (a parallel call)
-                lvl = ESCALATED if injections >= threshold else GENTLE if injections == 1 else QUIET
+                counted = investigating and any(not unsettled(f) for f in fs)
+                injections, first = W.escalation_step(self.conn, key, path, max(f["seq"] for f in fs), step,
+                                                      counted=counted)
+                # injections == 0: this step already showed the path's facts (a parallel
+                # call), or an uncounted showing of facts already shown
+                if counted:
+                    lvl = ESCALATED if injections >= threshold else GENTLE if injections == 1 else QUIET
+                else:
+                    lvl = GENTLE if injections == 1 else QUIET
                 if lvl == QUIET:
                     continue
                 if _LEVEL_RANK[lvl] > _LEVEL_RANK[level]:
@@ -518,12 +539,15 @@ class Engine:
                 return None
             text, ids = render_facts(shown, level=level, times=times, steps=step - (first_step or step),
                                      now=self.now, max_facts=int(self.w["max_facts"]), max_chars=int(self.w["max_chars"]))
-            # A fact shown marked "may be stale" is not strengthened by being shown.
-            stale = {f["id"] for f in shown if f["id"] in ids and is_stale(f)}
+            if not ids:
+                return None  # not even one fact fits max_chars: a header alone says nothing
+            # A fact shown marked "may be stale" or "disputed" is not strengthened by
+            # being shown: only settled facts count as read.
+            unsure = {f["id"] for f in shown if f["id"] in ids and unsettled(f)}
             # Only the paths whose facts were shown: times_shown counts these rows.
             W.record_injection(self.conn, key, step, level, ids, shown_paths, len(text), reader_agent(event), self.now,
-                               counted_ids=[i for i in ids if i not in stale])
-        deny = text if level == ESCALATED and self.w.get("deny_on_escalation") else None
+                               counted_ids=[i for i in ids if i not in unsure])
+        deny = text if level == ESCALATED and investigating and self.w.get("deny_on_escalation") else None
         return HookResponse(additional_context=text, deny_reason=deny)
 
 
@@ -584,44 +608,138 @@ def is_stale(f: dict) -> bool:
 STALE_MARK = " (may be stale: the file changed since this was learned)"
 GONE_MARK = " (may be stale: the file is gone since this was learned)"
 MIN_TEXT = 60  # characters of fact text worth showing when a fact must be cut to fit
+OTHER_TEXT = 60  # characters of the other side's text quoted in a "disputed" mark
 
 
 def stale_mark(f: dict) -> str:
     """The mark for a fact whose file changed (or is gone) since it was learned; ``""``
-    when it still holds."""
+    when it still holds. ``f`` has ``path`` and the recorded file state."""
     if not is_stale(f):
         return ""
     return GONE_MARK if not os.path.exists(f["path"]) else STALE_MARK
+
+
+def settle_facts(conn, facts: list[dict], local=None) -> list[dict]:
+    """Set, on each fact dict (in place; also returned), what says whether it is settled:
+
+    * ``stale``: :data:`STALE_MARK`, :data:`GONE_MARK` or ``""``. A fact row with a
+      ``path`` (:func:`ledger.store.watch.facts_for_files`) is judged on that file; one
+      without (:func:`~ledger.store.watch.strongest_facts`) on all its file keys: stale
+      when any changed. ``local(path) -> path`` maps a key to the copy the agent works
+      on (another linked worktree's file, judged here).
+    * ``disputes``: the open conflicts and unjudged candidates it is part of
+      (:func:`ledger.store.watch.disputes`), ``[]`` when none.
+
+    One query for the disagreements and, for rows without a path, one for their files;
+    a ``stat`` per file key (a hash only when size and mtime disagree)."""
+    ids = list(dict.fromkeys(f["id"] for f in facts))
+    disp = W.disputes(conn, ids)
+    need = [i for i in ids if any(f["id"] == i and "path" not in f for f in facts)]
+    keys = W.fact_files(conn, need) if need else {}
+    for f in facts:
+        if "path" in f:
+            f["stale"] = stale_mark(f)
+        else:
+            f["stale"] = ""
+            for k in keys.get(f["id"], []):
+                if local is not None:
+                    k = dict(k, path=local(k["path"]))
+                mark = stale_mark(k)
+                if mark:
+                    f["stale"] = mark
+                    break
+        f["disputes"] = disp.get(f["id"], [])
+    return facts
+
+
+def dispute_mark(f: dict, listed: frozenset | set = frozenset()) -> str:
+    """The mark for a fact in an open conflict or an unjudged conflict candidate
+    (``f["disputes"]``, set by :func:`settle_facts`): the other side's id, the start of
+    its text unless the other side is among ``listed`` (the ids shown in the same
+    block), and the conflict or candidate id; ``""`` when undisputed."""
+    ds = f.get("disputes") or []
+    if not ds:
+        return ""
+    d = ds[0]
+    other = d["other"]
+    if other not in listed:
+        text = " ".join(str(d["other_text"]).split())
+        if len(text) > OTHER_TEXT:
+            text = text[: OTHER_TEXT - 1].rstrip() + "…"
+        other += f' "{text}"'
+    if d["status"] == "open":
+        mark = f" (disputed: contradicts {other}; conflict {d['ref']} open, not yet resolved"
+    else:
+        mark = f" (disputed: conflicts with {other}, not yet judged: {d['ref']}"
+    if len(ds) > 1:
+        mark += f"; +{len(ds) - 1} more"
+    return mark + ")"
+
+
+def fact_marks(f: dict, listed: frozenset | set = frozenset()) -> str:
+    """All marks of a fact, stale first then disputed; ``""`` for a settled fact.
+    ``listed``: see :func:`dispute_mark`."""
+    stale = f["stale"] if "stale" in f else (stale_mark(f) if "path" in f else "")
+    return stale + dispute_mark(f, listed)
+
+
+def unsettled(f: dict) -> bool:
+    """True for a fact that may be stale or is disputed (after :func:`settle_facts`)."""
+    return bool(fact_marks(f))
+
+
+def settled_rank(f: dict, now: int) -> tuple:
+    """Sort key: settled facts first, then disputed ones, then the stale ones; within
+    each, :func:`ledger.facts.rank_key` (pinned, strongest, newest). A stale fact so
+    ranks below a fresh one about the same file, whatever their strengths."""
+    stale = f["stale"] if "stale" in f else (stale_mark(f) if "path" in f else "")
+    return (int(unsettled(f)), int(bool(stale)), *rank_key(f, now))
+
+
+ESTABLISHED_HEAD = "📋 KNOWN FACTS (already established — do not re-investigate):"
+UNSETTLED_HEAD = "⚖️ NOT SETTLED (may be stale or disputed — check before relying on them):"
 
 
 def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: int, max_facts: int = 8,
                  max_chars: int = 1200) -> tuple[str, list[str]]:
     """The KNOWN FACTS block (docs/originals.md §2.8 shapes) with ids and strengths, bounded to
     ``max_facts`` facts and ``max_chars`` characters; says what was left out.
-    Returns ``(text, ids shown)``.
+    Returns ``(text, ids shown)``; ``ids`` is empty when not one fact fits.
 
-    Only fact *text* is ever cut (ending in ``…``): the header, each fact's id and
-    strength, its "may be stale" mark and the left-out note are kept whole, so a long
-    fact about a changed file still says it may be stale (issue 12). A fact is shown cut
-    when at least :data:`MIN_TEXT` characters of its text fit, else it is left out."""
+    Settled facts come first under the "already established" header (or the escalation
+    header); facts that may be stale or are disputed (:func:`unsettled`: run
+    :func:`settle_facts` first for the disputes) follow under :data:`UNSETTLED_HEAD`,
+    never under a header that calls them established. The escalation header claims
+    "ALL the information you need" only when every fact shown is settled.
+
+    Only fact *text* is ever cut (ending in ``…``): the headers, each fact's id and
+    strength, its marks and the left-out note are kept whole, so a long fact about a
+    changed file still says it may be stale (issue 12). A fact is shown cut when at
+    least :data:`MIN_TEXT` characters of its text fit, else it is left out."""
     seen, uniq = set(), []
     for f in facts:
         if f["id"] not in seen:
             seen.add(f["id"])
             uniq.append(f)
-    uniq.sort(key=lambda f: rank_key(f, now))
+    uniq.sort(key=lambda f: settled_rank(f, now))
+    listed = {f["id"] for f in uniq[:max_facts]}
+    marks = {f["id"]: fact_marks(f, listed) for f in uniq}
+    all_settled = not any(marks.values())
     if level == ESCALATED:
         head = [
             f"⚠️ LEDGER ESCALATION: You have been shown these facts {times} times across {steps} steps.",
-            "You have ALL the information you need about these files. STOP re-investigating them.",
+            ("You have ALL the information you need about these files. STOP re-investigating them."
+             if all_settled else
+             "The established facts below still hold: STOP re-investigating what they cover. "
+             "Check only the facts listed as not settled."),
             "Act on the facts listed below.",
             "",
             "📋 ESTABLISHED FACTS:",
         ]
     else:
-        head = ["📋 KNOWN FACTS (already established — do not re-investigate):"]
-    lines, ids = list(head), []
-    used = sum(len(x) + 1 for x in lines)
+        head = [ESTABLISHED_HEAD]
+    lines, ids = [], []
+    used = 0
 
     def note(left: int) -> str:
         return f"  (+{left} more fact{'s' if left != 1 else ''} left out; `ledger recall` with the file's name lists them)"
@@ -629,13 +747,21 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
     for n, f in enumerate(uniq):
         if len(ids) >= max_facts:
             break
+        # The section header goes in with the section's first fact.
+        section: list[str] = []
+        if marks[f["id"]]:
+            if n == 0 or not marks[uniq[n - 1]["id"]]:
+                section = ([""] if lines else []) + [UNSETTLED_HEAD]
+        elif n == 0:
+            section = head
+        extra = sum(len(x) + 1 for x in section)
         prefix = fact_prefix(f, now, indent="  ")
-        mark = stale_mark(f)
+        mark = marks[f["id"]]
         text = " ".join(f["text"].split())
         left_after = len(uniq) - n - 1
         # Room for this line, keeping room for the note about the facts after it.
         reserve = len(note(left_after)) + 1 if left_after else 0
-        room = max_chars - used - reserve - len(prefix) - len(mark) - 1
+        room = max_chars - used - extra - reserve - len(prefix) - len(mark) - 1
         if len(text) > room:
             if room < MIN_TEXT:
                 break
@@ -643,10 +769,11 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
             space = cut.rfind(" ")
             text = (cut[:space] if space > room // 2 else cut).rstrip(" ,;:") + "…"
         line = prefix + text + mark
+        lines.extend(section)
         lines.append(line)
         ids.append(f["id"])
-        used += len(line) + 1
+        used += extra + len(line) + 1
     left = len(uniq) - len(ids)
-    if left > 0:
+    if left > 0 and ids:
         lines.append(note(left))
     return "\n".join(lines), ids

@@ -401,3 +401,85 @@ def _has_known_extension(tok: str) -> bool:
         return True
     stem, dot, ext = name.rpartition(".")
     return bool(dot and stem and ext.lower() in FILE_EXTENSIONS)
+
+
+# --------------------------------------------------------------------------- investigating
+
+#: Tools that only look at files (compared case-insensitively; Gemini's ``read_file``,
+#: ``grep_search``... arrive under these names, OpenCode's in lower case).
+LOOKING_TOOLS = frozenset({"read", "grep", "glob"})
+#: Shell commands that only read: a command line made of these (and of ``cd``, ``echo``,
+#: ``printf``, ``pwd``, ``true``), with no output redirection to a file, re-investigates.
+READING_COMMANDS = frozenset(
+    {"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "wc", "ls", "find",
+     "file", "stat", "tree", "nl", "diff", "cmp", "jq", "od", "xxd", "hexdump", "strings", "sort", "uniq", "cut",
+     "column", "bat", "awk"}
+)
+_NEUTRAL_COMMANDS = frozenset({"cd", "pushd", "popd", "echo", "printf", "pwd", "true"})
+_GIT_READING = frozenset({"show", "log", "diff", "grep", "blame", "status", "ls-files", "cat-file"})
+# Options that make an otherwise reading command write or run something.
+_WRITING_OPTS = {
+    "sed": ("-i", "--in-place"), "awk": ("-i",), "sort": ("-o", "--output"),
+    "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
+}
+# A sed script command that writes a file (w, W) or runs one (e).
+_SED_WRITES = r"(?:^|[;{}\s/0-9$])[wWe](?:\s|$)"
+
+
+def is_investigating(tool: ToolCall) -> bool:
+    """True when ``tool`` only looks at files: Read, Grep, Glob, or a shell command line
+    every part of which reads (:data:`READING_COMMANDS`, ``git show|log|diff|grep|blame|
+    status|ls-files|cat-file``) with no redirection into a file, no ``sed -i``, ``find
+    -exec``/``-delete``, ``awk`` writing, ``tee``, command substitution, heredoc or
+    ``sh -c``. Everything else acts (Edit, Write, MultiEdit, NotebookEdit, patches, any
+    other command): an escalation may deny only an investigating call
+    (``[watcher] deny_on_escalation``). In doubt, not investigating. Never raises."""
+    name = (getattr(tool, "name", "") or "").lower()
+    if name in LOOKING_TOOLS:
+        return True
+    if name != "bash":
+        return False
+    inp = tool.input if isinstance(tool.input, dict) else {}
+    command = inp.get("command")
+    if not isinstance(command, str) or not command.strip() or len(command) > 20_000:
+        return False
+    if "<<" in command or "$(" in command or "`" in command or "<(" in command or ">(" in command:
+        return False
+    reads = False
+    for part in _simple_commands(_tokens(command)):
+        words = list(part)
+        for n, tok in enumerate(words):
+            if set(tok) <= set("<>&|") and ">" in tok:
+                target = words[n + 1] if n + 1 < len(words) else ""
+                if not (target.startswith("/dev/") or (tok.endswith("&") and (target.isdigit() or target == "-"))):
+                    return False  # output into a file
+        j = 0
+        while j < len(words) and (words[j] in ("sudo", "time", "nice", "command", "env", "!")
+                                  or re.match(_ASSIGN, words[j])):
+            j += 1
+        if j >= len(words):
+            continue
+        cmd = os.path.basename(words[j])
+        args = [w for w in words[j + 1:] if isinstance(w, str)]
+        if cmd in _NEUTRAL_COMMANDS:
+            continue
+        if cmd == "git":
+            sub = next((a for a in args if not a.startswith("-")), "")
+            if sub not in _GIT_READING or any(a.startswith("--output") for a in args):
+                return False
+            reads = True
+            continue
+        if cmd not in READING_COMMANDS:
+            return False
+        bad = _WRITING_OPTS.get(cmd, ())
+        for a in args:
+            if a in bad or any(a.startswith(b + "=") for b in bad if b.startswith("--")):
+                return False
+            if cmd in ("sed", "awk") and (a.startswith(("-i", "--in-place")) or (a.startswith("-") and not a.startswith("--") and "i" in a[1:] and cmd == "sed")):
+                return False  # -i, -i.bak, -ni: in place
+        if cmd == "sed" and any(re.search(_SED_WRITES, a) for a in args if not a.startswith("-")):
+            return False
+        if cmd == "awk" and any(">" in a or "system(" in a or "|" in a for a in args):
+            return False
+        reads = True
+    return reads
