@@ -247,6 +247,24 @@ def test_facts_are_appended_then_quiet_then_escalated(server, project, store_tar
         assert levels == ["gentle", "escalated"]
 
 
+def test_an_edit_after_an_escalation_gets_no_escalation_and_stale_facts_never_escalate(server, project, store_target):
+    # docs/watcher.md "Settled and unsettled facts": OpenCode appends a deny reason to the
+    # tool's output, so an escalation on an edit would tell the agent to stop editing.
+    remember(store_target, "notes.txt holds the answer 42 on line 1", project / "notes.txt")
+    s = server(LEDGER_ESCALATE_AFTER="2", LEDGER_DENY_ON_ESCALATION="1")
+    assert "KNOWN FACTS" in s.event(read(project, call="c1"))["append"]
+    assert "LEDGER ESCALATION" in s.event(read(project, call="c2"))["append"]
+    edit = {**read(project, call="c3"), "input": {"tool": "edit", "sessionID": "ses_a", "callID": "c3",
+                                                   "args": {"filePath": str(project / "notes.txt"), "oldString": "42",
+                                                            "newString": "43"}},
+            "output": {"title": "notes.txt", "output": "", "metadata": {}}}
+    assert s.event(edit)["append"] is None
+    (project / "notes.txt").write_text("the answer is 43\n")  # the fact may be stale now
+    got = [s.event(read(project, sid="ses_b", call=f"d{i}"))["append"] for i in range(4)]
+    assert "may be stale" in got[0] and "NOT SETTLED" in got[0] and "already established" not in got[0]
+    assert got[1:] == [None, None, None]
+
+
 def test_unrelated_files_and_non_file_tools_get_nothing(server, project, store_target):
     remember(store_target, "notes.txt holds 42", project / "notes.txt")
     (project / "other.txt").write_text("x")

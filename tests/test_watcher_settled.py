@@ -12,12 +12,24 @@ OpenAI protocol. The first two tests are the tester's repro commands (fresh-find
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 
 import pytest
 from conftest import BOTH_ENGINES, store_sql
 from fakes import codex_hooks as C
-from fakes.hooks import context_of, payload, post_bash, post_read, pre_bash, pre_read, run_hook, wait_drained
+from fakes.hooks import (
+    LEDGER_BIN,
+    context_of,
+    payload,
+    post_bash,
+    post_read,
+    pre_bash,
+    pre_read,
+    run_hook,
+    wait_drained,
+)
 from fakes.llm_server import ModelServer
 
 from ledger.watcher.admit import instruction_like, names_session
@@ -324,3 +336,52 @@ def test_which_calls_re_investigate(name, command, expected):
     t = Tool()
     t.name, t.input = name, ({"command": command} if command is not None else {"file_path": "/x"})
     assert is_investigating(t) is expected
+
+
+def test_a_budget_too_small_for_one_fact_sends_no_empty_block(cli, store_target, proj):
+    # fresh-findings 11: `watcher.max_chars 10` gave a "do not re-investigate" header with no fact
+    cfg = proj / "config.py"
+    remember(cli, "config.py sets PORT=8080 for the dev server", cfg)
+    rc, _, err = cli("config", "set", "watcher.max_chars", "10", db=None)
+    assert rc == 0, err
+    out, _ = hook("PreToolUse", pre_read(cfg, cwd=proj, session="tiny"), store_target)
+    assert out.strip() == ""
+    rc, _, err = cli("config", "set", "watcher.max_chars", "1200", db=None)
+    out, _ = hook("PreToolUse", pre_read(cfg, cwd=proj, session="roomy"), store_target)
+    assert "PORT=8080" in context_of(out)
+
+
+@pytest.mark.sqlite_only  # a read-only mount of the store's folder: a SQLite file
+def test_a_read_only_store_marks_disputed_and_stale_facts_the_same_way(tmp_path, proj):
+    import sqlite3
+
+    from readonly import require_ro_mounts, ro_prefix
+
+    from ledger.filekeys import file_key
+    from ledger.service import Ledger
+
+    require_ro_mounts()
+    db = tmp_path / "store" / "ledger.db"
+    cfg, app = proj / "config.py", proj / "app.py"
+    with Ledger.open(db) as led:
+        a = led.remember("The server port is 8080 (config.py PORT)", cluster="code", agent="t", files=[file_key(cfg)]).memory.id
+        b = led.remember("The server port is 9090 (config.py PORT)", cluster="code", agent="t", files=[file_key(cfg)]).memory.id
+        led.remember("app.py defines main (line 1)", cluster="code", agent="t", files=[file_key(app)])
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    app.write_text("changed\n")
+    ro = ro_prefix(db.parent)
+
+    def ro_hook(event: str, p: dict) -> str:
+        r = subprocess.run([*ro, LEDGER_BIN, "hook", "claude-code", event], input=json.dumps(p).encode(),
+                           capture_output=True, timeout=60,
+                           env={**os.environ, "LEDGER_DB": str(db), "LEDGER_HOME": str(tmp_path / "home")})
+        assert r.returncode == 0 and r.stderr == b"", r.stderr
+        return context_of(r.stdout.decode())
+
+    ctx = ro_hook("PreToolUse", pre_bash("cat config.py app.py", cwd=proj, session="ro"))
+    assert ESTABLISHED not in ctx and "NOT SETTLED" in ctx and STALE in ctx
+    assert f"disputed: conflicts with {b}" in ctx and f"disputed: conflicts with {a}" in ctx
+    ctx = ro_hook("SessionStart", payload("SessionStart", session="ro2", cwd=proj, source="compact"))
+    assert "Not settled" in ctx and STALE in ctx and ctx.count("disputed: conflicts with") == 2
