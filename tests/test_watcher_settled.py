@@ -385,3 +385,19 @@ def test_a_read_only_store_marks_disputed_and_stale_facts_the_same_way(tmp_path,
     assert f"disputed: conflicts with {b}" in ctx and f"disputed: conflicts with {a}" in ctx
     ctx = ro_hook("SessionStart", payload("SessionStart", session="ro2", cwd=proj, source="compact"))
     assert "Not settled" in ctx and STALE in ctx and ctx.count("disputed: conflicts with") == 2
+
+
+def test_facts_shown_settled_are_shown_once_more_when_they_become_stale(cli, store_target, proj):
+    cfg = proj / "config.py"
+    remember(cli, "config.py sets PORT=8080 for the dev server", cfg)
+    s = {"cwd": proj, "session": "rs"}
+    got = []
+    for i in range(6):
+        if i == 2:
+            cfg.write_text("PORT=7070\n")  # changed (by the agent's own edit, or anyone)
+        out, _ = hook("PreToolUse", pre_read(cfg, **s), store_target)
+        got.append(context_of(out))
+        hook("PostToolUse", post_read(cfg, "PORT", **s), store_target)
+    assert ESTABLISHED in got[0] and got[1] == ""
+    assert STALE in got[2] and ESTABLISHED not in got[2]  # told once that it may no longer hold
+    assert got[3:] == ["", "", ""]  # then quiet, never escalated

@@ -146,7 +146,7 @@ def facts_for_files(conn: sqlite3.Connection, paths: list[str], limit: int = 50)
 
 
 def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: int, step: int,
-                    counted: bool = True) -> tuple[int, int | None]:
+                    counted: bool = True, reshow: bool = False) -> tuple[int, int | None]:
     """Count one more injection opportunity for ``path`` in session ``key``; returns
     ``(injections, first_step)`` after counting. Counters reset when facts newer than
     the last counted ones exist for the path (``facts_seen`` is their highest seq).
@@ -159,7 +159,11 @@ def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: i
     all unsettled (may be stale, disputed). It returns ``(1, step)`` when these facts
     were never shown in the session (show them gently once), else ``(0, first_step)``
     (nothing to show), and leaves the count where it was (a first showing is stored as
-    0 counted injections, so the next counted one is still the gentle first)."""
+    0 counted injections, so the next counted one is still the gentle first).
+    ``reshow`` (with ``counted=False``: the path's facts have all become unsettled)
+    also shows them once more when they were last shown settled (counted injections
+    above 0), so the agent hears that what it was told may no longer hold; the count
+    goes back to 0."""
     row = conn.execute(
         "SELECT injections, first_step, facts_seen, last_step FROM watch_escalation WHERE session = ? AND path = ?", (key, path)
     ).fetchone()
@@ -167,7 +171,7 @@ def escalation_step(conn: sqlite3.Connection, key: str, path: str, facts_seen: i
         return 0, row[1] if row[1] is not None else step
     newer = row is None or facts_seen > row[2]
     if not counted:
-        if newer:
+        if newer or (reshow and row[0] > 0):
             conn.execute(
                 "INSERT OR REPLACE INTO watch_escalation (session, path, injections, first_step, facts_seen, last_step) VALUES (?, ?, 0, NULL, ?, ?)",
                 (key, path, max(facts_seen, row[2] if row else 0), step),

@@ -515,9 +515,12 @@ class Engine:
         level, shown, shown_paths, times, first_step = QUIET, [], [], 0, None
         with W.atomic(self.conn):
             for path, fs in by_path.items():
-                counted = investigating and any(not unsettled(f) for f in fs)
+                settled_here = any(not unsettled(f) for f in fs)
+                counted = investigating and settled_here
+                # Facts shown settled that have since become stale or disputed are shown
+                # once more, marked: the agent was told they hold.
                 injections, first = W.escalation_step(self.conn, key, path, max(f["seq"] for f in fs), step,
-                                                      counted=counted)
+                                                      counted=counted, reshow=not settled_here)
                 # injections == 0: this step already showed the path's facts (a parallel
                 # call), or an uncounted showing of facts already shown
                 if counted:
