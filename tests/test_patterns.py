@@ -92,3 +92,10 @@ def test_other_engine_ignores_the_stored_code(monkeypatch):
     monkeypatch.setattr(patterns, "stamp", lambda: "cpython-9.9 sre 0/4 unicode 0")
     assert patterns._stored() == {}
     assert patterns.compile(pattern, flags) == re.compile(pattern, flags)
+
+
+def test_an_engine_without_magic_gets_a_stamp_no_table_carries(monkeypatch):
+    import _sre
+
+    monkeypatch.delattr(_sre, "MAGIC")
+    assert "sre None/" in patterns.stamp() and patterns.stamp() != _pattern_code.STAMP

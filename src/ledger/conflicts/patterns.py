@@ -42,7 +42,9 @@ def stamp() -> str:
     stored as bytes), the Unicode database (case folding under IGNORECASE). A str,
     compared for equality."""
     v = sys.version_info
-    return (f"{sys.implementation.name}-{v[0]}.{v[1]} sre {_sre.MAGIC}/{_sre.CODESIZE} {sys.byteorder}"
+    # getattr: an interpreter whose engine lacks these gets a stamp no table carries.
+    magic, size = getattr(_sre, "MAGIC", None), getattr(_sre, "CODESIZE", None)
+    return (f"{sys.implementation.name}-{v[0]}.{v[1]} sre {magic}/{size} {sys.byteorder}"
             f" unicode {unicodedata.unidata_version}")
 
 
