@@ -401,3 +401,16 @@ def test_facts_shown_settled_are_shown_once_more_when_they_become_stale(cli, sto
     assert ESTABLISHED in got[0] and got[1] == ""
     assert STALE in got[2] and ESTABLISHED not in got[2]  # told once that it may no longer hold
     assert got[3:] == ["", "", ""]  # then quiet, never escalated
+
+
+def test_a_fact_in_several_disagreements_says_how_many(cli, store_target, proj):
+    cfg = proj / "config.py"
+    ids = [remember(cli, f"The server port is {port} (config.py PORT)", cfg) for port in (8080, 9090, 7070)]
+    n = store_sql(store_target, "SELECT count(*) FROM conflict_candidates WHERE judged_at IS NULL")[0][0]
+    out, _ = hook("PreToolUse", pre_read(cfg, cwd=proj, session="many"), store_target)
+    ctx = context_of(out)
+    lines = [line for line in ctx.splitlines() if line.startswith("  - [")]
+    assert len(lines) == 3 and all("disputed: conflicts with m_" in line for line in lines)
+    assert n == 3  # every pair proposed: each fact is in two
+    assert all("+1 more" in line for line in lines), lines
+    assert ESTABLISHED not in ctx and all(i in ctx for i in ids)

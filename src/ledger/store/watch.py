@@ -335,34 +335,63 @@ def fact_files(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[dict]
 def disputes(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[dict]]:
     """The disagreements not settled yet that involve the memories ``ids``: open
     conflicts (``cf_...``, judged contradictions awaiting a resolution) and unjudged
-    conflict candidates (``cc_...``, proposed by the contradiction proposer) whose other
-    side is live. ``{memory id: [{"ref": cf_/cc_ id, "status": "open" | "unjudged",
-    "other": other memory id, "other_text": its text}, ...]}``, open conflicts first;
-    ids with none are absent."""
-    out: dict[str, list[dict]] = {}
+    conflict candidates (``cc_...``, proposed by the contradiction proposer).
+    ``{memory id: {"ref": cf_/cc_ id, "status": "open" | "unjudged",
+    "other": other memory id, "other_text": its text, "count": how many such
+    disagreements it is in}}``: one per memory (an open conflict before a candidate,
+    then the lowest id), ids with none absent.
+
+    Two small queries whatever the number of candidates (a hook runs this on every
+    showing): counts and first ids per memory, then the chosen pairs' texts."""
+    out: dict[str, dict] = {}
     if not ids:
         return out
     marks = ",".join("?" * len(ids))
-    rows = conn.execute(
-        f"""SELECT c.id, 'open', c.a, c.b, 0 FROM conflicts c
-              WHERE c.status = 'open' AND (c.a IN ({marks}) OR c.b IN ({marks}))
-            UNION ALL
-            SELECT cc.id, 'unjudged', cc.a, cc.b, 1 FROM conflict_candidates cc
-              WHERE cc.judged_at IS NULL AND (cc.a IN ({marks}) OR cc.b IN ({marks}))
-            ORDER BY 5, 1""",
+    # One branch per side, each driven by the ids through that side's index. Written as
+    # a CASE, the status tests cannot serve as an index: the planner would otherwise walk
+    # every unjudged candidate (tens of thousands in a busy store) or open conflict.
+    union = f"""
+        SELECT c.a AS mine, c.id AS ref, 0 AS rank FROM conflicts c
+          WHERE c.a IN ({marks}) AND CASE WHEN c.status = 'open' THEN 1 ELSE 0 END = 1
+        UNION ALL
+        SELECT c.b, c.id, 0 FROM conflicts c
+          WHERE c.b IN ({marks}) AND CASE WHEN c.status = 'open' THEN 1 ELSE 0 END = 1
+        UNION ALL
+        SELECT cc.a, cc.id, 1 FROM conflict_candidates cc WHERE cc.a IN ({marks}) AND cc.judged_at IS NULL
+        UNION ALL
+        SELECT cc.b, cc.id, 1 FROM conflict_candidates cc
+          WHERE cc.b IN ({marks}) AND CASE WHEN cc.judged_at IS NULL THEN 1 ELSE 0 END = 1"""
+    groups = conn.execute(
+        f"SELECT d.mine, d.rank, count(*), min(d.ref) FROM ({union}) d GROUP BY d.mine, d.rank ORDER BY d.mine, d.rank",
         (*ids, *ids, *ids, *ids),
     ).fetchall()
-    others = {r[2] for r in rows} | {r[3] for r in rows}
-    texts: dict[str, str] = {}
+    chosen: dict[str, tuple[str, int]] = {}
+    total: dict[str, int] = {}
+    for mine, rank, n, ref in groups:
+        total[mine] = total.get(mine, 0) + n
+        chosen.setdefault(mine, (ref, rank))
+    if not chosen:
+        return out
+    refs = sorted({ref for ref, _ in chosen.values()})
+    rmarks = ",".join("?" * len(refs))
+    sides = {r[0]: (r[1], r[2]) for r in conn.execute(
+        f"SELECT id, a, b FROM conflicts WHERE id IN ({rmarks}) UNION ALL "
+        f"SELECT id, a, b FROM conflict_candidates WHERE id IN ({rmarks})", (*refs, *refs))}
+    other_of = {mine: (sides[ref][1] if sides[ref][0] == mine else sides[ref][0])
+                for mine, (ref, _) in chosen.items() if ref in sides}
+    others = sorted(set(other_of.values()))
+    texts = {}
     if others:
         omarks = ",".join("?" * len(others))
+        # Dropping a memory settles its candidates; a pair whose chosen other side was
+        # dropped anyway (an open conflict) gives no mark.
         texts = {r[0]: r[1] for r in conn.execute(
-            f"SELECT id, text FROM memories WHERE id IN ({omarks}) AND deleted_at IS NULL", list(others))}
-    wanted = set(ids)
-    for ref, status, a, b, _ in rows:
-        for mine, other in ((a, b), (b, a)):
-            if mine in wanted and other in texts:
-                out.setdefault(mine, []).append({"ref": ref, "status": status, "other": other, "other_text": texts[other]})
+            f"SELECT id, text FROM memories WHERE id IN ({omarks}) AND deleted_at IS NULL", others)}
+    for mine, (ref, rank) in chosen.items():
+        if other_of.get(mine) in texts:
+            other = other_of[mine]
+            out[mine] = {"ref": ref, "status": "open" if rank == 0 else "unjudged", "other": other,
+                         "other_text": texts.get(other, ""), "count": total[mine]}
     return out
 
 

@@ -630,8 +630,8 @@ def settle_facts(conn, facts: list[dict], local=None) -> list[dict]:
       without (:func:`~ledger.store.watch.strongest_facts`) on all its file keys: stale
       when any changed. ``local(path) -> path`` maps a key to the copy the agent works
       on (another linked worktree's file, judged here).
-    * ``disputes``: the open conflicts and unjudged candidates it is part of
-      (:func:`ledger.store.watch.disputes`), ``[]`` when none.
+    * ``disputes``: the first of the open conflicts and unjudged candidates it is part
+      of, with their count (:func:`ledger.store.watch.disputes`), None when none.
 
     One query for the disagreements and, for rows without a path, one for their files;
     a ``stat`` per file key (a hash only when size and mtime disagree)."""
@@ -651,7 +651,7 @@ def settle_facts(conn, facts: list[dict], local=None) -> list[dict]:
                 if mark:
                     f["stale"] = mark
                     break
-        f["disputes"] = disp.get(f["id"], [])
+        f["disputes"] = disp.get(f["id"])
     return facts
 
 
@@ -660,10 +660,9 @@ def dispute_mark(f: dict, listed: frozenset | set = frozenset()) -> str:
     (``f["disputes"]``, set by :func:`settle_facts`): the other side's id, the start of
     its text unless the other side is among ``listed`` (the ids shown in the same
     block), and the conflict or candidate id; ``""`` when undisputed."""
-    ds = f.get("disputes") or []
-    if not ds:
+    d = f.get("disputes")
+    if not d:
         return ""
-    d = ds[0]
     other = d["other"]
     if other not in listed:
         text = " ".join(str(d["other_text"]).split())
@@ -674,8 +673,8 @@ def dispute_mark(f: dict, listed: frozenset | set = frozenset()) -> str:
         mark = f" (disputed: contradicts {other}; conflict {d['ref']} open, not yet resolved"
     else:
         mark = f" (disputed: conflicts with {other}, not yet judged: {d['ref']}"
-    if len(ds) > 1:
-        mark += f"; +{len(ds) - 1} more"
+    if d.get("count", 1) > 1:
+        mark += f"; +{d['count'] - 1} more"
     return mark + ")"
 
 
