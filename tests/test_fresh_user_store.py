@@ -86,17 +86,17 @@ def test_ingest_reads_any_utf8_text_file_under_its_name(cli, tmp_path, name):
     assert "Tuesdays" in ok(*cli("search", "tuesdays"))
 
 
-@pytest.mark.parametrize("name,data,hint", [
-    ("paper.pdf", b"%PDF-1.4\n1 0 obj\n", "pdftotext"),            # a parser format, even when it decodes
-    ("spec.docx", b"PK\x03\x04\x14\x00\x06\x00", "pandoc"),
-    ("a.out", b"\x7fELF\x02\x01\x01\x00\x00\x00", "pandoc"),       # binary under an unlisted name
-    ("BLOB", b"ab\x00cd" * 10, "pandoc"),
+@pytest.mark.parametrize("name,data,hint,why", [
+    ("paper.pdf", b"%PDF-1.4\n1 0 obj\n", "pdftotext", "needs a parser ledger does not bundle"),  # even when it decodes
+    ("spec.docx", b"PK\x03\x04\x14\x00\x06\x00", "pandoc", "needs a parser ledger does not bundle"),
+    ("a.out", b"\x7fELF\x02\x01\x01\x00\x00\x00", "pandoc", "binary content (NUL byte"),  # an unlisted name
+    ("BLOB", b"ab\x00cd" * 10, "pandoc", "binary content (NUL byte at offset 2)"),
 ])
-def test_ingest_still_refuses_binary_and_parser_formats(cli, tmp_path, name, data, hint):
+def test_ingest_still_refuses_binary_and_parser_formats(cli, tmp_path, name, data, hint, why):
     path = tmp_path / name
     path.write_bytes(data)
     msg = fail(*cli("ingest", str(path), "--cluster", "proc"))
-    assert "needs a parser ledger does not bundle" in msg and hint in msg
+    assert why in msg and hint in msg
     assert json.loads(ok(*cli("sources", "--json"))) == []
 
 

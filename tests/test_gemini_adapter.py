@@ -261,10 +261,13 @@ def test_repeated_reads_escalate_and_nothing_injected_needs_angle_brackets(store
     assert all("<" not in t and ">" not in t for t in seen)
 
 
-def test_readable_turns_quote_marks_into_bars_and_leaves_other_text():
+def test_readable_turns_quote_marks_into_bars_and_other_brackets_into_look_alikes():
     block = "### Task (the user's words)\n> port the parser\n>\n> keep x -> y\n- a -> b"
-    assert G.readable(block) == "### Task (the user's words)\n│ port the parser\n│\n│ keep x -> y\n- a -> b"
+    assert G.readable(block) == "### Task (the user's words)\n│ port the parser\n│\n│ keep x → y\n- a → b"
     assert G.readable("no quotes") == "no quotes"
+    # fact text with brackets (finding 11: injected as is, shown by Gemini as &lt; / &gt;)
+    assert G.readable("Vec<T> holds x >= 5, y <= 2, z > 1 < 3; f => g; a <- b; <b>bold</b>") == \
+        "Vec‹T› holds x ≥ 5, y ≤ 2, z › 1 ‹ 3; f ⇒ g; a ← b; ‹b›bold‹/b›"
 
 
 def test_the_users_words_leave_out_the_hook_context_gemini_put_in_front():
@@ -273,3 +276,17 @@ def test_the_users_words_leave_out_the_hook_context_gemini_put_in_front():
     assert _ev("BeforeAgent", prompt=ctx + "a <b> c <hook_context>x</hook_context> d").prompt == "a <b> c d"
     assert _ev("BeforeAgent", prompt=ctx).prompt is None
     assert _ev("BeforeAgent", prompt="if a < b then go").prompt == "if a < b then go"
+
+
+def test_fact_text_with_angle_brackets_reaches_gemini_without_them(store):
+    # Finding 11: a fact's own < and > were injected as is (Gemini shows &lt; / &gt;).
+    proj = store["proj"]
+    (proj / "lib.rs").write_text("fn f() {}\n")
+    env = {**os.environ, "LEDGER_DB": store["db"], "LEDGER_HOME": store["home"]}
+    p = subprocess.run([LEDGER_BIN, "remember", "lib.rs returns Result<Vec<u8>> when n >= 3 and maps a -> b",
+                        "--cluster", "code", "--file", str(proj / "lib.rs")], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    text = context(hook("AfterTool", after_tool("read_file", {"file_path": "lib.rs"}, "fn f", cwd=proj, session="ang"),
+                        store["home"], store["db"]))
+    assert "Result‹Vec‹u8›› when n ≥ 3 and maps a → b" in text
+    assert "<" not in text and ">" not in text

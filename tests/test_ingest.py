@@ -270,12 +270,14 @@ def test_unsupported_docx_suggests_pandoc(tmp_path) -> None:
     assert _error(path).endswith(f"pipe it in: pandoc -t plain {path} | ledger ingest - --cluster <id>")
 
 
-def test_no_extension_binary_is_unknown(tmp_path) -> None:
+def test_no_extension_binary_is_binary_content(tmp_path) -> None:
+    # Was ".unknown needs a parser": a name without an extension names no format.
     path = tmp_path / "has space" / "README"
     path.parent.mkdir()
     path.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00binary")
     msg = _error(path)
-    assert msg.startswith(f"Cannot read {path}: .unknown needs a parser ledger does not bundle.")
+    assert msg.startswith(f"Cannot read {path}: binary content (NUL byte at offset 7).")
+    assert ".unknown" not in msg and "needs a parser" not in msg
     assert f"pandoc -t plain '{path}' | ledger ingest - --cluster <id>" in msg  # path quoted for the shell
 
 

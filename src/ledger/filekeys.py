@@ -55,6 +55,22 @@ def file_key(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> F
         return FileKey(p)
 
 
+def named_file_key(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> FileKey:
+    """:func:`file_key` for a path a person or agent gave (``remember --file``, MCP
+    ``files``). Raises :class:`ledger.errors.InvalidInput` when it names a folder: a fact
+    is keyed to one file (its size, mtime and hash tell when it went stale), and a
+    folder's key would never count as changed, nor be matched by a tool touching a file
+    in it."""
+    key = file_key(path, cwd)
+    if os.path.isdir(key.path):
+        from .errors import InvalidInput
+
+        given = os.fspath(path)
+        raise InvalidInput(f"{given} is a folder{'' if given == key.path else f' ({key.path})'}; a fact is keyed to a file. "
+                           "Name a file in it instead, or leave the file out.", field="files", value=given)
+    return key
+
+
 def is_changed(path: str, size: int | None, mtime_ms: int | None, sha256: str | None) -> bool:
     """True when the file at ``path`` changed since a key with this state was taken:
     gone, another size, or (same mtime means unchanged) another content hash; for files

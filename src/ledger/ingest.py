@@ -238,10 +238,10 @@ def read_source_file(path: str | os.PathLike[str]) -> SourceText:
     are UTF-8 text without NUL (read as plain text; its name stays the source's).
 
     Raises :class:`UnreadableSource` with a message that says what to do instead: for a
-    missing file, a directory, a format in :data:`NEEDS_PARSER` or an unlisted one whose
-    bytes are not text (both: "needs a parser", with the tool to extract the text), no
-    permission, an empty file, binary content or bytes that are not UTF-8. A UTF-8 BOM
-    is stripped.
+    missing file, a directory, a format in :data:`NEEDS_PARSER` ("needs a parser", with
+    the tool to extract the text), no permission, a symbolic link loop, an empty file,
+    binary content (NUL bytes under any other name, with or without an extension) or
+    bytes that are not UTF-8. A UTF-8 BOM is stripped.
     """
     shown = os.fspath(path)
     if not os.path.lexists(shown):
@@ -270,16 +270,23 @@ def read_source_file(path: str | os.PathLike[str]) -> SourceText:
     except IsADirectoryError:
         raise UnreadableSource(f"Cannot read {shown}: it is a directory. Ingest its files one at a time.") from None
     except OSError as exc:
+        import errno
+
+        if exc.errno == errno.ELOOP:
+            # cat would fail the same way: no file is behind the link to extract text from
+            raise UnreadableSource(
+                f"Cannot read {shown}: it is a symbolic link that leads back to itself (a link loop), so no file "
+                f"is behind it. Check where it points (ls -l {shlex.quote(shown)}) and ingest the real file."
+            ) from None
         raise UnreadableSource(
-            f"Cannot read {shown}: {exc.strerror or exc}. Extract the text yourself and pipe it in: "
-            f"cat {shlex.quote(shown)} | {_PIPE_HINT}"
+            f"Cannot read {shown}: {exc.strerror or exc}. Check the file (ls -l {shlex.quote(shown)}) and retry, "
+            "or pass the text itself with --text."
         ) from None
 
     if not data:
         raise UnreadableSource(f"Cannot read {shown}: file is empty. There is nothing to ingest.")
-    if ext not in READABLE_EXTENSIONS and b"\x00" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        # An unlisted name is text if its bytes say so; with NUL bytes it is a format to extract.
-        raise _needs_parser(shown, ext, _sniff_binary(data, shlex.quote(shown))[1])
+    # An unlisted name is text if its bytes say so; with NUL bytes _decode says "binary
+    # content" (not ".unknown needs a parser": a name without extension names no format).
     text = _decode(data, shown, shlex.quote(shown))
     if not text.strip():
         raise UnreadableSource(f"Cannot read {shown}: file is empty (it holds only whitespace). There is nothing to ingest.")

@@ -192,7 +192,7 @@ class SearchResult(Frozen):
     there is no ``capped`` flag to report (it is always ``False`` in JSON for
     compatibility with the seed's shape)."""
 
-    __slots__ = ("hits", "total", "took_ms", "query", "not_counted", "unknown_clusters", "known_clusters")
+    __slots__ = ("hits", "total", "took_ms", "query", "not_counted", "unknown_clusters", "known_clusters", "notes")
 
     def __init__(
         self,
@@ -207,6 +207,9 @@ class SearchResult(Frozen):
         #: nothing), and the store's cluster ids to choose from when there are any.
         unknown_clusters: tuple[str, ...] = (),
         known_clusters: tuple[str, ...] = (),
+        #: Warnings about the query's own filters (:func:`ledger.query.filter_warnings`:
+        #: a ``kind:``/``type:`` value outside its closed set, a filter given twice).
+        notes: tuple[dict, ...] = (),
     ) -> None:
         s = object.__setattr__
         s(self, "hits", hits)
@@ -216,19 +219,23 @@ class SearchResult(Frozen):
         s(self, "not_counted", not_counted)
         s(self, "unknown_clusters", unknown_clusters)
         s(self, "known_clusters", known_clusters)
+        s(self, "notes", notes)
 
     def warnings(self) -> list[dict]:
-        """What the caller should hear about although the search ran:
-        ``[{"kind": "unknown-cluster", "warning": <message>, "known": [ids]}]`` when the
-        query names clusters the store does not have; ``[]`` otherwise. The message
-        names no surface (the CLI adds its command, the web its wording)."""
+        """What the caller should hear about although the search ran: each a dict with
+        ``kind`` and ``warning`` (the message) plus its own fields.
+        ``{"kind": "unknown-cluster", "warning", "known": [ids]}`` when the query names
+        clusters the store does not have, then :attr:`notes` (``unknown-value``,
+        ``repeated-filter``); ``[]`` when all is well. The message names no surface (the
+        CLI adds its command, the web its wording)."""
         if not self.unknown_clusters:
-            return []
+            return [dict(n) for n in self.notes]
         names = ", ".join(f'"{c}"' for c in self.unknown_clusters)
         s = "s" if len(self.unknown_clusters) > 1 else ""
         msg = (f"No cluster{s} {names} in this store, so {'they match' if s else 'it matches'} nothing. "
                f"Known clusters: {', '.join(self.known_clusters) or '(none)'}.")
-        return [{"kind": "unknown-cluster", "warning": msg, "known": list(self.known_clusters)}]
+        return [{"kind": "unknown-cluster", "warning": msg, "known": list(self.known_clusters)},
+                *(dict(n) for n in self.notes)]
 
     def to_dict(self) -> dict:
         """The JSON shape: :func:`ledger.wire.search_result`."""

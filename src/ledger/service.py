@@ -24,7 +24,7 @@ from .frozen import Frozen
 from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, Event, FileKey, Memory, SearchResult, Source
 from .paths import db_file
-from .query import parse
+from .query import filter_warnings, parse
 from .store import Store
 from .text import storable_problem
 from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names from the service
@@ -58,6 +58,11 @@ MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs i
 #: Search filters that make an export part of the store (no whole-store history then).
 _NARROWING = ("kind", "pending_only", "pinned_only", "conflicted_only")
 MAX_PROPOSALS_PER_WRITE = 20  # best-scored candidates kept per write: a flood helps nobody judge
+
+
+def _filter_notes(query: str | None) -> tuple[dict, ...]:
+    """:func:`ledger.query.filter_warnings` of ``query``, as SearchResult keeps them."""
+    return tuple(filter_warnings(query or ""))
 
 
 def clean_text(text: str | None, *, empty: str) -> str:
@@ -300,7 +305,7 @@ class Ledger:
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
         unknown, known = self._unknown_clusters(q)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
-                            unknown_clusters=unknown, known_clusters=known)
+                            unknown_clusters=unknown, known_clusters=known, notes=_filter_notes(query))
 
     def _unknown_clusters(self, q) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(``cluster:`` values naming no cluster, the known ids when there are such)."""
@@ -315,7 +320,8 @@ class Ledger:
         (:meth:`ledger.models.SearchResult.warnings`), without running it: for ``export``
         and other readers that stream their results. Raises InvalidQuery as search does."""
         unknown, known = self._unknown_clusters(parse(query or "", self.clock()))
-        return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known).warnings()
+        return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known,
+                            notes=_filter_notes(query)).warnings()
 
     def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = DEFAULT_MODE) -> SearchResult:
         """Counted search for agents: the returned page gets hits+1, last read = now and

@@ -355,6 +355,10 @@ def sources_trust(ctx, source_id, value, db, as_json):
     """Set a document's trust (0-1); every chunk's strength moves with it."""
     db = db or (ctx.obj or {}).get("db")
     _need_source_id(source_id)
+    if not 0 <= value <= 1:  # the value is positional: the core's "trust must be ..." would be read as --trust
+        hint = f" Did you mean {value / 100:g} ({value:g}%)?" if 1 < value <= 100 else ""
+        raise InvalidInput(f"The trust value must be from 0 to 1, got {value:g}.{hint} "
+                           f"e.g. ledger sources trust {source_id} 0.5")
     with _open(db) as led:
         t = led.set_trust(source_id, value)
     _json({"sourceId": source_id, "trust": t}) if as_json or (ctx.obj or {}).get("json") else _out(f"trust {source_id} → {round(t * 100)}")

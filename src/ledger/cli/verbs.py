@@ -185,9 +185,9 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
         raise InvalidInput("--supersedes needs the id of the memory this one replaces, e.g. --supersedes m_abc123")
     keys = []
     if files:
-        from ..filekeys import file_key
+        from ..filekeys import named_file_key
 
-        keys = [file_key(f) for f in files]
+        keys = [named_file_key(f) for f in files]  # before the store is opened: a folder is refused
     who = default_agent(agent)
     with _Opened(db, keep_open) as led:
         res = led.remember(claim, cluster=cluster, agent=who, note=note, supersedes=supersedes, files=keys, topic=topic)

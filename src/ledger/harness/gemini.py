@@ -65,8 +65,9 @@ SessionEnd         nothing: Gemini does not wait for it.
 
 ``system_message`` becomes top-level ``systemMessage`` on every event. Gemini escapes
 ``<`` and ``>`` in ``additionalContext`` and wraps it in its own ``<hook_context>`` tag,
-so what ledger injects for Gemini uses no angle-bracket markup (:func:`readable` turns
-the Session State's quoted lines into ``│`` lines).
+so what ledger injects for Gemini holds no ``<`` or ``>`` at all (:func:`readable` turns
+the Session State's quoted lines into ``│`` lines and any other bracket, in a fact's text
+too, into a look-alike: ``→``, ``≤``, ``‹`` ...); a deny reason goes through it as well.
 
 Stdlib only: ``json``, ``os``, ``re`` (compiled on use), ``shlex`` (quoting a folder).
 """
@@ -362,7 +363,7 @@ def render_response(event: HookEvent, resp: HookResponse) -> str:
     if deny and name in _DENY_EVENTS:
         out["decision"] = "deny"
         # AfterTool's reason replaces the tool's output: keep the context with it.
-        out["reason"] = deny if (name != "AfterTool" or not context or context == deny) else f"{deny}\n\n{context}"
+        out["reason"] = readable(deny if (name != "AfterTool" or not context or context == deny) else f"{deny}\n\n{context}")
         context = None if name == "AfterTool" else context
     if context and name in _CONTEXT_EVENTS:
         out["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": readable(context)}
@@ -371,14 +372,24 @@ def render_response(event: HookEvent, resp: HookResponse) -> str:
     return json.dumps(out) if out else ""
 
 
+#: What stands in for ``<`` and ``>`` in text for Gemini, pairs first (arrows and
+#: comparisons keep their meaning), then a lone bracket as its look-alike guillemet.
+_ANGLES = (("<=", "≤"), (">=", "≥"), ("<-", "←"), ("->", "→"), ("=>", "⇒"), ("<", "‹"), (">", "›"))
+
+
 def readable(text: str) -> str:
     """``text`` as it should reach Gemini, which shows ``<`` and ``>`` in hook context
     as ``&lt;`` and ``&gt;``: our markdown quote marks (a line starting ``>``, the user's
-    words in the Session State) become a bar, ``│``. Other text is left as it is."""
-    if ">" not in text:
+    words in the Session State) become a bar, ``│``; every other ``<`` and ``>`` (in a
+    fact's text: ``Vec<T>``, ``x > 5``, ``a -> b``) becomes a look-alike with no markup
+    meaning (:data:`_ANGLES`: ``≤ ≥ ← → ⇒ ‹ ›``). The result holds neither character."""
+    if "<" not in text and ">" not in text:
         return text
-    return "\n".join("│ " + line[2:] if line.startswith("> ") else "│" if line == ">" else line
+    text = "\n".join("│ " + line[2:] if line.startswith("> ") else "│" if line == ">" else line
                      for line in text.split("\n"))
+    for old, new in _ANGLES:
+        text = text.replace(old, new)
+    return text
 
 
 def merge(responses: list[HookResponse | None]) -> HookResponse | None:

@@ -57,6 +57,26 @@ def _session_state(event, engine):
     return handle_session_event(event, engine)
 
 
+def _why_no_session(raw: bytes | str) -> str:
+    """Why a payload has no usable ``session_id``, for the hook.log line."""
+    import json
+
+    try:
+        sid = json.loads(raw).get("session_id", _MISSING)
+    except (ValueError, AttributeError):
+        sid = _MISSING
+    if sid is _MISSING:
+        return "no session_id in it"
+    if isinstance(sid, str):
+        return "session_id is empty"
+    if sid is None:
+        return "session_id is null"
+    return f"session_id is {json.dumps(sid)[:40]} ({type(sid).__name__}), not a string"
+
+
+_MISSING = object()
+
+
 def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: str, now: int | None = None,
                    spawn=None, cfg: dict | None = None, close: bool = True, drainer=None) -> str:
     """Process one payload and return the text to print (may be empty). Raises on any
@@ -78,6 +98,11 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
     from ..watcher.engine import SKIP, SPOOL, Engine, spools_first
 
     event = adapter.parse_payload(raw, expected_event)
+    if not event.session_id:
+        # Every harness names its session; without a name the call would be filed under
+        # one shared nameless session (mixing unrelated calls): dropped, and said why.
+        log_line(f"{harness} {event.raw_event_name or event.kind}: payload dropped: {_why_no_session(raw)}")
+        return ""
     # An adapter may turn one hook call into several engine events (Gemini's AfterTool is
     # the injection decision plus the observation) and merge the answers.
     expand = getattr(adapter, "expand", None)

@@ -350,9 +350,9 @@ class Server:
         def work(led):
             keys = []
             if files:
-                from ..filekeys import file_key
+                from ..filekeys import named_file_key
 
-                keys = [file_key(f) for f in files]
+                keys = [named_file_key(f) for f in files]
             res = led.remember(claim, cluster=cluster, agent=agent, note=note, supersedes=supersedes, files=keys,
                                topic=topic)
             head = wire.memory(res.memory) if detail else compact(res.memory)

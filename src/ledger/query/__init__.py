@@ -1,6 +1,7 @@
 """The search query language (pure, stdlib only). See :mod:`ledger.query.parser`."""
 
 from ledger.query.parser import (
+    CLOSED_VALUES,
     KEY_HINTS,
     KEYS,
     MAX_MS,
@@ -8,12 +9,14 @@ from ledger.query.parser import (
     STRENGTH_REASON,
     WHEN_REASON,
     Query,
+    filter_warnings,
     format_query,
     parse,
     parse_when,
 )
 
 __all__ = [
+    "CLOSED_VALUES",
     "KEYS",
     "KEY_HINTS",
     "MAX_MS",
@@ -21,6 +24,7 @@ __all__ = [
     "STRENGTH_REASON",
     "WHEN_REASON",
     "Query",
+    "filter_warnings",
     "format_query",
     "parse",
     "parse_when",

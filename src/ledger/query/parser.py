@@ -13,12 +13,16 @@ Grammar, in short:
   ``http://x``, ``:nope``) is a lowercased free-text term, so pasted text still searches.
 * ``key:`` with an empty value is ignored, so half-typed queries are not errors.
 * ``agent:``, ``cluster:``, ``type:`` and ``kind:`` values are lowercased and not
-  validated; repeating one of these keys widens it (OR within a key, AND across keys).
+  rejected; repeating one of these keys widens it (OR within a key, AND across keys).
+  ``type:`` and ``kind:`` have a closed set of values (:data:`CLOSED_VALUES`): any other
+  value matches nothing, and :func:`filter_warnings` says so (as the service does for a
+  ``cluster:`` naming no cluster of the store).
 * ``strength:<N`` / ``strength:>N`` with N in 0..100, stored as N/100.
 * ``asof:``, ``after:``, ``before:`` take a span (``30m``, ``2h``, ``30d``, ``2w``,
   ``6mo``, ``1y``, measured back from now; ``m`` is minutes, ``mo`` months) or an ISO date/datetime. A date alone is UTC midnight; a
   datetime without an offset is taken as UTC.
-* For ``strength``, ``asof``, ``after`` and ``before`` the last occurrence wins.
+* For ``strength``, ``asof``, ``after`` and ``before`` the last occurrence wins;
+  :func:`filter_warnings` says so when one is given twice with different values.
 
 All instants are integer milliseconds since the Unix epoch, UTC.
 """
@@ -39,7 +43,9 @@ __all__ = [
     "KEY_HINTS",
     "MAX_MS",
     "MIN_MS",
+    "CLOSED_VALUES",
     "Query",
+    "filter_warnings",
     "format_query",
     "check_text",
     "parse",
@@ -60,6 +66,10 @@ KEY_HINTS: dict[str, str] = {
     "after": "created after, e.g. after:2w or after:2026-01-01",
     "before": "created before, e.g. before:6mo or before:2026-01-01",
 }
+
+#: The values a filter key can match, for the keys that have a closed set: ``type:`` is a
+#: memory's origin, ``kind:`` its kind (the store's CHECK constraints, m001).
+CLOSED_VALUES: dict[str, tuple[str, ...]] = {"type": ("chat", "doc"), "kind": ("claim", "chunk")}
 
 STRENGTH_REASON = "expected strength:<N or strength:>N, N between 0 and 100"
 WHEN_REASON = "expected a date like 2026-01-01 or a span like 30m, 2h, 30d, 2w, 6mo, 1y"
@@ -328,6 +338,47 @@ def parse(text: str, now_ms: int) -> Query:
         **{field: tuple(values) for field, values in multi.items()},
         **single,
     )
+
+
+def filter_warnings(text: str) -> list[dict]:
+    """What a query's filters mean that the user may not expect, although it parses:
+    one dict per problem, in :data:`KEYS` order, never raising (text :func:`parse`
+    refuses gives what it can).
+
+    * ``{"kind": "unknown-value", "key": "kind", "values": ["bogus"], "valid": ["claim",
+      "chunk"], "warning": ...}``: a ``type:``/``kind:`` value outside
+      :data:`CLOSED_VALUES`; it matches nothing.
+    * ``{"kind": "repeated-filter", "key": "asof", "values": ["1h", "2h"], "used": "2h",
+      "warning": ...}``: ``strength``/``asof``/``after``/``before`` given more than
+      once with different values; only the last is used.
+
+    The message names no surface (callers add their command)."""
+    seen: dict[str, list[str]] = {}
+    for token in text.split():
+        split = _split_filter(token)
+        if split is None or not split[1]:
+            continue
+        key, value = split
+        value = value.lower() if key in _MULTI_FIELDS else value
+        if value not in seen.setdefault(key, []) or key not in _MULTI_FIELDS:
+            seen[key].append(value)
+    out: list[dict] = []
+    for key in KEYS:
+        values = seen.get(key) or []
+        if key in CLOSED_VALUES:
+            bad = [v for v in values if v not in CLOSED_VALUES[key]]
+            if bad:
+                valid = CLOSED_VALUES[key]
+                named = " and ".join(f"{key}:{v}" for v in bad)
+                what = f"is not a {key}, so it matches" if len(bad) == 1 else f"are not {key}s, so they match"
+                out.append({"kind": "unknown-value", "key": key, "values": bad, "valid": list(valid),
+                            "warning": f"{named} {what} nothing. Valid: {', '.join(f'{key}:{v}' for v in valid)}."})
+        elif key not in _MULTI_FIELDS and len(set(values)) > 1:
+            shown = " ".join(f"{key}:{v}" for v in values)
+            out.append({"kind": "repeated-filter", "key": key, "values": values, "used": values[-1],
+                        "warning": f"{key}: given {len(values)} times ({shown}); only the last, "
+                                   f"{key}:{values[-1]}, is used. Give it once."})
+    return out
 
 
 def _format_ms(ms: int) -> str:

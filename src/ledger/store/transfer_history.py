@@ -105,8 +105,12 @@ def validate_history(rec: dict, line: int) -> dict:
     :class:`InvalidInput` naming the line."""
     kind = rec.get("record")
     if kind not in _REQUIRED:
-        raise InvalidInput(f"line {line}: unknown record {kind!r} (this ledger reads memories and "
-                           f"{', '.join(RECORDS)}); was it written by a newer ledger? Nothing was imported.")
+        kinds = ", ".join(RECORDS)
+        if kind == "memory":  # the natural guess, but memory lines are the ones without the field
+            raise InvalidInput(f'line {line}: "record": "memory" is not a record kind: a memory line has no "record" '
+                               f'field (remove it). Only history lines have one: {kinds}. Nothing was imported.')
+        raise InvalidInput(f"line {line}: unknown record {kind!r}. A memory line has no \"record\" field; a history "
+                           f"line has one of: {kinds}. Was the file written by a newer ledger? Nothing was imported.")
     for key, typ in _REQUIRED[kind]:
         v = rec.get(key)
         if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):

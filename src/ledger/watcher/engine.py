@@ -342,6 +342,7 @@ class Engine:
         text, ids = render_facts(shown, level=GENTLE, times=1, steps=0, now=self.now,
                                  max_facts=int(self.w["max_facts"]), max_chars=int(self.w["max_chars"]))
         if not ids:
+            _too_small(self.w)
             return None
         memo.save()
         return HookResponse(additional_context=text)
@@ -543,6 +544,7 @@ class Engine:
             text, ids = render_facts(shown, level=level, times=times, steps=step - (first_step or step),
                                      now=self.now, max_facts=int(self.w["max_facts"]), max_chars=int(self.w["max_chars"]))
             if not ids:
+                _too_small(self.w)
                 return None  # not even one fact fits max_chars: a header alone says nothing
             # A fact shown marked "may be stale" or "disputed" is not strengthened by
             # being shown: only settled facts count as read.
@@ -552,6 +554,11 @@ class Engine:
                                counted_ids=[i for i in ids if i not in unsure])
         deny = text if level == ESCALATED and investigating and self.w.get("deny_on_escalation") else None
         return HookResponse(additional_context=text, deny_reason=deny)
+
+
+def _too_small(w: dict) -> None:
+    log_line(f"inject: watcher.max_chars {w['max_chars']} leaves no room for any fact; nothing injected "
+             "(ledger config set watcher.max_chars 1200)")
 
 
 class _ShownMemo:
