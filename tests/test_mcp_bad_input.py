@@ -150,3 +150,16 @@ def test_a_crash_in_a_tool_is_answered_with_its_cause_and_clipped():
         assert text.startswith("Error executing tool boom: ledger failed unexpectedly (RuntimeError: ")
         assert text.endswith("please report this as a ledger bug.") and len(text) <= MAX_ERROR_CHARS + 100
         assert ("the disk went away" in text) == (n == 0)
+
+
+def test_a_folder_as_a_remembered_file_is_a_clear_tool_error(store, tmp_path):
+    # Fresh-user finding 9: `remember --file <folder>` was accepted; MCP's files too.
+    async def go():
+        async with connect(store) as s:
+            e = err(await s.call_tool("remember", {"claim": "the port is 9090", "cluster": "code",
+                                                   "files": [str(tmp_path)]}))
+            return e, ok(await s.call_tool("search", {}))
+
+    e, after = run(go)
+    assert f"{tmp_path} is a folder; a fact is keyed to a file." in e, e
+    assert after["total"] == 0

@@ -111,3 +111,13 @@ def test_agents_as_a_file_is_a_hook_log_line_and_the_store_keeps_the_checkpoint(
     assert "fix the port" in out
     # no temporary file or folder is left anywhere in the project
     assert sorted(p.name for p in repo.iterdir()) == [".agents", ".git", "config.py"]
+
+
+def test_a_checkpoint_path_that_cannot_be_replaced_is_a_hook_log_line(store_target, repo):
+    # Root ignores permissions, so "unwritable" is made with a folder where the file goes.
+    (repo / ".agents" / "checkpoint.md").mkdir(parents=True)
+    hook(store_target, "UserPromptSubmit", repo, "s", prompt="fix the port")
+    assert hook(store_target, "Stop", repo, "s") == ""
+    (line,) = [l for l in hook_log().splitlines() if "checkpoint not written" in l]
+    assert f"Stop: checkpoint not written to {repo}/.agents/checkpoint.md: Is a directory" in line
+    assert sorted(p.name for p in (repo / ".agents").iterdir()) == ["checkpoint.md"]  # no temporary file left
