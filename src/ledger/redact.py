@@ -31,6 +31,16 @@ password (CLI)      client flags not spelled "password": ``mysql -pSECRET``,
                     ``curl -u user:SECRET``
 cloud-storage-key   ``AccountKey=`` / ``SharedAccessKey=`` in connection strings,
                     ``sig=`` of a SAS URL
+auth                the value of an ``auth``/``*_AUTH`` key (Docker ``auths.*.auth``) when it
+                    looks like a credential (not ``auth: required`` or a method name)
+session-id          ``sessionid=``, ``PHPSESSID=``, ``JSESSIONID=``, ``session_cookie:``
+cookie              values of ``Cookie:`` (all) and ``Set-Cookie:`` (the first), 8+ chars
+url-key             a key as a URL's user part: ``https://KEY@o1.ingest.sentry.io/1``
+                    (any user part under a ``*_DSN``/``dsn`` key, else 16+ alnum with digits)
+password (files)    ``.netrc`` ``machine H login U password P``, ``.pgpass`` lines
+                    ``host:port:db:user:P``
+in words            "Password for staging is X", "the api key is X", "token was set to
+                    X": the value, when it looks like a credential
 more token formats  Stripe ``whsec_``, Square ``sq0atp-``, Braintree
                     ``access_token$production$``, Discord bot tokens and webhooks,
                     Telegram bot tokens, SendGrid ``SG.``, PyPI ``pypi-``,
@@ -42,7 +52,9 @@ value (tool inputs and responses) and bounds item counts, depth and total size.
 
 Assignments need the secret word at the *end* of the key (``DB_PASSWORD``,
 ``access_token``, ``OPENAI_API_KEY``), so ``max_tokens: 5``, ``tokenizer=...`` and
-``PASSWORD_FILE=/run/x`` stay. Values that are clearly not literals stay too: empty,
+``PASSWORD_FILE=/run/x`` stay; the short words ``pass``, ``pwd`` and ``auth`` must be a
+whole word of the key (``DB_PASS``, not ``bypass``, ``compass``, ``author``, ``oauth``).
+Values that are clearly not literals stay too: empty,
 ``true/false/null``, short numbers, ``$VAR``/``${VAR}``/``<placeholder>``/``***``, and
 unquoted code expressions (``token = get_token()``, ``secret = settings.SECRET``).
 

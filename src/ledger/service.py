@@ -25,6 +25,7 @@ from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, Event, FileKey, Memory, SearchResult, Source
 from .paths import db_file
 from .query import filter_warnings, parse
+from .redact import redact, redact_counted
 from .store import Store
 from .text import storable_problem
 from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names from the service
@@ -88,7 +89,7 @@ class WriteResult(Frozen):
     by ``supersedes`` (if any), and the store-wide count of unjudged candidates.
     Immutable (:class:`ledger.frozen.Frozen`, like the models)."""
 
-    __slots__ = ("memory", "proposed", "conflict_id", "pending_candidates", "duplicate")
+    __slots__ = ("memory", "proposed", "conflict_id", "pending_candidates", "duplicate", "redacted")
 
     def __init__(
         self,
@@ -97,6 +98,7 @@ class WriteResult(Frozen):
         conflict_id: str | None,
         pending_candidates: int,
         duplicate: bool = False,  # the same text was already a live claim: counted as corroboration
+        redacted: int = 0,  # secrets replaced by [REDACTED:<kind>] in the text and note before storing
     ) -> None:
         s = object.__setattr__
         s(self, "memory", memory)
@@ -104,19 +106,21 @@ class WriteResult(Frozen):
         s(self, "conflict_id", conflict_id)
         s(self, "pending_candidates", pending_candidates)
         s(self, "duplicate", duplicate)
+        s(self, "redacted", redacted)
 
     def to_dict(self) -> dict:
         """The JSON shape: :func:`ledger.wire.write_result`."""
         return wire.write_result(self.memory.to_dict(), self.proposed, self.conflict_id, self.pending_candidates,
-                                 self.duplicate)
+                                 self.duplicate, self.redacted)
 
 
 class IngestResult(Frozen):
     """``chunks``: live chunks of the source afterwards. ``updated``: a re-ingest of a
     known path updated an existing source, keeping ``kept`` chunks (with their reads),
-    adding ``added`` and retiring ``retired`` (``store/source_sync.py``). Immutable."""
+    adding ``added`` and retiring ``retired`` (``store/source_sync.py``). ``redacted``:
+    secrets replaced by ``[REDACTED:<kind>]`` in the text before it was chunked. Immutable."""
 
-    __slots__ = ("source_id", "chunks", "filename", "updated", "kept", "added", "retired")
+    __slots__ = ("source_id", "chunks", "filename", "updated", "kept", "added", "retired", "redacted")
 
     def __init__(
         self,
@@ -127,8 +131,10 @@ class IngestResult(Frozen):
         kept: int = 0,
         added: int = 0,
         retired: int = 0,
+        redacted: int = 0,
     ) -> None:
         s = object.__setattr__
+        s(self, "redacted", redacted)
         s(self, "source_id", source_id)
         s(self, "chunks", chunks)
         s(self, "filename", filename)
@@ -192,10 +198,19 @@ class Ledger:
         ``named_files``: absolute paths the text is about that are not file keys (the
         distiller keeps a file key only for files its trajectory touched); duplicates and
         conflict peers are also looked for among claims keyed to them.
+
+        Secrets in ``text`` and ``note`` are replaced by ``[REDACTED:<kind>]``
+        (:func:`ledger.redact.redact`) before anything is stored or compared; the result's
+        ``redacted`` says how many.
         """
         from .store import conflicts as cq
 
         text = clean_text(text, empty='Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
+        # Whatever is stored is redacted first (docs/architecture.md): hooks hand claims
+        # back into agents' context and a PostgreSQL store shares them with a team.
+        text, redacted = redact_counted(text)
+        note, in_note = redact_counted(note or "")
+        redacted += in_note
         now = self.clock()
         self.store.require_cluster(cluster)
         if supersedes:
@@ -216,7 +231,8 @@ class Ledger:
             if dup is not None:
                 # The same fact again: corroboration, not a copy (docs/store.md "Corroboration").
                 self.store.corroborate(dup, agent, now, note or "remembered again")
-                return WriteResult(self.store.get(dup, now), (), None, cq.pending_candidate_count(self.store), duplicate=True)
+                return WriteResult(self.store.get(dup, now), (), None, cq.pending_candidate_count(self.store), duplicate=True,
+                                   redacted=redacted)
             mid = self.store.insert_claim(text, cluster, agent, now, note=note, source_id=source_id, topic=topic, files=files)
             if supersedes:
                 old = self.store.row(supersedes)
@@ -226,7 +242,7 @@ class Ledger:
                 proposed = self._propose(mid, text, peers, now)
         memory = self.store.get(mid, now)
         # Only the one count the CLI prints: `counts()` would run ten full counts per write.
-        return WriteResult(memory, proposed, conflict_id, cq.pending_candidate_count(self.store))
+        return WriteResult(memory, proposed, conflict_id, cq.pending_candidate_count(self.store), redacted=redacted)
 
     def _peers(self, memory_id: str, text: str, cluster: str, files: Sequence[str]) -> list[tuple[str, str, bool]]:
         from .conflicts.signals import query_terms
@@ -514,13 +530,13 @@ class Ledger:
         return self.store.related(memory_id, self.clock(), limit)
 
     def update(self, memory_id: str, *, text: str | None = None, cluster: str | None = None, by: str = HUMAN) -> Memory:
-        """Edit a claim's text (re-indexed, proposer re-run) and/or move it to a cluster."""
+        """Edit a claim's text (redacted, re-indexed, proposer re-run) and/or move it to a cluster."""
         memory_id = self.resolve_id(memory_id)
         now = self.clock()
         row = self.store.row(memory_id)
         if text is not None:
             self.store.require_claim(memory_id)
-            text = clean_text(text, empty="The new text is empty. To remove a memory, drop it instead.")
+            text = redact(clean_text(text, empty="The new text is empty. To remove a memory, drop it instead."))
         with self.store.atomic():
             if cluster is not None and cluster != row.cluster_id:
                 self.store.update_cluster(memory_id, cluster, by, now)
@@ -595,10 +611,14 @@ class Ledger:
         of a second one added (``store/source_sync.py``): unchanged chunks keep their
         reads, changed and removed ones are retired (``asof:`` still finds them), new
         ones are added. Raises :class:`InvalidInput` for empty text or a bad trust.
+
+        Secrets are redacted from the whole text before it is chunked (so one cut across
+        a chunk boundary is still found); the result's ``redacted`` says how many.
         """
         from . import ingest as ingest_mod
 
-        chunks = [c.strip() for c in ingest_mod.chunk_text(source.text) if c and c.strip()]
+        text, redacted = redact_counted(source.text)
+        chunks = [c.strip() for c in ingest_mod.chunk_text(text) if c and c.strip()]
         if path and not as_new:
             from .store import source_sync
 
@@ -609,11 +629,12 @@ class Ledger:
                 t = None if trust is None else self._trust(trust)
                 r = source_sync.resync(self.store, known["id"], source.filename, chunks, agent=agent, nbytes=source.bytes,
                                        trust=t, now=self.clock())
-                return IngestResult(known["id"], r["chunks"], source.filename, True, r["kept"], r["added"], r["retired"])
+                return IngestResult(known["id"], r["chunks"], source.filename, True, r["kept"], r["added"], r["retired"],
+                                    redacted)
         res = self.ingest_chunks(source.filename, chunks, cluster=cluster, agent=agent,
                                  trust=DEFAULT_SOURCE_TRUST if trust is None else trust, ext=source.ext, nbytes=source.bytes,
                                  path=path)
-        return IngestResult(res.source_id, res.chunks, res.filename, False, 0, res.chunks, 0)
+        return IngestResult(res.source_id, res.chunks, res.filename, False, 0, res.chunks, 0, redacted + res.redacted)
 
     @staticmethod
     def _trust(trust) -> float:
@@ -630,10 +651,19 @@ class Ledger:
                       path: str | None = None) -> IngestResult:
         """Store pre-split chunks as one source (used by ``ingest`` and benchmarks),
         committed in batches but shown to readers only once whole (``store/sources.py``).
-        ``path`` is the resolved file the text came from (re-ingests find it by it)."""
+        ``path`` is the resolved file the text came from (re-ingests find it by it).
+        Each chunk is redacted (``redacted`` of the result counts what that replaced;
+        chunks :meth:`ingest` made were redacted already and count 0)."""
         from . import ingest as ingest_mod
 
-        chunks = [c.strip() for c in chunks if c and c.strip()]
+        redacted = 0
+        kept = []
+        for c in chunks:
+            if c and c.strip():
+                c, n = redact_counted(c.strip())
+                redacted += n
+                kept.append(c)
+        chunks = kept
         if not chunks:
             raise InvalidInput("source text is empty: nothing to ingest.")
         t = self._trust(trust)
@@ -644,7 +674,7 @@ class Ledger:
             sum(len(c.encode()) for c in chunks) if nbytes is None else nbytes, t, chunks, now, neighbours=neighbours,
             path=path,
         )
-        return IngestResult(sid, len(ids), filename)
+        return IngestResult(sid, len(ids), filename, redacted=redacted)
 
     def sources(self) -> list[Source]:
         return self.store.sources()

@@ -151,18 +151,21 @@ def graph_node(m: "Memory") -> dict:
 
 
 # ---------------------------------------------------------------- results of writes
-def write_result(memory_json: dict, proposed, conflict_id, pending_candidates: int, duplicate: bool) -> dict:
+def write_result(memory_json: dict, proposed, conflict_id, pending_candidates: int, duplicate: bool,
+                 redacted: int = 0) -> dict:
     """What ``remember`` did: the claim's JSON plus ``proposed`` candidate ids,
-    ``conflictId``, ``pendingCandidates`` and ``duplicate`` (counted as corroboration)."""
+    ``conflictId``, ``pendingCandidates``, ``duplicate`` (counted as corroboration) and
+    ``redacted`` (secrets replaced by ``[REDACTED:<kind>]`` before storing)."""
     d = dict(memory_json)
     d.update({"proposed": list(proposed), "conflictId": conflict_id, "pendingCandidates": pending_candidates,
-              "duplicate": duplicate})
+              "duplicate": duplicate, "redacted": redacted})
     return d
 
 
 def ingest_result(x) -> dict:
     """What ``ingest`` did (a :class:`ledger.service.IngestResult`): the source, its
     chunk count, and for a re-ingested path whether it was updated and how many chunks
-    were kept, added and retired."""
+    were kept, added and retired, and ``redacted``: secrets replaced by
+    ``[REDACTED:<kind>]`` before storing."""
     return {"sourceId": x.source_id, "chunks": x.chunks, "filename": x.filename, "updated": x.updated,
-            "kept": x.kept, "added": x.added, "retired": x.retired}
+            "kept": x.kept, "added": x.added, "retired": x.retired, "redacted": x.redacted}

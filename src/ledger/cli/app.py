@@ -241,6 +241,8 @@ def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
         where = ing.text_identity(src.text, name or (path if text is not None and path not in (None, "-") else None))
     with _open(db) as led:
         res = led.ingest(src, cluster=cluster, agent=default_agent(agent), trust=trust, path=where, as_new=as_new)
+    if res.redacted:
+        verbs.warn_redacted(res.redacted, as_json)
     if as_json:
         _json(res.to_dict())
     elif res.updated:

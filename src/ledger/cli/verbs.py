@@ -118,6 +118,14 @@ def _warn(msg: str, kind: str, as_json: bool, **extra) -> None:
         pass
 
 
+def warn_redacted(n: int, as_json: bool) -> None:
+    """Tell the user on stderr that ``n`` secrets were replaced by
+    ``[REDACTED:<kind>]`` before storing (what was stored is not what they typed)."""
+    _warn(f"{n} secret{'s' if n != 1 else ''} replaced by [REDACTED:<kind>] before storing: the store never holds "
+          "secrets (docs/watcher.md \"Redaction\"). Keep the value in a secret manager and remember where it is.",
+          "redacted", as_json, count=n)
+
+
 def recall(query: tuple[str, ...], *, limit: int, mode: str, agent: str | None, db: str | None, as_json: bool,
            color: bool, keep_open: bool = False) -> str:
     """``ledger recall``: counted search, seed's one-line-per-memory format."""
@@ -191,6 +199,8 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
     who = default_agent(agent)
     with _Opened(db, keep_open) as led:
         res = led.remember(claim, cluster=cluster, agent=who, note=note, supersedes=supersedes, files=keys, topic=topic)
+    if res.redacted:
+        warn_redacted(res.redacted, as_json)
     for f, k in zip(files, keys):
         if not os.path.exists(k.path):  # kept anyway: a file about to be written is a fair key
             _warn(f"--file {f}: no such file ({k.path}); remembered anyway, keyed to that path (check it for a "

@@ -338,7 +338,7 @@ class Server:
         """Remember a durable fact (a claim). The same fact again counts as corroboration,
         not a copy. Returns {id, strength, text, cluster, duplicate, proposed (candidate
         ids the store suspects of contradicting it), conflictId (with supersedes),
-        pendingCandidates}."""
+        pendingCandidates, redacted (secrets replaced by [REDACTED:<kind>] before storing)}."""
         agent = self._agent(ctx)
         from ..errors import InvalidInput
 
@@ -356,7 +356,8 @@ class Server:
             res = led.remember(claim, cluster=cluster, agent=agent, note=note, supersedes=supersedes, files=keys,
                                topic=topic)
             head = wire.memory(res.memory) if detail else compact(res.memory)
-            return wire.write_result(head, res.proposed, res.conflict_id, res.pending_candidates, res.duplicate)
+            return wire.write_result(head, res.proposed, res.conflict_id, res.pending_candidates, res.duplicate,
+                                     res.redacted)
 
         return self._run(work)
 
