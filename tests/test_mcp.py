@@ -107,6 +107,22 @@ def test_tools_are_listed_with_true_annotations(store):
         assert t.description and "ctx" not in t.input_schema["properties"]
 
 
+def test_remember_stores_a_secret_redacted_and_says_how_many(store):
+    """Finding 4 of 2026-12-01: what an agent remembers is redacted before it is stored."""
+
+    async def go():
+        async with connect(store) as s:
+            w = ok(await s.call_tool("remember", {"claim": "staging deploy uses DB_PASS=DbPass7 and auth: AuthOnly3",
+                                                  "cluster": "code"}))
+            plain = ok(await s.call_tool("remember", {"claim": "staging deploy runs at noon", "cluster": "code"}))
+            found = ok(await s.call_tool("search", {"query": "DbPass7"}))
+            return w, plain, found
+
+    w, plain, found = run(go)
+    assert w["redacted"] == 2 and w["text"] == "staging deploy uses DB_PASS=[REDACTED:password] and auth: [REDACTED:auth]"
+    assert plain["redacted"] == 0 and found["total"] == 0
+
+
 def test_remember_recall_show_search_and_who_read_it(store, tmp_path):
     model = tmp_path / "model.ckpt"
     model.write_bytes(b"weights")

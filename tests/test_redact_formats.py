@@ -58,7 +58,8 @@ def test_finding_3_output_keeps_no_secret_and_every_key_name() -> None:
         ('{"registry": {"auth": "dXNlcjpwYXNzd29yZDEyMw=="}}', "dXNlcjpwYXNzd29yZDEyMw==", "auth"),
         ("auth = Au7hValueXyz", "Au7hValueXyz", "auth"),
         ("PHPSESSID=9a8b7c6d5e4f3a2b1c0d", "9a8b7c6d5e4f3a2b1c0d", "session-id"),
-        ('{"sessionid": "q1w2e3r4t5y6u7i8"}', "q1w2e3r4t5y6u7i8", "session-id"),
+        ('{"JSESSIONID": "q1w2e3r4t5y6u7i8"}', "q1w2e3r4t5y6u7i8", "session-id"),
+        ("ASP.NET_SessionId=a1b2c3d4e5f6g7h8", "a1b2c3d4e5f6g7h8", "session-id"),
         ("session_cookie: s3ss10nC00kie", "s3ss10nC00kie", "session-id"),
         # DSNs: a key in the URL's user part, a password in it
         ("sentry_dsn: 'https://0123456789abcdef0123456789abcdef@o42.ingest.sentry.io/7'",
@@ -108,6 +109,8 @@ def test_each_format_is_redacted(text: str, secret: str, kind: str) -> None:
         '{"pass": 0.95}',
         "PWD=/home/me/project\nOLDPWD=/tmp\npwd: ~/src",
         "session: 3\nsession_id: 5\nsession_length=30m",
+        # a harness's own session ids (Gemini transcripts, hook payloads) are not secrets
+        '{"sessionId":"g1","kind":"main"}\n{"session_id": "5b3e9c1a-0d2f-4e8b-9a7c-1f2e3d4c5b6a"}',
         # URLs with a user part that is a name, not a key
         "ssh://git@github.com/org/repo.git and https://first.last@example.com/x",
         "https://deploy-bot@ci.example.com/job/1",

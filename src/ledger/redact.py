@@ -33,7 +33,7 @@ cloud-storage-key   ``AccountKey=`` / ``SharedAccessKey=`` in connection strings
                     ``sig=`` of a SAS URL
 auth                the value of an ``auth``/``*_AUTH`` key (Docker ``auths.*.auth``) when it
                     looks like a credential (not ``auth: required`` or a method name)
-session-id          ``sessionid=``, ``PHPSESSID=``, ``JSESSIONID=``, ``session_cookie:``
+session-id          ``PHPSESSID=``, ``JSESSIONID=``, ``ASP.NET_SessionId=``, ``session_cookie:``
 cookie              values of ``Cookie:`` (all) and ``Set-Cookie:`` (the first), 8+ chars
 url-key             a key as a URL's user part: ``https://KEY@o1.ingest.sentry.io/1``
                     (any user part under a ``*_DSN``/``dsn`` key, else 16+ alnum with digits)
@@ -238,8 +238,10 @@ _KEY = (
     # Short words that mean a secret only as a whole word of the key: DB_PASS, pass,
     # pwd, MY_SERVICE_AUTH, auth; never bypass, compass, passive, author, oauth.
     r"|(?:(?<=[_.-])|(?<![A-Za-z0-9_.-]))(?:pass|pwd|auth)"
-    # Session cookies' names: sessionid (Django), PHPSESSID, JSESSIONID, session_cookie.
-    r"|session[_.-]?cookie|sess(?:ion)?id))"
+    # Session cookies' names: PHPSESSID, JSESSIONID, ASP.NET_SessionId, session_cookie.
+    # Not a bare sessionId/session_id: harnesses name their (non-secret) sessions so;
+    # Django's sessionid cookie is caught in its Cookie header.
+    r"|session[_.-]?cookie|(?:php|j|asp\.net_)sess(?:ion)?id))"
 )
 _ASSIGN = (
     r"(?P<head>" + _KEY + r"(?P<kq>[\"']?)[ \t]*(?::=|=>|:|=)[ \t]*)"
@@ -266,7 +268,7 @@ def _kind_of(word: str) -> str:
         return "api-key"
     if w == "auth":
         return "auth"
-    if w.startswith("sess"):
+    if "sess" in w and not w.endswith("key"):
         return "session-id"
     return "secret"
 
