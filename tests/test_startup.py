@@ -39,7 +39,7 @@ LEDGER_BUDGET = frozenset("""
 # Its patterns come from stored matcher code (ledger.conflicts.patterns), not re's parser.
 REMEMBER_EXTRA = frozenset({"ledger.conflicts", "ledger.conflicts.duplicates", "ledger.conflicts.signals",
                             "ledger.conflicts.values", "ledger.conflicts.patterns", "ledger.conflicts._pattern_code",
-                            "ledger.store.conflicts"})
+                            "ledger.store.conflicts", "ledger.redact"})  # what is stored is redacted first
 NEVER = ("click", "rich", "textual", "starlette", "uvicorn", "httpx", "ledger.web", "ledger.tui", "ledger.harness",
          "ledger.watcher", "ledger.ingest", "ledger.cli.app", "typing", "pathlib", "secrets", "shutil", "hashlib",
          "dataclasses", "inspect", "ast", "dis", "tokenize", "argparse", "gettext", "locale", "threading", "warnings")

@@ -25,7 +25,6 @@ from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, Event, FileKey, Memory, SearchResult, Source
 from .paths import db_file
 from .query import filter_warnings, parse
-from .redact import redact, redact_counted
 from .store import Store
 from .text import storable_problem
 from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names from the service
@@ -203,6 +202,7 @@ class Ledger:
         (:func:`ledger.redact.redact`) before anything is stored or compared; the result's
         ``redacted`` says how many.
         """
+        from .redact import redact_counted  # here, not at the top: read verbs never import it
         from .store import conflicts as cq
 
         text = clean_text(text, empty='Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
@@ -535,6 +535,8 @@ class Ledger:
         now = self.clock()
         row = self.store.row(memory_id)
         if text is not None:
+            from .redact import redact
+
             self.store.require_claim(memory_id)
             text = redact(clean_text(text, empty="The new text is empty. To remove a memory, drop it instead."))
         with self.store.atomic():
@@ -616,6 +618,7 @@ class Ledger:
         a chunk boundary is still found); the result's ``redacted`` says how many.
         """
         from . import ingest as ingest_mod
+        from .redact import redact_counted
 
         text, redacted = redact_counted(source.text)
         chunks = [c.strip() for c in ingest_mod.chunk_text(text) if c and c.strip()]
@@ -655,6 +658,7 @@ class Ledger:
         Each chunk is redacted (``redacted`` of the result counts what that replaced;
         chunks :meth:`ingest` made were redacted already and count 0)."""
         from . import ingest as ingest_mod
+        from .redact import redact_counted
 
         redacted = 0
         kept = []
