@@ -144,7 +144,11 @@ def test_remember_recall_show_search_and_who_read_it(store, tmp_path):
     assert r["hits"][0] == {"id": w["id"], "strength": w["strength"], "text": w["text"], "cluster": "code"}
     # detail is what `ledger recall --json` prints for the same memory (one wire module).
     cli = cli_json(store, "show", w["id"])
-    assert set(full["hits"][0]) - {"score"} == set(cli) and full["hits"][0]["files"][0]["path"] == str(model.resolve())
+    # A hit in full is the memory as `ledger show --json` gives it, less its history.
+    assert set(full["hits"][0]) - {"score"} == set(cli) - {"history", "formerTexts"}
+    assert full["hits"][0]["files"][0]["path"] == str(model.resolve())
+    assert shown["history"] == cli["history"] and [e["op"] for e in shown["history"]] == ["memory.write"]
+    assert shown["formerTexts"] == cli["formerTexts"] == []
     assert set(found["hits"][0]) == COMPACT
     # Two recalls counted, by the client's own name; search and show did not count.
     assert shown["hits"] == 2 and shown["readers"] == ["cursor-agent"] and shown["writer"] == "cursor-agent"

@@ -115,6 +115,15 @@ def event(x: "Event") -> dict:
     return {"id": x.id, "at": x.at, "agent": x.agent, "op": x.op, "memoryId": x.memory_id, "detail": x.detail, "ms": x.ms}
 
 
+def history(events, former) -> dict:
+    """The ``history`` and ``formerTexts`` keys of a memory shown in full (CLI ``show
+    --json``, MCP ``show``), from :meth:`ledger.service.Ledger.history`: log rows
+    (:func:`event`, oldest first) and earlier texts (``text``, ``replacedAt`` epoch ms,
+    ``replacedBy`` agent, oldest first)."""
+    return {"history": [event(e) for e in events],
+            "formerTexts": [{"text": t, "replacedAt": at, "replacedBy": by} for t, at, by in former]}
+
+
 def agent(x: "Agent") -> dict:
     """JSON of a :class:`ledger.models.Agent`."""
     d = {"id": x.id, "label": x.label, "role": x.role, "color": x.color, "firstSeen": x.first_seen, "lastSeen": x.last_seen}

@@ -166,10 +166,10 @@ def show(memory_id: str, *, db: str | None, as_json: bool, keep_open: bool = Fal
         events, former = led.history(m.id)
         now = led.clock()
     if as_json:
+        from .. import wire
         from ..filekeys import file_changes
 
-        return dumps({**m.to_dict(), "fileChanges": file_changes(m.files), "history": [e.to_dict() for e in events],
-                      "formerTexts": [{"text": t, "replacedAt": at, "replacedBy": by} for t, at, by in former]})
+        return dumps({**m.to_dict(), "fileChanges": file_changes(m.files), **wire.history(events, former)})
     return memory_text(m, now, events, former)
 
 

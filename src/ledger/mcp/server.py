@@ -313,13 +313,14 @@ class Server:
             led.search(query, limit=limit)))
 
     def show(self, id: Annotated[str, Field(description="A memory id (m_...) or a unique tail of one.")]) -> dict[str, Any]:
-        """One memory in full, with its strength explained (factors) and whether files it
-        is about changed since. Never counted as a read."""
+        """One memory in full, with its strength explained (factors), whether files it
+        is about changed since, and what happened to it (history: log rows; formerTexts:
+        texts it had before an edit or merge). Never counted as a read."""
         from ..filekeys import file_changes
 
         def work(led):
             m = led.get(id)
-            return {**wire.memory(m), "fileChanges": file_changes(m.files)}
+            return {**wire.memory(m), "fileChanges": file_changes(m.files), **wire.history(*led.history(m.id))}
 
         return self._run(work)
 
