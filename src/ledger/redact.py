@@ -160,9 +160,12 @@ _URL_CREDS = (
 # A key in a URL's user part with no password: Sentry's DSN https://KEY@o1.ingest.sentry.io/1.
 # Under a *_DSN / dsn setting any user part is the key; elsewhere _sub_url_key insists
 # on a key-looking one.
-_URL_USER_KEY = (
-    r"(?P<head>(?:\b[A-Za-z0-9_.-]*dsn[\"']?[ \t]*(?::=|=>|:|=)[ \t]*[\"']?)?"
-    r"\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<val>[A-Za-z0-9_~.%!$&*+-]+)(?=@)"
+_URL_USER_KEY = r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<val>[A-Za-z0-9_~.%!$&*+-]+)(?=@)"
+# The same under a DSN setting (run only when "dsn" occurs: the optional key in front
+# would be tried at every position of every text).
+_DSN_USER_KEY = (
+    r"(?P<head>\b[A-Za-z0-9_.-]*dsn[\"']?[ \t]*(?::=|=>|:|=)[ \t]*[\"']?"
+    r"[A-Za-z][A-Za-z0-9+.-]*://)(?P<val>[A-Za-z0-9_~.%!$&*+-]+)(?=@)"
 )
 
 # Cookie: a=b; c=d / Set-Cookie: id=...; Path=/ (header, JSON or --cookie flag): the
@@ -460,6 +463,8 @@ def redact(text: str) -> str:
         out = _rx(_BEARER, _AI).sub(_sub_auth, out)
     if "://" in out and "@" in out:
         out = _rx(_URL_CREDS).sub(_sub_url, out)
+        if "dsn" in lowered:
+            out = _rx(_DSN_USER_KEY, _AI).sub(_sub_url_key, out)
         out = _rx(_URL_USER_KEY, _AI).sub(_sub_url_key, out)
     if "cookie" in lowered:
         out = _rx(_COOKIE, _AI).sub(_sub_cookie, out)
