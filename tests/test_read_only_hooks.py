@@ -101,10 +101,17 @@ def test_pre_tool_use_on_a_read_only_store_hands_the_facts_back(ro_sqlite, proj,
     again = _hook("claude-code", "PreToolUse", pre_read(proj / "deploy.sh", cwd=proj, session="s2"), db=db, home=home,
                   prefix=ro)
     assert again.returncode == 0 and again.stdout == b"" and again.stderr == b"", again
+    # The note is outside the store; notes of sessions long gone are removed.
+    notes = list((home / "readonly-shown").iterdir())
+    assert len(notes) == 1
+    stale = home / "readonly-shown" / "0123456789abcdef01234567.json"
+    stale.write_text("{}")
+    os.utime(stale, (0, 0))
     # Another session is shown them once too.
     other = _hook("claude-code", "PreToolUse", pre_read(proj / "deploy.sh", cwd=proj, session="s3"), db=db, home=home,
                   prefix=ro)
     assert FACT in _context(other.stdout)
+    assert not stale.exists() and len(list((home / "readonly-shown").iterdir())) == 2
     # A file without facts: nothing.
     none = _hook("claude-code", "PreToolUse", pre_read(proj / "README.md", cwd=proj, session="s2"), db=db, home=home,
                  prefix=ro)

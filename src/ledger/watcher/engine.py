@@ -565,7 +565,10 @@ class _ShownMemo:
     """Which files' facts a session was shown while its store was read-only:
     ``$LEDGER_HOME/readonly-shown/<hash of the session key>.json``, ``{path: highest seq
     shown}``. Outside the store (it cannot be written); best effort: unreadable means
-    nothing shown yet, unwritable means shown again next time."""
+    nothing shown yet, unwritable means shown again next time. Notes untouched for
+    :data:`MEMO_DAYS` days are removed when another is written (sessions end)."""
+
+    MEMO_DAYS = 30
 
     def __init__(self, key: str):
         import hashlib
@@ -607,6 +610,19 @@ class _ShownMemo:
             os.replace(tmp, self.path)
         except OSError as exc:
             log_line(f"read-only store: cannot note the facts shown ({exc}); they will be shown again")
+            return
+        folder = os.path.dirname(self.path)
+        old = time.time() - self.MEMO_DAYS * 86400
+        try:
+            for name in os.listdir(folder):
+                path = os.path.join(folder, name)
+                try:
+                    if os.stat(path).st_mtime < old:
+                        os.unlink(path)
+                except OSError:
+                    pass  # another hook removed it first
+        except OSError:
+            pass
 
 
 def is_stale(f: dict) -> bool:
