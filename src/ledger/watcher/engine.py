@@ -135,9 +135,9 @@ class Engine:
     once or later. ``wait_ms`` bounds waits for the store's and the spool's locks.
 
     ``read_only`` (what a write is told: the store is read-only, why and what to do;
-    None when it can be written) makes the engine
-    read what it can and write nothing to the store (:meth:`handle_read_only`); a write
-    refused as read-only on the way (a PostgreSQL role that may only read) sets it too."""
+    None when it can be written) makes the engine read what it can and write nothing to
+    the store (:meth:`handle_read_only`); a write refused as read-only on the way (a
+    PostgreSQL role that may only read) sets it too."""
 
     def __init__(self, conn, cfg: dict, now: int, spawn_distill=None, session_state=None, spool: str | None = None,
                  notes=None, wait_ms: int | None = None, read_only: str | None = None):
@@ -297,7 +297,7 @@ class Engine:
         session = W.session(self.conn, key)
         self.project = event_project(event, session.get("project"))
         if event.tool is not None and event.kind == "pre_tool":
-            return self.inject_read_only(event, key, session.get("steps", 0) + 1)
+            return self.inject_read_only(event, key)
         if event.tool is not None and event.kind == "post_tool":
             try:
                 if self.spool is None:
@@ -311,7 +311,7 @@ class Engine:
             return self.session_state(event, self)
         return None
 
-    def inject_read_only(self, event: HookEvent, key: str, step: int) -> HookResponse | None:
+    def inject_read_only(self, event: HookEvent, key: str) -> HookResponse | None:
         """The facts about the files a tool is about to touch, from a read-only store:
         shown gently, once per session and file until newer facts exist (the store
         cannot count showings, so a small note in ``$LEDGER_HOME/readonly-shown/``
