@@ -5,8 +5,9 @@ The model reads ``notes.txt``; the plugin's child observes it and, with ``[llm] 
 "opencode"``, asks the plugin to distill through OpenCode's own session API: a throwaway
 session whose request reaches the scripted server (which answers with a finding) and is
 never observed. The model then reads the file again and gets the distilled fact appended
-to the tool output, and a third look (``cat``) gets the escalated message. When the run
-goes idle the checkpoint is written, with the file the ``cat`` command created. A second
+to the tool output, a third look (``cat``) gets the escalated message, and a fourth
+command that also writes a file gets nothing (it acts). When the run goes idle the
+checkpoint is written, with the file that command created. A second
 run makes OpenCode compact and checks that the compaction prompt carries the Session
 State block and the facts.
 
@@ -171,8 +172,11 @@ def test_real_opencode_injects_distilled_facts_and_checkpoints_on_idle(opencode_
                 time.sleep(0.1)
             return Turn(tool_calls=[ToolCall("read", {"filePath": notes})])
         if n == 2:
-            return Turn(tool_calls=[ToolCall("bash", {"command": "cat notes.txt && echo checked > out.txt",
+            return Turn(tool_calls=[ToolCall("bash", {"command": "cat notes.txt",
                                                       "description": "Look at the notes once more"})])
+        if n == 3:  # a command that writes: it acts, so it is never escalated nor denied
+            return Turn(tool_calls=[ToolCall("bash", {"command": "cat notes.txt && echo checked > out.txt",
+                                                      "description": "Record the check"})])
         return Turn(text="The answer is 42.")
 
     run = run_opencode(opencode_bin, tmp_path, monkeypatch, project, answer, "Check what notes.txt says.", {
@@ -191,15 +195,16 @@ def test_real_opencode_injects_distilled_facts_and_checkpoints_on_idle(opencode_
 
     # What the model saw: nothing on the first read, the distilled fact on the second,
     # the escalation on the third look.
-    final = next(b for b in reversed(bodies) if b.get("tools") and len(tool_results(b)) == 3)
-    first, second, third = tool_results(final)
+    final = next(b for b in reversed(bodies) if b.get("tools") and len(tool_results(b)) == 4)
+    first, second, third, fourth = tool_results(final)
     assert "FACTS" not in first, first
     assert "📋 KNOWN FACTS" in second and FINDING in second, second
     assert "LEDGER ESCALATION" in third and FINDING in third, third
+    assert "LEDGER ESCALATION" not in fourth and "FACTS" not in fourth, fourth
 
     sessions = [dict(zip(("key", "steps"), r)) for r in store_sql(db, "SELECT key, steps FROM watch_sessions")]
     assert len(sessions) == 1, f"only the user's session is observed, not the distillation's: {sessions}"
-    assert sessions[0]["key"].startswith("opencode:ses_") and sessions[0]["steps"] == 3
+    assert sessions[0]["key"].startswith("opencode:ses_") and sessions[0]["steps"] == 4
     [claim] = [dict(zip(("text", "writer", "provenance"), r))
                for r in store_sql(db, "SELECT text, writer, provenance FROM memories WHERE writer = 'watcher'")]
     assert claim["text"] == FINDING and claim["provenance"].startswith("distilled from opencode:ses_")

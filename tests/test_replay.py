@@ -74,12 +74,17 @@ def big_report(tmp_path_factory, engine, request):
     return r, t.stdout, db
 
 
-def test_replay_big_transcript_injects_and_escalates(big_report):
+def test_replay_big_transcript_injects_and_never_escalates_on_unsettled_facts(big_report):
     r, _, _ = big_report
     assert set(r) == FIELDS
     assert r["toolCalls"] > 100
     assert r["repeatedReads"] > 0
-    assert r["injections"] > 0 and r["gentle"] > 0 and r["escalations"] > 0
+    # The transcript's files are not on this machine: every fact with a recorded file
+    # state "may be stale: the file is gone", and the fallback distiller's facts about
+    # one file are conflict candidates of each other (disputed). Unsettled facts are
+    # shown gently once and never count toward escalation (docs/watcher.md, "Settled and
+    # unsettled facts").
+    assert r["injections"] > 0 and r["gentle"] > 0 and r["escalations"] == 0
     assert r["injections"] == r["gentle"] + r["escalations"]
     assert r["charsInjected"] > 0
     assert r["charsInjected"] / r["injections"] <= 1200 + 150  # the per-injection budget holds
@@ -113,12 +118,12 @@ def test_replay_options_change_the_outcome(cli, new_store):
                         timeout=300)
     assert rc == 0, err
     (r,) = json.loads(out)
-    # escalation never comes with a file's first showing, then from the next step on
-    assert r["gentle"] > 0 and r["escalations"] > 0
-    rc, out, err = cli("replay", BIG, "--json", "--escalate-after", "1000", "--every", "5", db=new_store("r2"),
+    assert r["gentle"] > 0 and r["distillations"]["added"] > 0
+    # (no escalation even at 1: this transcript's facts are all unsettled here, see above)
+    rc, out, err = cli("replay", BIG, "--json", "--escalate-after", "1", "--every", "1000", db=new_store("r2"),
                         timeout=300)
     (never,) = json.loads(out)
-    assert never["escalations"] == 0 and never["injections"] > 0
+    assert never["distillations"]["added"] == 0 and never["injections"] == 0
 
 
 def test_replay_of_a_missing_file_is_an_error(cli, tmp_path):
