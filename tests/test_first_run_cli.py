@@ -162,11 +162,15 @@ def test_stats_and_counts_use_singular_for_one(cli, tmp_path):
     cli("remember", "The only fact", "--cluster", "code", "--agent", "claude")
     proj = tmp_path / "proj"
     proj.mkdir()
+    # A session with a task: one that recorded nothing writes no checkpoint (docs/session-state.md).
+    prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "s-one", "cwd": str(proj), "transcript_path": "",
+              "prompt": "Make the release notes list every migration"}
     stop = {"hook_event_name": "Stop", "session_id": "s-one", "cwd": str(proj), "transcript_path": "",
             "stop_hook_active": False}
-    rc, out, err = cli("hook", "claude-code", "Stop", input=json.dumps(stop), db=None,
-                       env={"LEDGER_DB": str(cli.db)})
-    assert rc == 0
+    for event, payload in (("UserPromptSubmit", prompt), ("Stop", stop)):
+        rc, out, err = cli("hook", "claude-code", event, input=json.dumps(payload), db=None,
+                           env={"LEDGER_DB": str(cli.db)})
+        assert rc == 0
     rc, out, err = cli("stats")
     assert rc == 0, err
     assert "1  memory " in out and "1 claim ·" in out and "1  agent " in out
