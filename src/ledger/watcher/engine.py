@@ -317,22 +317,11 @@ class Engine:
         cannot count showings, so a small note in ``$LEDGER_HOME/readonly-shown/``
         remembers them; where that cannot be written either, they are shown each time).
         Nothing is counted as read, no escalation (it needs the store's counters)."""
-        tool = event.tool
-        if not self.w.get("enabled", True) or not is_file_tool(tool.name):
-            return None
-        from .worktrees import aliases
-
-        paths = files_touched(tool, event.cwd)
-        asked = {p: p for p in paths}
-        for p in paths:
-            for a in aliases(p):
-                asked.setdefault(a, p)
-        facts = W.facts_for_files(self.conn, list(asked))
+        facts = self._facts_touched(event)
         if not facts:
             return None
         by_path: dict[str, list[dict]] = {}
         for f in facts:
-            f["path"] = asked.get(f["path"], f["path"])
             by_path.setdefault(f["path"], []).append(f)
         memo = _ShownMemo(key)
         shown = [f for path, fs in by_path.items() if memo.fresh(path, max(f["seq"] for f in fs)) for f in fs]
@@ -481,10 +470,12 @@ class Engine:
         return True
 
     # ------------------------------------------------------------------ inject
-    def inject(self, event: HookEvent, key: str) -> HookResponse | None:
+    def _facts_touched(self, event: HookEvent) -> list[dict]:
+        """The facts about the files the event's tool touches (none when the watcher is
+        off or the tool touches no file), each reported under the path the agent used."""
         tool = event.tool
         if not self.w.get("enabled", True) or not is_file_tool(tool.name):
-            return None
+            return []
         paths = files_touched(tool, event.cwd)
         # The same repository-relative file in the repository's other linked worktrees
         # carries the same facts; each is reported (and checked for staleness) under the
@@ -496,10 +487,15 @@ class Engine:
             for a in aliases(p):
                 asked.setdefault(a, p)
         facts = W.facts_for_files(self.conn, list(asked))
-        if not facts:
-            return None
         for f in facts:
             f["path"] = asked.get(f["path"], f["path"])
+        return facts
+
+    def inject(self, event: HookEvent, key: str) -> HookResponse | None:
+        tool = event.tool
+        facts = self._facts_touched(event)
+        if not facts:
+            return None
         step = W.session(self.conn, key).get("steps", 0) + 1  # the step this call will be
         by_path: dict[str, list[dict]] = {}
         for f in facts:
