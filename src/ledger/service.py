@@ -634,10 +634,11 @@ class Ledger:
                                        trust=t, now=self.clock())
                 return IngestResult(known["id"], r["chunks"], source.filename, True, r["kept"], r["added"], r["retired"],
                                     redacted)
-        res = self.ingest_chunks(source.filename, chunks, cluster=cluster, agent=agent,
+        # The chunks are cut from redacted text: stored as they are, not redacted again.
+        res = self._store_chunks(source.filename, chunks, cluster=cluster, agent=agent,
                                  trust=DEFAULT_SOURCE_TRUST if trust is None else trust, ext=source.ext, nbytes=source.bytes,
                                  path=path)
-        return IngestResult(res.source_id, res.chunks, res.filename, False, 0, res.chunks, 0, redacted + res.redacted)
+        return IngestResult(res.source_id, res.chunks, res.filename, False, 0, res.chunks, 0, redacted)
 
     @staticmethod
     def _trust(trust) -> float:
@@ -655,9 +656,7 @@ class Ledger:
         """Store pre-split chunks as one source (used by ``ingest`` and benchmarks),
         committed in batches but shown to readers only once whole (``store/sources.py``).
         ``path`` is the resolved file the text came from (re-ingests find it by it).
-        Each chunk is redacted (``redacted`` of the result counts what that replaced;
-        chunks :meth:`ingest` made were redacted already and count 0)."""
-        from . import ingest as ingest_mod
+        Each chunk is redacted (``redacted`` of the result counts what that replaced)."""
         from .redact import redact_counted
 
         redacted = 0
@@ -667,7 +666,17 @@ class Ledger:
                 c, n = redact_counted(c.strip())
                 redacted += n
                 kept.append(c)
-        chunks = kept
+        res = self._store_chunks(filename, kept, cluster=cluster, agent=agent, trust=trust, ext=ext, nbytes=nbytes,
+                                 neighbours=neighbours, path=path)
+        return IngestResult(res.source_id, res.chunks, res.filename, redacted=redacted)
+
+    def _store_chunks(self, filename: str, chunks: Sequence[str], *, cluster: str, agent: str, trust: float,
+                      ext: str | None = None, nbytes: int | None = None, neighbours: int = 2,
+                      path: str | None = None) -> IngestResult:
+        """:meth:`ingest_chunks` for chunks already stripped, non-empty and redacted
+        (:meth:`ingest` cuts them from redacted text)."""
+        from . import ingest as ingest_mod
+
         if not chunks:
             raise InvalidInput("source text is empty: nothing to ingest.")
         t = self._trust(trust)
@@ -678,7 +687,7 @@ class Ledger:
             sum(len(c.encode()) for c in chunks) if nbytes is None else nbytes, t, chunks, now, neighbours=neighbours,
             path=path,
         )
-        return IngestResult(sid, len(ids), filename, redacted=redacted)
+        return IngestResult(sid, len(ids), filename)
 
     def sources(self) -> list[Source]:
         return self.store.sources()
