@@ -332,7 +332,7 @@ def fact_files(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[dict]
     return out
 
 
-def disputes(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[dict]]:
+def disputes(conn: sqlite3.Connection, ids: list[str]) -> dict[str, dict]:
     """The disagreements not settled yet that involve the memories ``ids``: open
     conflicts (``cf_...``, judged contradictions awaiting a resolution) and unjudged
     conflict candidates (``cc_...``, proposed by the contradiction proposer).

@@ -697,11 +697,15 @@ def dispute_mark(f: dict, listed: frozenset | set = frozenset()) -> str:
     return mark + ")"
 
 
+def _stale_of(f: dict) -> str:
+    """The fact's stale mark: as :func:`settle_facts` set it, else judged on its path."""
+    return f["stale"] if "stale" in f else (stale_mark(f) if "path" in f else "")
+
+
 def fact_marks(f: dict, listed: frozenset | set = frozenset()) -> str:
     """All marks of a fact, stale first then disputed; ``""`` for a settled fact.
     ``listed``: see :func:`dispute_mark`."""
-    stale = f["stale"] if "stale" in f else (stale_mark(f) if "path" in f else "")
-    return stale + dispute_mark(f, listed)
+    return _stale_of(f) + dispute_mark(f, listed)
 
 
 def unsettled(f: dict) -> bool:
@@ -713,8 +717,7 @@ def settled_rank(f: dict, now: int) -> tuple:
     """Sort key: settled facts first, then disputed ones, then the stale ones; within
     each, :func:`ledger.facts.rank_key` (pinned, strongest, newest). A stale fact so
     ranks below a fresh one about the same file, whatever their strengths."""
-    stale = f["stale"] if "stale" in f else (stale_mark(f) if "path" in f else "")
-    return (int(unsettled(f)), int(bool(stale)), *rank_key(f, now))
+    return (int(unsettled(f)), int(bool(_stale_of(f))), *rank_key(f, now))
 
 
 ESTABLISHED_HEAD = "📋 KNOWN FACTS (already established — do not re-investigate):"
