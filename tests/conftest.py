@@ -12,6 +12,7 @@ may narrow its engines with ``ENGINES = ("sqlite",)``. docs/postgres.md "Tests".
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -119,6 +120,32 @@ def pg_schema_url(server: str, schema: str) -> str:
     """``server`` with ``schema`` first on the search path (pg_trgm stays reachable in public)."""
     sep = "&" if "?" in server else "?"
     return f"{server}{sep}options=-csearch_path%3D{schema}%2Cpublic"
+
+
+@contextlib.contextmanager
+def select_only_role(pg_server: str, store_url: str):
+    """A login role that may only read the schema of the PostgreSQL store at
+    ``store_url`` (USAGE on the schema, SELECT on its tables as they are now: make the
+    tables first), dropped on exit. Yields ``(the store URL as that role, schema, role)``."""
+    import re
+    from urllib.parse import urlsplit
+
+    import psycopg
+
+    schema = re.search(r"search_path%3D(\w+)", store_url).group(1)
+    role = "ro_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(pg_server, autocommit=True) as c:
+        c.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'ro-pass'")
+        c.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        c.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
+    parts = urlsplit(store_url)
+    host = parts.hostname + (f":{parts.port}" if parts.port else "")
+    try:
+        yield parts._replace(netloc=f"{role}:ro-pass@{host}").geturl(), schema, role
+    finally:
+        with psycopg.connect(pg_server, autocommit=True) as c:
+            c.execute(f"DROP OWNED BY {role}")
+            c.execute(f"DROP ROLE {role}")
 
 
 @pytest.fixture

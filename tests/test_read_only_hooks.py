@@ -17,10 +17,9 @@ import json
 import os
 import sqlite3
 import subprocess
-import uuid
 
 import pytest
-from conftest import LEDGER_BIN
+from conftest import LEDGER_BIN, select_only_role
 from fakes import codex_hooks as C
 from fakes.hooks import payload, post_bash, post_edit, pre_read
 from readonly import require_ro_mounts, ro_prefix
@@ -253,27 +252,10 @@ def pg_reader(engine, store_target, pg_server):
     store handed to a reader), dropped after the test."""
     if engine != "postgresql":
         pytest.skip("a PostgreSQL role; the SQLite cases above mount the store read-only")
-    import re
-    from urllib.parse import urlsplit
-
-    import psycopg
-
-    schema = re.search(r"search_path%3D(\w+)", store_target).group(1)
-    role = "ro_" + uuid.uuid4().hex[:10]
     with Ledger.open(store_target):
         pass  # the tables, made by the owner
-    with psycopg.connect(pg_server, autocommit=True) as c:
-        c.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'ro-pass'")
-        c.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
-        c.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
-    parts = urlsplit(store_target)
-    host = parts.hostname + (f":{parts.port}" if parts.port else "")
-    try:
-        yield parts._replace(netloc=f"{role}:ro-pass@{host}").geturl()
-    finally:
-        with psycopg.connect(pg_server, autocommit=True) as c:
-            c.execute(f"DROP OWNED BY {role}")
-            c.execute(f"DROP ROLE {role}")
+    with select_only_role(pg_server, store_target) as (url, _schema, _role):
+        yield url
 
 
 def test_a_read_only_role_gets_the_facts_on_pre_tool_use(engine, store_target, pg_reader, proj, tmp_path):

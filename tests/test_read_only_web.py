@@ -17,10 +17,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import uuid
 
 import httpx
 import pytest
+from conftest import select_only_role
 from liveserve import LiveServe
 from readonly import require_ro_mounts, ro_prefix
 
@@ -128,25 +128,9 @@ def pg_reader(engine, store_target, pg_server):
     """The store URL for a login role that may only read its schema, dropped after."""
     if engine != "postgresql":
         pytest.skip("a PostgreSQL role; the SQLite cases mount the store read-only")
-    from urllib.parse import urlsplit
-
-    import psycopg
-
-    schema = re.search(r"search_path%3D(\w+)", store_target).group(1)
-    role = "ro_" + uuid.uuid4().hex[:10]
     ids = _fill(store_target)
-    with psycopg.connect(pg_server, autocommit=True) as c:
-        c.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'ro-pass'")
-        c.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
-        c.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
-    parts = urlsplit(store_target)
-    host = parts.hostname + (f":{parts.port}" if parts.port else "")
-    try:
-        yield parts._replace(netloc=f"{role}:ro-pass@{host}").geturl(), ids, schema, role
-    finally:
-        with psycopg.connect(pg_server, autocommit=True) as c:
-            c.execute(f"DROP OWNED BY {role}")
-            c.execute(f"DROP ROLE {role}")
+    with select_only_role(pg_server, store_target) as (url, schema, role):
+        yield url, ids, schema, role
 
 
 def test_a_read_only_role_is_refused_with_403_not_500(engine, pg_reader):
