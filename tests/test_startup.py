@@ -17,18 +17,24 @@ import pytest
 from conftest import is_pg, pg_driver_modules, store_sql
 
 # Every module an agent verb may import beyond the interpreter's own start-up (`python -c
-# pass`). The standard library part is what re, json, sqlite3 (it imports datetime) and
-# the tokeniser (unicodedata) bring with them. Not argparse (with gettext and locale),
+# pass`). The standard library part is what sqlite3 (it imports datetime), the tokeniser
+# (unicodedata) and contextlib bring with them. Not argparse (with gettext and locale),
 # threading or dataclasses (inspect, ast, dis, tokenize: about 0.9x `python -c pass`):
-# docs/benchmarks.md "Start-up".
+# docs/benchmarks.md "Start-up". Not re either (with enum, copyreg and its parser: about
+# 4 ms): ledger's patterns are built from stored matcher code (ledger.regex), and the
+# `_sre` engine is all they need.
 STDLIB_BUDGET = frozenset("""
-    __future__ _collections _datetime _functools _json _operator _sqlite3 _sre collections collections.abc
-    contextlib copyreg datetime enum functools itertools json json.decoder json.encoder json.scanner keyword math
-    operator re re._casefix re._compiler re._constants re._parser reprlib sqlite3 sqlite3.dbapi2 types unicodedata
+    __future__ _collections _datetime _functools _operator _sqlite3 _sre collections collections.abc
+    contextlib datetime functools itertools keyword math operator reprlib sqlite3 sqlite3.dbapi2 types unicodedata
+""".split())
+# What --json adds: json, which imports re (and so enum and re's parser) itself.
+JSON_EXTRA = frozenset("""
+    _json copyreg enum json json.decoder json.encoder json.scanner re re._casefix re._compiler re._constants re._parser
 """.split())
 LEDGER_BUDGET = frozenset("""
     ledger ledger.cli ledger.cli.fast ledger.cli.hints ledger.cli.render ledger.cli.verbs ledger.clock ledger.errors
-    ledger.filekeys ledger.frozen ledger.ids ledger.models ledger.paths ledger.query ledger.query.parser ledger.service ledger.store
+    ledger.filekeys ledger.frozen ledger.ids ledger.models ledger.paths ledger.query ledger.query.parser ledger.regex
+    ledger._regex_code ledger.service ledger.store
     ledger.store.connection ledger.store.migrations ledger.store.ops ledger.store.rows
     ledger.store.search ledger.store.sources ledger.store.sqlbits ledger.store.stats ledger.store.store
     ledger.store.textindex ledger.store.watch ledger.strength ledger.termfmt ledger.terms ledger.text ledger.vocab
@@ -36,10 +42,13 @@ LEDGER_BUDGET = frozenset("""
 """.split())
 # Only remember runs the contradiction proposer.
 # (difflib only when a pair of claims lines up: not on this probe's store.)
-# Its patterns come from stored matcher code (ledger.conflicts.patterns), not re's parser.
+# Its patterns come from stored matcher code (ledger.regex) too.
 REMEMBER_EXTRA = frozenset({"ledger.conflicts", "ledger.conflicts.duplicates", "ledger.conflicts.signals",
-                            "ledger.conflicts.values", "ledger.conflicts.patterns", "ledger.conflicts._pattern_code",
-                            "ledger.store.conflicts", "ledger.redact"})  # what is stored is redacted first
+                            "ledger.conflicts.values", "ledger.store.conflicts",
+                            "ledger.redact"})  # what is stored is redacted first
+# Never on the default (text) output of the four verbs: the regular-expression parser
+# and what importing re brings, and json.
+NOT_BY_DEFAULT = ("re", "enum", "copyreg", "json", "_json")
 NEVER = ("click", "rich", "textual", "starlette", "uvicorn", "httpx", "ledger.web", "ledger.tui", "ledger.harness",
          "ledger.watcher", "ledger.ingest", "ledger.cli.app", "typing", "pathlib", "secrets", "shutil", "hashlib",
          "dataclasses", "inspect", "ast", "dis", "tokenize", "argparse", "gettext", "locale", "threading", "warnings")
@@ -89,6 +98,11 @@ def test_agent_verbs_stay_inside_the_import_budget(db, verb, engine):
     rc, out, mods = _imported(args)
     assert rc == 0 and out.strip(), out
     budget = STDLIB_BUDGET | LEDGER_BUDGET | (REMEMBER_EXTRA if verb[0] == "remember" else frozenset())
+    if "--json" in verb:
+        budget |= JSON_EXTRA
+    elif engine == "sqlite":  # (the PostgreSQL driver imports re and json itself)
+        for name in NOT_BY_DEFAULT:
+            assert not any(m == name or m.startswith(name + ".") for m in mods), name
     never = NEVER
     if engine == "postgresql":  # the driver and its dialect modules, and nothing else
         driver = pg_driver_modules()

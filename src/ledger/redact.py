@@ -65,23 +65,22 @@ Properties (tested with Hypothesis): never raises; idempotent
 ``… [N chars cut] …`` marker. :func:`clip` is ``bound(redact(text))`` made cheap for
 huge texts (it only redacts what it keeps, plus a safety margin).
 
-Stdlib only: ``re``.
+Stdlib only. The patterns are :class:`ledger.regex.Lazy`: compiled on first use (from
+the stored matcher code, without ``re``'s parser), so importing this module compiles
+nothing, a text without any trigger word never compiles the pattern at all, and
+``ledger remember`` (which redacts every claim) does not import ``re``.
 """
 
 from __future__ import annotations
 
-import re
+from ledger.regex import ASCII, IGNORECASE, Lazy
 
-_A = re.ASCII
-_AI = re.ASCII | re.IGNORECASE
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - annotations only: `re` stays off remember's start-up
+    import re
 
-
-def _rx(src: str, flags: int = _A) -> re.Pattern[str]:
-    """Compiled ``src``. Patterns are kept as source and compiled on first use (``re``
-    caches them), so importing this module compiles nothing and a text without any
-    trigger word never compiles the pattern at all: import cost matters on the hook
-    path."""
-    return re.compile(src, flags)
+_A = ASCII
+_AI = ASCII | IGNORECASE
 
 
 def _tag(kind: str) -> str:
@@ -89,14 +88,14 @@ def _tag(kind: str) -> str:
 
 
 # Values we never treat as secrets (placeholders, references, already redacted).
-_NOT_SECRET = r"""(?ix)
+_NOT_SECRET = Lazy(r"""(?ix)
     (?: \[REDACTED | \$ | %[A-Za-z_(] | < | \{\{ | \*{3,} | x{6,}$ | \.\.\.$ )
     | (?: true | false | null | none | nil | yes | no | undefined | \d{1,5}
         | str | string | bytes | int | bool | any | text | optional | secretstr )$
-    """
+    """, _A)
 # Unquoted values that are code, not literals: settings.SECRET, os.environ[...], f(x).
-_CODE_EXPR = r"^[A-Za-z_]+[0-9]*(?:\.[A-Za-z_]+[0-9]*)+$|[(\[{]"
-_METAVAR = r"[A-Z][A-Z_]*$|[a-z]+$"
+_CODE_EXPR = Lazy(r"^[A-Za-z_]+[0-9]*(?:\.[A-Za-z_]+[0-9]*)+$|[(\[{]", _A)
+_METAVAR = Lazy(r"[A-Z][A-Z_]*$|[a-z]+$", _A)
 
 # ---------------------------------------------------------------- standalone patterns
 # (kind, trigger substrings (any; case-sensitive), pattern source). Distinctive prefixes
@@ -141,78 +140,88 @@ _TOKENS: list[tuple[str, tuple[str, ...], str]] = [
     ("pypi-token", ("pypi-",), r"pypi-AgE[A-Za-z0-9_-]{50,}"),
     ("digitalocean-token", ("_v1_",), r"do[opr]_v1_[a-f0-9]{64}"),
 ]
+_TOKEN_RX = [(kind, triggers, Lazy(src, _A)) for kind, triggers, src in _TOKENS]
 
 # Authorization header value (scheme kept), in header, JSON or CLI style. The atomic
 # group stops "Bearer $TOKEN" from backtracking into redacting the word "Bearer".
-_AUTH_HEADER = (
+_AUTH_HEADER = Lazy(
     r"(?P<head>\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
     r"(?>(?P<scheme>(?:bearer|basic|token|bot|digest|apikey)\s+)?))"
-    r"(?P<val>[A-Za-z0-9._~+/=:-]{6,})"
+    r"(?P<val>[A-Za-z0-9._~+/=:-]{6,})",
+    _AI,
 )
-_BEARER = (
-    r"(?P<head>\bbearer\s+)(?P<val>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,})"
+_BEARER = Lazy(
+    r"(?P<head>\bbearer\s+)(?P<val>(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,})",
+    _AI,
 )
 # scheme://user:password@host
-_URL_CREDS = (
-    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>]*:)(?P<val>[^\s/@\"'<>]+)(?=@)"
+_URL_CREDS = Lazy(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>]*:)(?P<val>[^\s/@\"'<>]+)(?=@)",
+    _A,
 )
 
 # A key in a URL's user part with no password: Sentry's DSN https://KEY@o1.ingest.sentry.io/1.
 # Under a *_DSN / dsn setting any user part is the key; elsewhere _sub_url_key insists
 # on a key-looking one.
-_URL_USER_KEY = r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<val>[A-Za-z0-9_~.%!$&*+-]+)(?=@)"
+_URL_USER_KEY = Lazy(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<val>[A-Za-z0-9_~.%!$&*+-]+)(?=@)", _AI)
 # The same under a DSN setting (run only when "dsn" occurs: the optional key in front
 # would be tried at every position of every text).
-_DSN_USER_KEY = (
+_DSN_USER_KEY = Lazy(
     r"(?P<head>\b[A-Za-z0-9_.-]*dsn[\"']?[ \t]*(?::=|=>|:|=)[ \t]*[\"']?"
-    r"[A-Za-z][A-Za-z0-9+.-]*://)(?P<val>[A-Za-z0-9_~.%!$&*+-]+)(?=@)"
+    r"[A-Za-z][A-Za-z0-9+.-]*://)(?P<val>[A-Za-z0-9_~.%!$&*+-]+)(?=@)",
+    _AI,
 )
 
 # Cookie: a=b; c=d / Set-Cookie: id=...; Path=/ (header, JSON or --cookie flag): the
 # value runs to the end of the line or a closing quote; _sub_cookie treats the pairs.
-_COOKIE = (
+_COOKIE = Lazy(
     r"(?P<head>(?:\b(?:set-)?cookie[\"']?[ \t]*[:=]|--cookie[ \t=])[ \t]*[\"']?)"
-    r"(?P<val>[^\n\"']*=[^\n\"']*)"
+    r"(?P<val>[^\n\"']*=[^\n\"']*)",
+    _AI,
 )
 
 # .netrc: "machine HOST login USER password SECRET" on one line (a failing test's error
 # line quotes it so), or "password SECRET" alone on a line of a file that names a
 # machine. Netrc passwords may be any word, so the context must be netrc's own.
-_NETRC_INLINE = (
+_NETRC_INLINE = Lazy(
     r"(?P<head>\b(?:machine[ \t]+\S+|default[ \t]+login[ \t]+\S+)"
-    r"(?:[ \t]+(?:login|account|port|protocol)[ \t]+\S+)*[ \t]+password[ \t]+)(?P<val>\S+)"
+    r"(?:[ \t]+(?:login|account|port|protocol)[ \t]+\S+)*[ \t]+password[ \t]+)(?P<val>\S+)",
+    _A,
 )
-_NETRC_LINE = r"(?m)(?P<head>^[ \t]*password[ \t]+)(?P<val>\S+)(?=[ \t]*$)"
+_NETRC_LINE = Lazy(r"(?m)(?P<head>^[ \t]*password[ \t]+)(?P<val>\S+)(?=[ \t]*$)", _A)
 
 # .pgpass: host:port:database:user:password, a whole line; the host has a letter, a
 # dot or is '*' (so "10:20:30:40:50" is not one) and the fields hold no spaces or
 # slashes (so compiler and grep lines "a.c:12:5: error" are not either).
-_PGPASS = (
+_PGPASS = Lazy(
     r"(?m)(?P<head>^[ \t]*(?=[^:\n]*[A-Za-z.*])[A-Za-z0-9._*-]+:(?:[0-9]{1,5}|\*):[A-Za-z0-9._*$-]+:"
-    r"[A-Za-z0-9._*@$-]+:)(?P<val>\S+)(?=[ \t]*$)"
+    r"[A-Za-z0-9._*@$-]+:)(?P<val>\S+)(?=[ \t]*$)",
+    _A,
 )
 
 # A secret said in words: "Password for staging is Hunter2Staging!", "the api key is
 # X", "token was set to X". Only the value after such a phrase, and only when it looks
 # like a credential (_credential_like): "the password is required" stays.
-_PHRASE = (
+_PHRASE = Lazy(
     r"(?P<head>\b(?P<word>passwords?|passphrase|passcode|passwd"
     r"|api[ _-]?key|secret(?:[ _-]key)?|(?:access[ _-]|auth[ _-]|api[ _-]|bearer[ _-])?token|credentials?)"
     r"(?:(?P<prep>[ \t]+(?:for|of|to|on|at|in)[ \t]+(?:the[ \t]+)?[A-Za-z0-9_.@/-]{1,40})[ \t]*[:=]"
     r"|(?:[ \t]+(?:for|of|to|on|at|in)[ \t]+(?:the[ \t]+)?[A-Za-z0-9_.@/:-]{1,40})?"
     r"[ \t]+(?:(?:(?:is[ \t]+now|has[ \t]+been|was)[ \t]+)?(?:set|changed|reset)[ \t]+to"
     r"|is|was|are|would[ \t]+be|should[ \t]+be|will[ \t]+be))[ \t]+)"
-    r"(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]+)"
+    r"(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]+)",
+    _AI,
 )
 _PHRASE_TRIGGERS = ("pass", "secret", "token", "api key", "api-key", "api_key", "credential")
 
 # Cloud storage connection strings (Azure: AccountKey=...; SharedAccessKey=...) and the
 # signature of a SAS URL (?sig=...): the value runs to the next ';', quote or space.
-_CONN_STRING = (
+_CONN_STRING = Lazy(
     r"(?P<head>\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecretValue)\s*=\s*)"
-    r"(?P<val>[^;\"'\s]+)"
+    r"(?P<val>[^;\"'\s]+)",
+    _A,
 )
-_SAS_SIG = r"(?P<head>[?&]sig=)(?P<val>[A-Za-z0-9%+/=]{16,})"
+_SAS_SIG = Lazy(r"(?P<head>[?&]sig=)(?P<val>[A-Za-z0-9%+/=]{16,})", _A)
 
 # Passwords glued to or following a client's own flag, where the flag is not spelled
 # "password": mysql -pSECRET, sshpass -p SECRET, redis-cli -a SECRET, docker login -p
@@ -228,6 +237,7 @@ _CLI: list[tuple[str, tuple[str, ...], str]] = [
     ("password", ("curl",),
      r"(?P<head>\bcurl\b[^\n|;&]*?[ \t](?:-u|--user)[ \t=]*[\"']?[^:\s\"'|;&]+:)(?P<val>[^\s\"'|;&@]+)"),
 ]
+_CLI_RX = [(kind, triggers, Lazy(src, _A)) for kind, triggers, src in _CLI]
 
 # ---------------------------------------------------------------- assignments
 
@@ -246,17 +256,19 @@ _KEY = (
     # Django's sessionid cookie is caught in its Cookie header.
     r"|session[_.-]?cookie|(?:php|j|asp\.net_)sess(?:ion)?id))"
 )
-_ASSIGN = (
+_ASSIGN = Lazy(
     r"(?P<head>" + _KEY + r"(?P<kq>[\"']?)[ \t]*(?::=|=>|:|=)[ \t]*)"
-    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'}\]&)]+)"
+    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'}\]&)]+)",
+    _AI,
 )
 _ASSIGN_TRIGGERS = ("pass", "secret", "token", "key", "credential", "pwd", "auth", "sessid", "sessionid",
                     "session_cookie", "session-cookie", "session.cookie")
 # --password VALUE / --token VALUE on a command line.
-_FLAG = (
+_FLAG = Lazy(
     r"(?P<head>(?<![A-Za-z0-9_-])--?(?:[A-Za-z0-9-]*-)?"
     r"(?P<word>password|passwd|passphrase|secret|token|api-key|apikey)[ \t]+)"
-    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>|&;-][^\s\"']*)"
+    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>|&;-][^\s\"']*)",
+    _AI,
 )
 _FLAG_TRIGGERS = ("pass", "secret", "token", "api-key", "apikey")
 
@@ -277,6 +289,7 @@ def _kind_of(word: str) -> str:
 
 
 _SYMBOLS = frozenset("!@#$%^&*+=?~/_:")
+_NUMBER = Lazy(r"[0-9]+(?:[.,][0-9]+)*%?$", _A)
 # What an "auth:" setting names when it names a method, not a credential.
 _AUTH_METHODS = frozenset({
     "oauth", "oauth1", "oauth2", "xoauth2", "oidc", "saml", "saml2", "ldap", "ldaps", "ntlm", "kerberos", "kerberos5",
@@ -295,7 +308,7 @@ def _credential_like(value: str, *, digits_only: bool = True) -> bool:
     of a "token" does not)."""
     if len(value) < 6 or " " in value.strip():
         return False
-    if _rx(r"[0-9]+(?:[.,][0-9]+)*%?$").match(value):
+    if _NUMBER.get().match(value):
         return digits_only and value.isdigit()
     if any(c.isdigit() for c in value) or any(c in _SYMBOLS for c in value):
         return True
@@ -304,7 +317,7 @@ def _credential_like(value: str, *, digits_only: bool = True) -> bool:
 
 
 def _not_secret(value: str) -> bool:
-    return _rx(_NOT_SECRET, _A).match(value) is not None
+    return _NOT_SECRET.get().match(value) is not None
 
 
 def _secret_value(raw: str) -> tuple[str, str] | None:
@@ -313,7 +326,7 @@ def _secret_value(raw: str) -> tuple[str, str] | None:
     value = raw[1:-1] if q else raw
     if not value.strip() or _not_secret(value):
         return None
-    if not q and _rx(_CODE_EXPR).search(value):
+    if not q and _CODE_EXPR.get().search(value):
         return None
     return q, value
 
@@ -340,7 +353,7 @@ def _sub_flag(m: re.Match[str]) -> str:
     parts = _secret_value(m.group("val"))
     # Trigger: help text ("--token TEXT") or prose ("--token flag"). Outcome: kept; a
     # real secret passed this way has digits or mixed case.
-    if parts is None or (not parts[0] and _rx(_METAVAR).match(parts[1])):
+    if parts is None or (not parts[0] and _METAVAR.get().match(parts[1])):
         return m.group(0)
     q = parts[0]
     return m.group("head") + q + _tag(_kind_of(m.group("word"))) + q
@@ -428,7 +441,7 @@ def _sub_phrase(m: re.Match[str]) -> str:
     pw = word.startswith("pass")
     if not value or _not_secret(value) or not _credential_like(value.replace(" ", "") if q else value,
                                                                 digits_only=pw) or (
-            not q and _rx(_CODE_EXPR).search(value)):
+            not q and _CODE_EXPR.get().search(value)):
         return m.group(0)
     kind = "password" if pw else _kind_of(word.replace(" ", "_"))
     return m.group("head") + q + _tag(kind) + q + tail
@@ -445,43 +458,43 @@ def redact(text: str) -> str:
     if not text or not isinstance(text, str):
         return text
     out = text
-    for kind, triggers, src in _TOKENS:
+    for kind, triggers, rx in _TOKEN_RX:
         if any(t in out for t in triggers):
-            out = _rx(src).sub(_tag(kind), out)
+            out = rx.get().sub(_tag(kind), out)
     if "=" in out:
         if "Shared" in out or "AccountKey" in out:
-            out = _rx(_CONN_STRING).sub(_sub_value("cloud-storage-key"), out)
+            out = _CONN_STRING.get().sub(_sub_value("cloud-storage-key"), out)
         if "sig=" in out:
-            out = _rx(_SAS_SIG).sub(_sub_value("cloud-storage-key"), out)
-    for kind, triggers, src in _CLI:
+            out = _SAS_SIG.get().sub(_sub_value("cloud-storage-key"), out)
+    for kind, triggers, rx in _CLI_RX:
         if any(t in out for t in triggers):
-            out = _rx(src).sub(_sub_value(kind), out)
+            out = rx.get().sub(_sub_value(kind), out)
     lowered = out.lower()
     if "authorization" in lowered:
-        out = _rx(_AUTH_HEADER, _AI).sub(_sub_auth, out)
+        out = _AUTH_HEADER.get().sub(_sub_auth, out)
     if "bearer" in lowered:
-        out = _rx(_BEARER, _AI).sub(_sub_auth, out)
+        out = _BEARER.get().sub(_sub_auth, out)
     if "://" in out and "@" in out:
-        out = _rx(_URL_CREDS).sub(_sub_url, out)
+        out = _URL_CREDS.get().sub(_sub_url, out)
         if "dsn" in lowered:
-            out = _rx(_DSN_USER_KEY, _AI).sub(_sub_url_key, out)
-        out = _rx(_URL_USER_KEY, _AI).sub(_sub_url_key, out)
+            out = _DSN_USER_KEY.get().sub(_sub_url_key, out)
+        out = _URL_USER_KEY.get().sub(_sub_url_key, out)
     if "cookie" in lowered:
-        out = _rx(_COOKIE, _AI).sub(_sub_cookie, out)
+        out = _COOKIE.get().sub(_sub_cookie, out)
     if "password" in lowered:
         if "machine" in lowered or "default" in lowered:
-            out = _rx(_NETRC_INLINE).sub(_sub_value("password"), out)
+            out = _NETRC_INLINE.get().sub(_sub_value("password"), out)
         if "machine" in lowered:
-            out = _rx(_NETRC_LINE).sub(_sub_value("password"), out)
+            out = _NETRC_LINE.get().sub(_sub_value("password"), out)
     if out.count(":") >= 4:
-        out = _by_line(out, _rx(_PGPASS), _sub_value("password"), lambda line, low: line.count(":") >= 4)
+        out = _by_line(out, _PGPASS.get(), _sub_value("password"), lambda line, low: line.count(":") >= 4)
     if any(t in lowered for t in _ASSIGN_TRIGGERS):
-        out = _by_line(out, _rx(_ASSIGN, _AI), _sub_assign,
+        out = _by_line(out, _ASSIGN.get(), _sub_assign,
                        lambda line, low: ("=" in line or ":" in line) and any(t in low for t in _ASSIGN_TRIGGERS))
     if "-" in out and any(t in lowered for t in _FLAG_TRIGGERS):
-        out = _by_line(out, _rx(_FLAG, _AI), _sub_flag, lambda line, low: "-" in line and any(t in low for t in _FLAG_TRIGGERS))
+        out = _by_line(out, _FLAG.get(), _sub_flag, lambda line, low: "-" in line and any(t in low for t in _FLAG_TRIGGERS))
     if any(t in lowered for t in _PHRASE_TRIGGERS):
-        out = _by_line(out, _rx(_PHRASE, _AI), _sub_phrase, lambda line, low: any(t in low for t in _PHRASE_TRIGGERS))
+        out = _by_line(out, _PHRASE.get(), _sub_phrase, lambda line, low: any(t in low for t in _PHRASE_TRIGGERS))
     return out
 
 

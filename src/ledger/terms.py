@@ -29,15 +29,16 @@ vocabulary words within a small edit distance (:func:`max_edits`), see
 
 from __future__ import annotations
 
-import re
 import unicodedata
+
+from ledger import regex
 
 #: Symbols that join letters or digits into one term (``c++``, ``node.js``, ``-v``,
 #: ``@scope/pkg``, ``a_b``, ``~/x``, ``k=v``, ``$HOME``, ``50%``, ``a&b``, ``*.py``, ``c#``).
 JOINERS = "+#@/.-_~:=&%$*\\"
 # A candidate term: a run of letters/digits and joiners; anything else separates.
-_TOKEN = re.compile(r"(?:[^\W_]|[" + re.escape(JOINERS) + r"])+")
-_WORD = re.compile(r"[^\W_]+")
+_TOKEN = regex.compile(r"(?:[^\W_]|[" + regex.escape(JOINERS) + r"])+")
+_WORD = regex.compile(r"[^\W_]+")
 # Han (with extensions and compatibility ideographs), Hiragana, Katakana, Hangul syllables,
 # as code point ranges. Not a regex class: compiling one that spans the supplementary
 # planes costs ~15 ms, paid by every CLI start (docs/benchmarks.md "Start-up").

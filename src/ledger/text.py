@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import unicodedata
+
+from ledger import regex
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -12,8 +13,8 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
-_WS = re.compile(r"\s+")
-_NON_SLUG = re.compile(r"[^\w]+|_+", re.UNICODE)
+_WS = regex.compile(r"\s+")
+_NON_SLUG = regex.compile(r"[^\w]+|_+", regex.UNICODE)
 
 # Words that carry no topic in a question or a claim. Dropping them from the BM25
 # expression measurably helps (docs/design.md, retrieval notes: +5 R@5 on LoCoMo) and keeps an

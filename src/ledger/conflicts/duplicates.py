@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .patterns import compile as _compile
+from ledger.regex import compile as _compile
+
 from .signals import STOPWORDS, Suspicion, _score, content_tokens, overlap, signals, subject_differs, suspect
 from .values import is_unit, read
 

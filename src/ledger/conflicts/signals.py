@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ledger.conflicts.patterns import compile as _compile
 from ledger.conflicts.values import (
     CHOICE_AXES,
     STATE_AXES,
@@ -53,6 +52,7 @@ from ledger.conflicts.values import (
     same_quantity,
 )
 from ledger.frozen import Frozen
+from ledger.regex import compile as _compile
 
 __all__ = [
     "CHOICE_AXES",

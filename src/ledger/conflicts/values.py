@@ -11,12 +11,16 @@ rules and the lexicons are written up in ``docs/contradictions.md``.
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from functools import lru_cache
 
-from ledger.conflicts.patterns import compile as _compile
 from ledger.frozen import Frozen
+from ledger.regex import ASCII, IGNORECASE, escape
+from ledger.regex import compile as _compile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - annotations only: `re` stays off remember's start-up
+    import re
 
 __all__ = [
     "CHOICE_AXES",
@@ -94,7 +98,7 @@ def normalise(text: str) -> str:
 # Dates, clock times, weekdays, months (issue 3's fixes, unchanged)
 # ---------------------------------------------------------------------------
 
-_DATE = _compile(r"\b\d{4}-\d{2}-\d{2}\b", re.ASCII)
+_DATE = _compile(r"\b\d{4}-\d{2}-\d{2}\b", ASCII)
 
 # Clock times. The seed's pattern is \b\d{1,2}:\d{2}\b. Differs from the seed: digit
 # guards instead of \b (so "123:456" is still not a time), an optional ":ss" (so
@@ -103,9 +107,9 @@ _DATE = _compile(r"\b\d{4}-\d{2}-\d{2}\b", re.ASCII)
 _CLOCK = _compile(
     r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(?![\d:])"
     r"(?:\s?([ap])\.?m\b\.?)?",
-    re.ASCII | re.IGNORECASE,
+    ASCII | IGNORECASE,
 )
-_BARE_MERIDIEM = _compile(r"\b(\d{1,2})\s?([ap])\.?m\b\.?", re.ASCII | re.IGNORECASE)
+_BARE_MERIDIEM = _compile(r"\b(\d{1,2})\s?([ap])\.?m\b\.?", ASCII | IGNORECASE)
 
 
 def _clock_value(hour: int, minute: int, meridiem: str | None) -> str | None:
@@ -162,7 +166,7 @@ _MONTHS: dict[str, str] = {
 _MAY_MONTH_CUES = frozenset(
     "in since until till by before after from through during early late mid end of".split()
 )
-_DAY_OR_YEAR = _compile(r"\d{1,4}(?:st|nd|rd|th)?", re.IGNORECASE)
+_DAY_OR_YEAR = _compile(r"\d{1,4}(?:st|nd|rd|th)?", IGNORECASE)
 _SENTENCE_END = _compile(r"[.!?:;]\s*$|^\s*$")
 
 
@@ -244,7 +248,7 @@ _NUMBER_WORDS = {w: i for i, w in enumerate(
 _NUMBER = _compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:(%)|([a-zA-Z]{1,3})\b|\b)"
     r"|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
-    re.IGNORECASE,
+    IGNORECASE,
 )
 _NEXT_WORD = _compile(r"\s?([A-Za-z][A-Za-z-]*)(?![\w'’])")  # a whole word: not "x" of "x86_64"
 
@@ -383,7 +387,7 @@ _PATH = _compile(
 )
 _PLACE_CUES = frozenset("in at from under into to inside within lives live moved is are".split())
 # The patterns read() and its helpers used to pass to re.findall / re.sub as strings,
-# compiled here once (:mod:`ledger.conflicts.patterns`): the same expressions.
+# compiled here once (:mod:`ledger.regex`): the same expressions.
 _ENDS_IN_EXT = _compile(rf"\.{_PATH_EXT}$")  # a file name's extension ends the path
 _DIGITS_AND_DOTS = _compile(r"[\d./-]+")  # "1/2", "3.5": not paths
 _TOKEN = _compile(r"[\w'’-]+")  # a word, apostrophes and hyphens inside it
@@ -395,7 +399,7 @@ _HISTORY = _compile(
     r"\b(?:moved|changed|switched|went|raised|lowered|increased|decreased|reduced|bumped|"
     r"upgraded|downgraded|migrated|shifted|renamed|replaced)\b[^.;]{0,40}?\bfrom\s+(.+?)\s+to\s+"
     r"([^\s,;]+?)[.,;]?(?=\s|$)",
-    re.IGNORECASE,
+    IGNORECASE,
 )
 
 # Seed negation list, matched as words on the raw text, case-insensitively. We also
@@ -406,7 +410,7 @@ _NEGATION = _compile(
     r"\b(?:never|not|no\s+longer|isn['’]t|aren['’]t|wasn['’]t|doesn['’]t|don['’]t|didn['’]t"
     r"|cannot|can['’]t|won['’]t|avoid|avoids|avoided|stopped|dropped|without"
     r"|instead\s+of|rather\s+than|anymore)\b",
-    re.IGNORECASE,
+    IGNORECASE,
 )
 
 # What may stand right before a state word for it to be a state ("is on", "turned off").
@@ -425,8 +429,8 @@ _STATE_WORDS: dict[str, tuple[str, bool]] = {
     for w in words
 }
 _STATE_RE = _compile(
-    r"(?<![\w-])(" + "|".join(sorted(map(re.escape, _STATE_WORDS), key=len, reverse=True)) + r")(?![\w-])",
-    re.IGNORECASE,
+    r"(?<![\w-])(" + "|".join(sorted(map(escape, _STATE_WORDS), key=len, reverse=True)) + r")(?![\w-])",
+    IGNORECASE,
 )
 # All choices in one pattern (one scan per text); the group name says which one matched.
 _CHOICE_GROUPS = {
@@ -440,7 +444,7 @@ _CHOICE_RE = _compile(
         for i, pattern in enumerate(p for values in CHOICE_AXES.values() for p in values.values())
     )
     + r")(?![\w-])",
-    re.IGNORECASE,
+    IGNORECASE,
 )
 
 

@@ -29,8 +29,7 @@ All instants are integer milliseconds since the Unix epoch, UTC.
 
 from __future__ import annotations
 
-import re
-
+from ledger import regex
 from ledger.errors import InvalidQuery, QueryTooLong
 from ledger.frozen import Frozen
 
@@ -88,9 +87,9 @@ _DAY_MS = 86_400_000
 # arithmetic stays in integers.
 _SPAN_MS = {"m": 60_000, "h": 3_600_000, "d": _DAY_MS, "w": 7 * _DAY_MS, "mo": 304 * _DAY_MS // 10,
             "y": 365 * _DAY_MS}
-_SPAN_RE = re.compile(r"([0-9]+)(mo|m|h|d|w|y)")
-_WORD_KEY_RE = re.compile(r"[a-z]{3,10}")
-_STRENGTH_RE = re.compile(r"([<>])\s*([0-9]{1,3})")
+_SPAN_RE = regex.compile(r"([0-9]+)(mo|m|h|d|w|y)")
+_WORD_KEY_RE = regex.compile(r"[a-z]{3,10}")
+_STRENGTH_RE = regex.compile(r"([<>])\s*([0-9]{1,3})")
 
 #: Earliest / latest instant a query can name (0001-01-01 .. 9999-12-31T23:59:59.999Z),
 #: the range :mod:`datetime` can represent, so every parsed instant can be formatted.
