@@ -10,17 +10,22 @@ given (``bench/scale.py`` builds them; ``$LEDGER_BENCH_OUT`` says where), the be
 runs, interleaved so machine noise hits all of them alike, ``--n`` rounds of:
 
 * ``python -c pass`` in the same venv (the floor, ratio 1.00),
-* ``python -c "import re, json, sqlite3"`` (the standard library the verbs cannot do
-  without: the floor of any ``ledger`` process that searches),
+* ``python -c "import re, json, sqlite3"`` (the floor of a ``--json`` call that
+  searches; the default text output imports neither ``re`` nor ``json`` since the
+  patterns are built from stored matcher code, ``ledger.regex``),
 * ``python -c "import ledger.service"`` (the facade with the store and the models:
   what every verb imports before it opens the store),
 * ``python -c "import click"`` (what click alone would cost on this path),
+* ``python -c "import <the verbs' modules>"`` (:data:`VERB_MODULES`: every ledger module
+  ``remember`` imports, a superset of the other verbs'; their start-up without the
+  store's work, which at 100k varies with the query more than the imports do),
 * ``ledger --version``,
 * ``ledger recall <query> --db STORE`` (counted, on a private copy of the store),
 * ``ledger search <query> --db STORE``,
 * ``ledger show <id> --db STORE``,
 * ``ledger remember <new text> --cluster <c> --db STORE`` (proposer included);
-* with ``--baseline-venv``, the same ledger calls through another checkout's venv.
+* with ``--baseline-venv``, the same ledger calls through another checkout's venv, on
+  a copy of the store of its own.
 
 Queries are drawn like ``bench/scale.py``'s (words of stored memories, questions, random
 words); each round uses a new one. It prints p50 / p95 / min per process and the p50
@@ -50,6 +55,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import dist, import_ledger, machine, table  # noqa: E402
 
 import_ledger()
+
+
+VERB_MODULES = ("import ledger.cli.fast, ledger.cli.render, ledger.service, ledger.redact, ledger.store.conflicts,"
+                " ledger.conflicts.duplicates")
 
 
 def _ledger_cmd() -> list[str]:
@@ -85,19 +94,22 @@ def measure(db: Path, n: int, seed: int = 11, baseline: Path | None = None, base
     try:
         work = tmp / "store.db"
         shutil.copyfile(db, work)
-        old_work = work
-        if baseline_db:  # the other checkout may need the store as its own schema left it
-            old_work = tmp / "before.db"
-            shutil.copyfile(baseline_db, old_work)
+        # The other checkout gets a copy of its own (its schema may differ: --baseline-db),
+        # so both sides run the same commands on the same data: on one shared copy the
+        # baseline's remember found the claim just stored and only counted a duplicate.
+        old_work = tmp / "before.db"
+        if baseline:
+            shutil.copyfile(baseline_db or db, old_work)
         texts, ids, clusters = _sample(work, 500, seed)
         rng = random.Random(seed)
         led = _ledger_cmd()
         env = dict(os.environ, LEDGER_AGENT="bench", NO_COLOR="1")
-        keys = ["python -c pass", "import re, json, sqlite3", "import ledger.service", "import click", "ledger --version",
-                "recall", "search", "show", "remember"]
+        keys = ["python -c pass", "import re, json, sqlite3", "import ledger.service", "import click", "import verb modules",
+                "ledger --version", "recall", "search", "show", "remember"]
         old = [str(baseline / "bin" / "ledger")] if baseline else None
         if old:
-            keys += ["before: ledger --version", "before: recall", "before: search", "before: show", "before: remember"]
+            keys += ["before: import verb modules", "before: ledger --version", "before: recall", "before: search",
+                     "before: show", "before: remember"]
         runs: dict[str, list[float]] = {k: [] for k in keys}
         cpu: dict[str, list[float]] = {k: [] for k in keys}
 
@@ -127,18 +139,20 @@ def measure(db: Path, n: int, seed: int = 11, baseline: Path | None = None, base
             timed("import re, json, sqlite3", [sys.executable, "-c", "import re, json, sqlite3"])
             timed("import ledger.service", [sys.executable, "-c", "import ledger.service"])
             timed("import click", [sys.executable, "-c", "import click"])
+            timed("import verb modules", [sys.executable, "-c", VERB_MODULES])
             timed("ledger --version", [*led, "--version"])
             timed("recall", [*led, "recall", *q, "--db", str(work)])
             timed("search", [*led, "search", *q, "--db", str(work)])
             timed("show", [*led, "show", ids[i % len(ids)], "--db", str(work)])
             claim = " ".join(rng.sample(texts, 1)[0].split()[:12]) + f" (bench {i})"
             timed("remember", [*led, "remember", claim, "--cluster", clusters[i % len(clusters)], "--db", str(work)])
-            if old:  # the same calls through the other checkout, on the same store copy
+            if old:  # the same calls through the other checkout, on its own copy of the store
+                timed("before: import verb modules", [str(baseline / "bin" / "python"), "-c", VERB_MODULES])
                 timed("before: ledger --version", [*old, "--version"])
                 timed("before: recall", [*old, "recall", *q, "--db", str(old_work)])
                 timed("before: search", [*old, "search", *q, "--db", str(old_work)])
                 timed("before: show", [*old, "show", ids[i % len(ids)], "--db", str(old_work)])
-                timed("before: remember", [*old, "remember", claim + " again", "--cluster", clusters[i % len(clusters)],
+                timed("before: remember", [*old, "remember", claim, "--cluster", clusters[i % len(clusters)],
                                            "--db", str(old_work)])
         base = dist(runs["python -c pass"])["p50"]
         cbase = dist(cpu["python -c pass"])["p50"]
