@@ -354,3 +354,59 @@ def test_a_query_is_an_immutable_value():
     with pytest.raises(AttributeError):
         q.terms = ()  # type: ignore[misc]
     assert repr(Query(terms=("a",))).startswith("Query(terms=('a',), agents=(), ")
+
+
+# --- near-miss keys without difflib --------------------------------------------
+
+
+def _difflib_near_key(word: str) -> str | None:
+    """near_key as it was: difflib on every filter-shaped word."""
+    import difflib
+    import re
+
+    from ledger.query.parser import KEYS
+
+    if word in KEYS or not re.fullmatch(r"[a-z]{3,10}", word):
+        return None
+    m = difflib.get_close_matches(word, KEYS, n=1, cutoff=0.75)
+    return m[0] if m else None
+
+
+def _near_misses() -> list[str]:
+    """Every key with one letter dropped, doubled, swapped with its neighbour or
+    replaced, and a few words that only look like keys."""
+    out = ["colour", "note", "http", "https", "error", "since", "until", "todo", "fixme", "typo", "kinds", "aftr"]
+    for k in KEYS:
+        for i in range(len(k)):
+            out += [k[:i] + k[i + 1:], k[:i] + k[i] + k[i:], k[:i] + "x" + k[i + 1:], k[:i] + "e" + k[i:]]
+            if i + 1 < len(k):
+                out.append(k[:i] + k[i + 1] + k[i] + k[i + 2:])
+    return out
+
+
+def test_near_key_is_what_difflib_finds_on_near_misses():
+    from ledger.query.parser import near_key
+
+    words = _near_misses()
+    assert sum(near_key(w) is not None for w in words) > 100  # the test sees matches, not only misses
+    for w in words:
+        assert near_key(w) == _difflib_near_key(w), w
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.text(alphabet="abcdefghiklnorstuy", min_size=1, max_size=12))
+def test_near_key_is_what_difflib_finds(word):
+    from ledger.query.parser import near_key
+
+    assert near_key(word) == _difflib_near_key(word)
+
+
+def test_near_key_leaves_difflib_alone_for_ordinary_words():
+    import subprocess
+    import sys
+
+    code = ("import sys; from ledger.query.parser import near_key; "
+            "r = [near_key(w) for w in ('http', 'error', 'note', 'since', 'colour')]; "
+            "print(r, 'difflib' in sys.modules, 're' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[None,", "None,", "None,", "None,", "None]", "False", "False"]

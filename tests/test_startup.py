@@ -86,6 +86,7 @@ def db(store_target):
 
 @pytest.mark.parametrize("verb", [
     ["recall", "python", "ci"],
+    ["recall", "python", "note:", "http://example.com"],  # word: tokens that are no filter (no difflib)
     ["recall", "--json", "cluster:code"],
     ["search", "python"],
     ["show", "ID"],

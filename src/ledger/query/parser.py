@@ -188,12 +188,35 @@ def near_key(word: str) -> str | None:
     ``befor``). Plain words that merely look like keys (``colour``, ``note``, ``http``)
     stay free text.
     """
-    import difflib
-
     if word in KEYS or not _WORD_KEY_RE.fullmatch(word):
         return None
-    match = difflib.get_close_matches(word, KEYS, n=1, cutoff=0.75)
+    # difflib imports re (about 4 ms of an agent verb's start-up), and words before a
+    # colon are common in queries ("http://...", "note: ..."). Its ratio is 2*M/T with M
+    # matched characters, never more than the characters the two words share as
+    # multisets (its own quick_ratio bound): when no key reaches the cutoff even so,
+    # difflib cannot find one either.
+    if not any(2.0 * _shared(word, k) / (len(word) + len(k)) >= _NEAR for k in KEYS):
+        return None
+    import difflib
+
+    match = difflib.get_close_matches(word, KEYS, n=1, cutoff=_NEAR)
     return match[0] if match else None
+
+
+_NEAR = 0.75  # near_key's cutoff for difflib's ratio
+
+
+def _shared(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` have in common, counted as multisets."""
+    left: dict[str, int] = {}
+    for c in b:
+        left[c] = left.get(c, 0) + 1
+    n = 0
+    for c in a:
+        if left.get(c, 0) > 0:
+            left[c] -= 1
+            n += 1
+    return n
 
 
 def unknown_key_reason(word: str, nearest: str) -> str:
