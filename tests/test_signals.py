@@ -481,3 +481,29 @@ def test_bench_script_json_output():
     keys = {"precision", "recall", "f1", "tp", "fp", "fn", "tn", "misses", "false_alarms"}
     assert keys <= set(data)
     assert data["tp"] + data["fp"] + data["fn"] + data["tn"] == data["pairs"]
+
+
+def test_identical_frames_need_no_difflib():
+    """Two claims with the same frame (the usual contradiction: the same sentence with
+    another value) are aligned without difflib, which would bring re into remember's
+    start-up; the answers are difflib's on every labelled pair's frames."""
+    code = ("import sys; from ledger.conflicts.signals import suspect, subject_differs; "
+            "s = suspect('The API listens on port 8073', 'The API listens on port 8050'); "
+            "print(s is not None, subject_differs('The API listens on port 8073', 'The API listens on port 8050'), "
+            "'difflib' in sys.modules, 're' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False", "False", "False"]
+    S = importlib.import_module("ledger.conflicts.signals")
+    from ledger.conflicts.values import read
+
+    rows = [json.loads(line) for name in ("conflict_pairs.jsonl", "conflict_pairs_fresh.jsonl")
+            for line in (Path(__file__).parent / "data" / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    same = 0
+    for r in rows:
+        fa, fb = read(r["a"]).frame, read(r["b"]).frame
+        same += fa == fb
+        for x, y in ((fa, fb), (fb, fa)):
+            # A list never equals a tuple: the reference always goes through difflib.
+            assert S._blocked(x, y) == S._blocked(list(x), y)
+            assert S._blocked(x, y, at_end=False, head=2) == S._blocked(list(x), y, at_end=False, head=2)
+    assert same > 20  # the shortcut is taken on these pairs, not only tested

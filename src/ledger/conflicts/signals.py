@@ -200,6 +200,11 @@ def subject_differs(a: str, b: str) -> bool:
 def _blocked(fa: tuple[str, ...], fb: tuple[str, ...], at_end: bool = True, head: int | None = None) -> bool:
     """A word stands in for another right before a shared word, or at the very end of
     both frames: a different subject or qualifier, not a different value."""
+    if fa == fb:
+        # Identical frames line up whole (one "equal" opcode): no word stands in for
+        # another. The usual case of a contradiction (the same sentence, another
+        # value), and it spares remember importing difflib, which imports re (4 ms).
+        return False
     from difflib import SequenceMatcher  # only for pairs that line up (remember's start-up budget)
 
     ops = SequenceMatcher(None, fa, fb, autojunk=False).get_opcodes()
