@@ -28,6 +28,13 @@ _TRY_BOUND_BELOW = 1.0
 _DEFAULT_WHERE = [LIVE, "m.archived = 0"]
 # A memory these filters hide; the partial index memories_hidden (m016) holds exactly these.
 _HIDDEN = "(deleted_at IS NOT NULL OR archived <> 0)"
+# SearchMixin._bounded_page ranks the page first among this many highest-r matches. Each
+# match it joins costs a memory row, read from disk in a fresh `ledger recall`. More
+# rows in the probe find a higher θ, so fewer rows pass the floor: at 100k memories
+# (bench/scale.py queries, limit 10, median) 64 probed rows left 1,164 above the floor
+# (1,228 joined), 256 left 458 (714 joined), 512 left 447; in a fresh process the two
+# statements took 5.4 ms with 64 and 4.7 ms with 256 (docs/benchmarks.md, "Probe size").
+_PROBE_ROWS = 256
 
 
 class SearchMixin:
@@ -197,12 +204,13 @@ class SearchMixin:
         with 0.75·r + 0.25·_MAX_STRENGTH < θ can therefore neither enter nor tie into
         the page, so the exact page is the page ranked among the matches with
         r ≥ (θ − 0.25·_MAX_STRENGTH) / 0.75 (a hair lower, for float rounding). At 1M
-        memories that is a few per cent of the matches."""
+        memories that is a few per cent of the matches. The probe ranks the
+        ``_PROBE_ROWS`` highest-r matches (or 4 × limit + offset, if more)."""
         c = self._conn
         want = params["limit"] + params["offset"]
         probe = c.execute(
             f"""SELECT m.seq, {st} AS st, {_score_sql("rel.r", st)} AS score
-                FROM (SELECT seq, r FROM temp.ledger_rel ORDER BY r DESC LIMIT {int(max(64, 4 * want))}) rel
+                FROM (SELECT seq, r FROM temp.ledger_rel ORDER BY r DESC LIMIT {int(max(_PROBE_ROWS, 4 * want))}) rel
                 CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id
                 WHERE {cond}
                 ORDER BY score DESC, m.seq DESC
