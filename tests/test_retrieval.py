@@ -165,6 +165,47 @@ def test_ingest_stores_exactly_the_chunks_in_order(ledger):
     assert [m.chunk_index for m in detail["chunks"]] == [1, 2, 3, 4]
 
 
+# ---------------------------------------------------------------------------- strength: filter
+
+
+def test_strength_filter_compares_the_integer_shown(ledger, clock, engine):
+    """``strength:<N``/``strength:>N`` compare the 0-100 integer people see. The user's
+    case: claims remembered a moment ago are at 0.17 + 0.34 x fresh, a hair under 0.51,
+    shown as 51; ``strength:<51`` returned them and ``strength:>50`` too. Chunks carry
+    their source's trust exactly, so halves show the rounding (0.625 is 62.5: shown 63,
+    half up like the web UI, where Python's round() would say 62)."""
+    from ledger.cli.render import pct
+    from ledger.termfmt import pct as tpct
+
+    claims = [ledger.remember(f"claim {w} about ports", cluster="code", agent="a").memory.id
+              for w in ("one", "two", "three")]
+    clock.advance(ms=90_000)
+    by_trust = {}
+    for trust in (0.5, 0.505, 0.51, 0.515, 0.625, 0.6251, 0.635):
+        res = ledger.ingest_chunks(f"doc-{trust}.md", [f"chunk at trust {trust}"], cluster="proc", agent="a", trust=trust)
+        by_trust[trust] = ledger.source_detail(res.source_id)["chunks"][0].id
+    shown = {m.id: pct(m.strength) for m in ledger.search("", limit=100).hits}
+    assert {shown[c] for c in claims} == {51} and all(ledger.get(c).strength < 0.51 for c in claims)
+    assert [shown[by_trust[t]] for t in (0.5, 0.505, 0.51, 0.515, 0.625, 0.6251, 0.635)] == [50, 51, 51, 52, 63, 63, 64]
+    assert all(tpct(ledger.get(m).strength) == v for m, v in shown.items())  # the TUI's and the CLI's agree
+
+    def found(query):
+        return set(ids(ledger.search(query, limit=100)))
+
+    assert found("strength:<51") == {by_trust[0.5]}
+    assert found("strength:>50") == set(claims) | {by_trust[t] for t in (0.505, 0.51, 0.515, 0.625, 0.6251, 0.635)}
+    assert found("strength:>51") == {by_trust[t] for t in (0.515, 0.625, 0.6251, 0.635)}
+    assert found("strength:<52") == set(claims) | {by_trust[t] for t in (0.5, 0.505, 0.51)}
+    assert found("strength:<63") == set(shown) - {by_trust[t] for t in (0.625, 0.6251, 0.635)}
+    assert found("strength:>62") == {by_trust[t] for t in (0.625, 0.6251, 0.635)}
+    assert found("ports strength:<51") == set() and found("ports strength:>50") == set(claims)
+    assert found("strength:>100") == set() and found("strength:<0") == set()
+    for n in range(45, 70):  # every threshold: exactly the memories whose shown value passes
+        assert found(f"strength:<{n}") == {m for m, v in shown.items() if v < n}, n
+        assert found(f"strength:>{n}") == {m for m, v in shown.items() if v > n}, n
+        _check(ledger, clock, f"strength:<{n}", "hybrid", limit=100, oracle=brute_force_pg if engine == "postgresql" else None)
+
+
 # ---------------------------------------------------------------------------- exactness
 
 WORDS = (
@@ -326,8 +367,10 @@ def _filter_and_rank(q, rows, rel: dict, readers: dict, now: int) -> list[tuple[
             continue
         st_, _ = S.strength(kind=kind, pinned=bool(pinned), hits=hits, last_read_at=last_read, source_count=sources,
                             reader_count=len(readers.get(mid, ())), trust=trust, now=now)
-        if q.strength is not None and not (st_ < q.strength if q.strength_op == "<" else st_ > q.strength):
-            continue
+        if q.strength is not None:  # the shown 0-100 integer against N (docs/search.md "Filters")
+            shown, n = S.shown(st_), round(q.strength * 100)
+            if not (shown < n if q.strength_op == "<" else shown > n):
+                continue
         score = 0.75 * rel[seq] + 0.25 * st_ if q.terms else st_
         out.append((score, seq, mid))
     out.sort(key=lambda t: (-round(t[0], 12), -t[1]))

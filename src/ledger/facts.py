@@ -20,7 +20,7 @@ def fact_strength(f, now: int) -> float:
 
 def fact_prefix(f, now: int, *, indent: str = "") -> str:
     """``<indent>- [<id> · <strength 0-100>] ``: what precedes a fact's text (never cut)."""
-    return f"{indent}- [{f['id']} · {round(fact_strength(f, now) * 100)}] "
+    return f"{indent}- [{f['id']} · {S.shown(fact_strength(f, now))}] "
 
 
 def fact_line(f, now: int, *, indent: str = "", suffix: str = "") -> str:

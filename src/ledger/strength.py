@@ -8,7 +8,8 @@ Formula and constants from the LEDGER seed (``strength.ts``; docs/originals.md �
     strength     = clamp(0.17 + 0.27*used + 0.34*fresh + 0.22*corroborated, 0.04, 0.99)
     pinned claim = 0.99          chunk = clamp(source trust, 0.15, 0.97)
 
-All values are 0–1; surfaces show ``round(strength * 100)``. This module is the one place
+All values are 0–1; surfaces show :func:`shown`, ``strength * 100`` rounded half up, and
+``strength:<N``/``strength:>N`` compare that same integer. This module is the one place
 the constants live: ``store.sql_strength`` builds its SQL expression from them so that
 ranking inside SQLite and hydration in Python agree (a test checks they do).
 """
@@ -50,6 +51,20 @@ class Factors(Frozen):
 
     def to_dict(self) -> dict:
         return {"used": self.used, "fresh": self.fresh, "corroborated": self.corroborated}
+
+
+def shown(fraction: float) -> int:
+    """The 0–100 integer every surface shows for a 0–1 strength or trust: ``fraction *
+    100`` rounded half up (``floor(x + 0.5)``, as JavaScript's ``Math.round`` in the web
+    UI), the fraction clamped to 0–1 first and NaN shown as 0.
+
+    Not Python's ``round()``, which rounds halves to even (a trust of 0.125 would show as
+    12 on the CLI and 13 in the browser). The query filters ``strength:<N`` and
+    ``strength:>N`` compare this integer, so what is shown as 51 is never ``<51``:
+    ``store.sqlbits.strength_filter_sql`` is the same arithmetic in SQL."""
+    if fraction != fraction:  # NaN
+        return 0
+    return math.floor(_clamp(float(fraction), 0.0, 1.0) * 100 + 0.5)
 
 
 def _clamp(x: float, lo: float, hi: float) -> float:

@@ -53,8 +53,11 @@ def strength_color(fraction: float) -> str:
 
 
 def pct(fraction: float) -> int:
-    """A 0–1 value as the 0–100 integer people see."""
-    return _round_half_up(clamp01(fraction) * 100)
+    """A 0–1 value as the 0–100 integer people see (:func:`ledger.strength.shown`, the
+    integer ``strength:<N`` filters compare)."""
+    from .strength import shown
+
+    return shown(fraction)
 
 
 SECOND_MS = 1000

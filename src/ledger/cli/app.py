@@ -361,9 +361,11 @@ def sources_trust(ctx, source_id, value, db, as_json):
         hint = f" Did you mean {value / 100:g} ({value:g}%)?" if 1 < value <= 100 else ""
         raise InvalidInput(f"The trust value must be from 0 to 1, got {value:g}.{hint} "
                            f"e.g. ledger sources trust {source_id} 0.5")
+    from ..strength import shown
+
     with _open(db) as led:
         t = led.set_trust(source_id, value)
-    _json({"sourceId": source_id, "trust": t}) if as_json or (ctx.obj or {}).get("json") else _out(f"trust {source_id} → {round(t * 100)}")
+    _json({"sourceId": source_id, "trust": t}) if as_json or (ctx.obj or {}).get("json") else _out(f"trust {source_id} → {shown(t)}")
 
 
 @sources.command("drop")

@@ -44,8 +44,11 @@ from ..text import plural  # noqa: E402,F401 - re-exported: the CLI's modules im
 
 
 def pct(strength: float) -> int:
-    """Strength 0–1 shown as 0–100."""
-    return round(strength * 100)
+    """Strength 0–1 shown as 0–100, rounded half up (:func:`ledger.strength.shown`, what
+    ``strength:<N`` compares; Python's ``round()`` would round halves to even)."""
+    from ..strength import shown
+
+    return shown(strength)
 
 
 def recall_lines(res: SearchResult, color: bool) -> str:

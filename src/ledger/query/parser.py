@@ -11,13 +11,16 @@ Grammar, in short:
   :func:`near_key`) is an error naming the keys, because it would otherwise match
   nothing in silence. Every other token (``colour:blue``, ``file.py:12``,
   ``http://x``, ``:nope``) is a lowercased free-text term, so pasted text still searches.
-* ``key:`` with an empty value is ignored, so half-typed queries are not errors.
+* ``key:`` with an empty value is an error naming the key with an example value (it
+  used to be dropped, so ``agent:`` matched everything).
 * ``agent:``, ``cluster:``, ``type:`` and ``kind:`` values are lowercased and not
   rejected; repeating one of these keys widens it (OR within a key, AND across keys).
   ``type:`` and ``kind:`` have a closed set of values (:data:`CLOSED_VALUES`): any other
   value matches nothing, and :func:`filter_warnings` says so (as the service does for a
   ``cluster:`` naming no cluster of the store).
-* ``strength:<N`` / ``strength:>N`` with N in 0..100, stored as N/100.
+* ``strength:<N`` / ``strength:>N`` with N in 0..100, stored as N/100; they compare the
+  0-100 integer surfaces show (:func:`ledger.strength.shown`, halves rounded up), so a
+  memory shown as 51 is ``strength:>50`` and never ``strength:<51``.
 * ``asof:``, ``after:``, ``before:`` take a span (``30m``, ``2h``, ``30d``, ``2w``,
   ``6mo``, ``1y``, measured back from now; ``m`` is minutes, ``mo`` months) or an ISO date/datetime. A date alone is UTC midnight; a
   datetime without an offset is taken as UTC.
@@ -108,9 +111,10 @@ class Query(Frozen):
 
     ``terms`` are the lowercased free-text tokens in input order (duplicates kept).
     ``agents``/``clusters``/``types``/``kinds`` are lowercased, de-duplicated values in
-    first-seen order; an empty tuple means "no filter". ``strength`` is on a 0-1 scale
-    and is compared strictly with ``strength_op`` (``'<'`` or ``'>'``); both are None
-    when absent. ``asof_ms``/``after_ms``/``before_ms`` are epoch milliseconds, UTC.
+    first-seen order; an empty tuple means "no filter". ``strength`` is N/100 for
+    ``strength:<N``/``strength:>N`` (0-1 scale); the store compares the shown integer
+    (:func:`ledger.strength.shown`) strictly with N by ``strength_op`` (``'<'`` or
+    ``'>'``); both are None when absent. ``asof_ms``/``after_ms``/``before_ms`` are epoch milliseconds, UTC.
     Immutable, with value equality (:class:`ledger.frozen.Frozen`).
     """
 

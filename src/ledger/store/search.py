@@ -10,7 +10,7 @@ from ..query import Query
 from ..vocab import RELEVANCE_WEIGHT, SORTS, STRENGTH_WEIGHT
 from . import textindex
 from .rows import MEMORY_COLS, MEMORY_FROM, batches, read_snapshot
-from .sqlbits import LIVE, filter_sql, strength_sql
+from .sqlbits import LIVE, filter_sql, strength_filter_sql, strength_sql
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
@@ -84,8 +84,7 @@ class SearchMixin:
         if sort not in SORTS:
             raise InvalidInput(f'Unknown sort "{sort}". Use one of: {", ".join(SORTS)}.')
         if q.strength is not None:
-            params["smin"] = q.strength
-            where.append(f"{st} {'<' if q.strength_op == '<' else '>'} :smin")
+            where.append(strength_filter_sql(q, params, st))
         order_col = {"relevance": "score", "strength": "st", "hits": "m.hits", "created": "m.created_at", "last": "m.last_read_at"}[sort]
         d = "ASC" if direction == "asc" else "DESC"
         params["limit"], params["offset"] = max(0, int(limit)), max(0, int(offset))

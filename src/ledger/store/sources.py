@@ -10,6 +10,7 @@ import time
 from ..errors import StoreUnavailable, UnknownSource, missing_id
 from ..ids import new_id
 from ..models import Source
+from ..strength import shown
 from ..text import plural
 from . import ops
 from .connection import SQLITE_BUSY, SQLITE_LOCKED
@@ -286,7 +287,7 @@ class SourcesMixin:
         t = min(1.0, max(0.0, float(trust)))
         with self.atomic():
             self._conn.execute("UPDATE sources SET trust = ? WHERE id = ?", (t, source_id))
-            self.log(now, agent, "sources.trust", None, f"{source_id} → {round(t * 100)}")
+            self.log(now, agent, "sources.trust", None, f"{source_id} → {shown(t)}")
         return t
 
     def drop_source(self, source_id: str, agent: str, now: int) -> tuple[int, int]:

@@ -2,6 +2,7 @@
 
 * :func:`strength_sql` renders :mod:`ledger.strength` as a SQLite expression, letting the
   ranking run entirely inside SQLite (exact top-k over every match, no Python loop).
+* :func:`strength_filter_sql` is the ``strength:`` filter on the shown 0-100 integer.
 * :func:`filter_sql` compiles a parsed :class:`~ledger.query.Query` into a WHERE clause
   with named parameters.
 """
@@ -27,6 +28,22 @@ def strength_sql(m: str = "m", s: str = "s", now: str = ":now") -> str:
     claim = f"min({S.MAX_STRENGTH!r}, max({S.MIN_STRENGTH!r}, {S.BASE!r} + {S.W_USED!r} * {used} + {S.W_FRESH!r} * {fresh} + {S.W_CORROBORATED!r} * {corr}))"
     chunk = f"min({S.CHUNK_MAX!r}, max({S.CHUNK_MIN!r}, coalesce({s}.trust, {S.DEFAULT_TRUST!r})))"
     return f"(CASE WHEN {m}.kind = 'chunk' THEN {chunk} WHEN {m}.pinned <> 0 THEN {S.PINNED_STRENGTH!r} ELSE {claim} END)"
+
+
+def strength_filter_sql(q: Query, params: dict, st: str) -> str | None:
+    """The WHERE condition of ``q``'s ``strength:<N`` / ``strength:>N`` filter on the
+    strength expression ``st`` (:func:`strength_sql`), or None without one; binds ``:sn``.
+
+    It compares the integer people see, :func:`ledger.strength.shown` (``floor(strength *
+    100 + 0.5)``, halves up), not the raw 0-1 value: a memory at 0.507 is shown as 51,
+    so ``strength:<51`` leaves it out and ``strength:>50`` keeps it. ``floor`` and the
+    arithmetic are the same on SQLite and PostgreSQL (SQLite's ``round()`` also rounds
+    halves away from zero, but floor keeps one formula for both engines and Python).
+    """
+    if q.strength is None:
+        return None
+    params["sn"] = round(q.strength * 100)  # the parser stores N as N/100: back to N exactly
+    return f"floor({st} * 100 + 0.5) {'<' if q.strength_op == '<' else '>'} :sn"
 
 
 def filter_sql(
