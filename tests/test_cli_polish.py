@@ -6,8 +6,15 @@ queries and facts that start with ``-`` get a hint, and errors say what to do.""
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
 
-from test_cli import ok
+import pytest
+from conftest import LEDGER_BIN
+from test_cli import fail, ok
 
 
 def _hits(out: str) -> list[dict]:
@@ -31,3 +38,73 @@ def test_strength_filter_agrees_with_the_strength_shown(cli):
         assert len(_hits(ok(*cli("search", query, "--json")))) == n, query
     assert "nothing remembered" in ok(*cli("recall", "deploys strength:<51"))
     assert "VPN" in ok(*cli("recall", "deploys strength:>50"))
+
+
+# ------------------------------------------- 2: examples survive being pasted into a shell
+ROOT = Path(__file__).resolve().parent.parent
+SHELL_DOCS = [ROOT / "README.md", ROOT / "src" / "ledger" / "SKILL.md", ROOT / "docs" / "search.md"]
+
+
+def _example_lines(cli) -> list[str]:
+    """Every command line with a strength: filter that we hand out: the commands' help,
+    and the bash blocks and inline commands of README, SKILL.md and docs/search.md."""
+    lines = []
+    for args in (["--help"], ["recall", "--help"], ["search", "--help"], ["export", "--help"]):
+        rc, out, err = cli(*args, db=None)
+        lines += [ln.strip() for ln in out.splitlines() if "strength:" in ln and ln.strip().startswith("ledger ")]
+    for doc in SHELL_DOCS:
+        text = doc.read_text()
+        lines += [ln.split("#")[0].strip() for ln in text.splitlines() if ln.startswith("ledger ") and "strength:" in ln]
+        lines += [m for m in re.findall(r"`(ledger [^`]*strength:[^`]*)`", text)]
+    return lines
+
+
+def test_every_strength_example_survives_a_shell(cli, tmp_path):
+    """Run each example through bash with a stand-in ``ledger`` that prints its
+    arguments: the filter must arrive whole, and no file may appear (``>40`` unquoted
+    is a redirection)."""
+    lines = _example_lines(cli)
+    assert any("recall deploy" in ln for ln in lines), lines  # the help's example is among them
+    fake = tmp_path / "bin" / "ledger"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n')
+    fake.chmod(0o755)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    for line in lines:
+        p = subprocess.run(["bash", "-c", line], cwd=work, capture_output=True, text=True,
+                           env={**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"})
+        assert p.returncode == 0, (line, p.stderr)
+        assert re.search(r"^strength:[<>][0-9]+$", p.stdout, re.M), (line, p.stdout)
+        assert list(work.iterdir()) == [], line
+
+
+def test_filter_lists_quote_strength(cli):
+    """The filter lists (``ledger --help``'s epilog, README's table, SKILL.md) write the
+    strength filters quoted, and say why."""
+    rc, out, err = cli("--help", db=None)
+    line = next(ln for ln in out.splitlines() if "strength:<40" in ln)
+    assert "'strength:<40'" in line and "'strength:>70'" in line and "shell" in line
+    for doc in SHELL_DOCS[:2]:
+        text = doc.read_text()
+        found = list(re.finditer(r"strength:[<>][0-9]", text))
+        assert found and all(text[m.start() - 1] == "'" for m in found), doc
+
+
+@pytest.mark.parametrize("typed,eaten", [("deploy strength:>40", "40"), ("cluster:proc strength:>5", "5")])
+def test_an_unquoted_strength_filter_says_to_quote_it(cli, tmp_path, typed, eaten):
+    """Typed into a real shell unquoted, ``>40`` becomes a redirection and ledger gets
+    ``strength:``: the error says what happened and to quote the filter."""
+    ok(*cli("remember", "Staging deploys need the VPN up", "--cluster", "proc"))
+    work = tmp_path / "cwd"
+    work.mkdir()
+    p = subprocess.run(["bash", "-c", f"{shlex.quote(LEDGER_BIN)} recall {typed} --db {shlex.quote(str(cli.db))}"],
+                       cwd=work, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+    assert p.returncode == 1 and (work / eaten).exists()  # what the shell did
+    assert 'Cannot parse "strength:"' in p.stderr and "quote the filter" in p.stderr and "'strength:>40'" in p.stderr
+    assert "shell" in p.stderr
+    for verb in ("search", "recall", "export"):
+        err = fail(*cli(verb, "deploy", "strength:"))
+        assert "shell took >N or <N" in err, (verb, err)
+    # the other keys' empty values keep their own message
+    assert "shell" not in fail(*cli("recall", "cluster:"))

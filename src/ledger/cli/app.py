@@ -36,7 +36,7 @@ def recall(query, limit, mode, agent, db, as_json):
 
     \b
     ledger recall invoice terms
-    ledger recall deploy cluster:proc strength:>40 --limit 5
+    ledger recall deploy cluster:proc 'strength:>40' --limit 5
     """
     _out(verbs.recall(query, limit=limit, mode=mode, agent=agent, db=db, as_json=as_json, color=_color() and not as_json))
 

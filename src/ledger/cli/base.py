@@ -21,7 +21,7 @@ SETUP_COMMANDS = ("install", "uninstall", "mcp", "doctor", "config", "replay", "
 FILTERS_HELP = """\
 Filters (in any query):
   agent:<id>  cluster:<id>  type:chat|doc  kind:claim|chunk
-  strength:<40 | strength:>70   (0-100)
+  'strength:<40' | 'strength:>70'   (0-100, as shown; quoted, or the shell reads < and > itself)
   asof:<date|span>  after:<date|span>  before:<date|span>   e.g. 2026-01-01, 30m, 2h, 30d, 2w, 6mo, 1y
   Repeating a key widens it: cluster:code cluster:proc"""
 
