@@ -108,3 +108,39 @@ def test_an_unquoted_strength_filter_says_to_quote_it(cli, tmp_path, typed, eate
         assert "shell took >N or <N" in err, (verb, err)
     # the other keys' empty values keep their own message
     assert "shell" not in fail(*cli("recall", "cluster:"))
+
+
+# ------------------------------------------------ 3: text that starts with "-" gets a hint
+@pytest.mark.parametrize("args,suggested", [
+    (["recall", "-v"], "ledger recall -- -v"),
+    (["recall", "what", "does", "-v", "do", "--limit", "3"], "ledger recall --limit 3 -- what does -v do"),
+    (["search", "--force", "push"], "ledger search -- --force push"),
+    (["export", "-rf"], "ledger export -- -rf"),
+])
+def test_a_query_starting_with_a_dash_suggests_double_dash(cli, args, suggested):
+    ok(*cli("remember", "--cluster", "code", "--text", "-v makes pytest verbose"))
+    err = fail(*cli(*args, db=None))
+    assert "No such option" in err and f"put -- before the words (after the options): {suggested}" in err, err
+    # the suggestion works as given (with the test's store, before the --)
+    given = suggested.split()[1:]
+    rc, out, err = cli(given[0], "--db", cli.db, *given[1:], db=None)
+    assert rc == 0, err
+
+
+def test_a_fact_starting_with_a_dash_suggests_text_and_double_dash(cli):
+    fact = "--force is dangerous on main"
+    err = fail(*cli("remember", fact, "--cluster", "proc", db=None))
+    assert f"No such option '{fact}'." in err
+    assert f"ledger remember --cluster proc -- '{fact}'" in err and f"ledger remember --text '{fact}' --cluster proc" in err
+    ok(*cli("remember", "--text", fact, "--cluster", "proc"))  # both suggestions store it
+    ok(*cli("remember", "--cluster", "proc", "--db", cli.db, "--", "-v is verbose", db=None))
+    texts = [h["text"] for h in _hits(ok(*cli("search", "--json", "--db", cli.db, "--", "--force", db=None)))]
+    assert texts == [fact]
+    rc, out, err = cli("remember", "-n", "--cluster", "proc", "--json", db=None)  # --json: the hint is in the JSON error
+    assert rc == 1 and "ledger remember --cluster proc --json -- -n" in json.loads(err)["error"]
+
+
+def test_a_near_miss_of_an_option_keeps_did_you_mean(cli):
+    err = fail(*cli("search", "deploy", "--limt", "3"))
+    assert "Did you mean '--limit'?" in err and "put --" not in err
+    assert "put --" not in fail(*cli("forget", "-x"))  # ids never start with -: no hint

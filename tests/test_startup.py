@@ -193,7 +193,7 @@ def test_fast_path_prints_what_click_prints(new_store, args):
     for code in (CLICK, FAST):  # each on its own store holding the same memory (ids differ)
         path, mid = _seeded(new_store())
         rc, out, err = _run(code, [a.replace("ID", mid) for a in args] + ["--db", str(path)], stdin="Read from stdin\n")
-        outs.append((rc, _stable(out), err))
+        outs.append((rc, _stable(out), err.replace(str(path), "<db>")))  # a hint may repeat the command line
     assert outs[0] == outs[1]
 
 
@@ -232,7 +232,7 @@ def test_the_console_command_prints_the_same_and_loses_nothing(db, new_store):
         for code in (FAST, CONSOLE):  # each on a store of its own: recall counts its read (and leaves a WAL)
             copy, _ = _seeded(new_store())
             rc, out, err = _run(code, args + ["--db", str(copy)])
-            outs.append((rc, _stable(out), err))
+            outs.append((rc, _stable(out), err.replace(str(copy), "<db>")))
         assert outs[0] == outs[1], args
     rc, out, _ = _run(CONSOLE, ["remember", "The VPN host is vpn2", "--cluster", "proc", "--db", path])
     assert rc == 0 and out.startswith("remembered m_")

@@ -601,6 +601,68 @@ def _unknown_command(name: str, ctx: click.Context | None) -> str:
     return f'Unknown command "{name}" for `{path}`: it has {", ".join(subs)}.{hint} Run `{path} --help`.'
 
 
+#: The commands whose words are text that may start with ``-``, and what the words are.
+_WORDS_ARE = {"recall": "part of the query", "search": "part of the query", "export": "part of the query",
+              "remember": "the fact", "clusters add": "the label"}
+
+
+def _dash_hint(exc: click.exceptions.NoSuchOption, args: list[str]) -> str:
+    """For a word that starts with ``-`` but is no option of a command taking words
+    (``ledger recall -v``, ``ledger remember "--force is dangerous" --cluster proc``):
+    how to pass it as text, the user's own command line rewritten with its options
+    first and ``--`` before the words (click reads everything after ``--`` as words,
+    options too), and for ``remember`` with ``--text``. Empty for a near miss of an
+    option (click's "Did you mean '--limit'?" says it) and for a command without words."""
+    ctx, token = exc.ctx, exc.option_name
+    if ctx is None:
+        return ""
+    if exc.possibilities and not any(c.isspace() for c in token):
+        import difflib
+
+        # click offers loose matches ('--force': '--mode', '--sort'); only a close one
+        # ('--limt': '--limit') makes the word a mistyped option rather than text.
+        if max(difflib.SequenceMatcher(None, token, p).ratio() for p in exc.possibilities) >= 0.8:
+            return ""
+    path = ctx.command_path.split()[1:]  # ["recall"], ["clusters", "add"]
+    what = _WORDS_ARE.get(" ".join(path))
+    if what is None or args[: len(path)] != path:
+        return ""
+    cmd = ctx.command
+    takes_value = {}
+    for p in cmd.params:
+        if isinstance(p, click.Option):
+            for o in (*p.opts, *p.secondary_opts):
+                takes_value[o] = not (p.is_flag or p.count)
+    opts: list[str] = []
+    words: list[str] = []
+    rest = args[len(path):]
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        i += 1
+        if a == "--":
+            words += rest[i:]
+            break
+        name = a.partition("=")[0]
+        if a != "-" and a.startswith("-") and name in takes_value:
+            opts.append(a)
+            if takes_value[name] and "=" not in a and i < len(rest):
+                opts.append(rest[i])
+                i += 1
+        else:
+            words.append(a)
+    import shlex
+
+    def line(parts: list[str]) -> str:
+        return " ".join(["ledger", *path, *(shlex.quote(p) for p in parts)])
+
+    sep = ["--"]
+    hint = f' If "{token}" is {what}, put -- before the words (after the options): {line([*opts, *sep, *words])}'
+    if "--text" in takes_value and words and not any(o.partition("=")[0] == "--text" for o in opts):
+        hint += f", or give it with --text: {line(['--text', ' '.join(words), *opts])}"
+    return hint + "."
+
+
 def run(args: list[str]) -> int:
     """Run the click app; map errors to ``✕ <message>`` (or, with ``--json``, a JSON
     object on stderr, see :func:`_err`) and exit 1. Exit statuses do not depend on
@@ -622,7 +684,8 @@ def run(args: list[str]) -> int:
         _err(phrase(exc), exc.kind)
         return 1
     except click.exceptions.NoSuchOption as exc:
-        _err(f"{exc.format_message()} Run `{exc.ctx.command_path if exc.ctx else 'ledger'} --help`.", "usage")
+        hint = _dash_hint(exc, args)
+        _err(f"{exc.format_message()}{hint} Run `{exc.ctx.command_path if exc.ctx else 'ledger'} --help`.", "usage")
         return 1
     except click.UsageError as exc:
         msg = exc.format_message()

@@ -11,7 +11,9 @@ for every message and building a parser with its help formatter cost about 0.25x
 The fast path only handles well-formed calls. ``--help``, an unknown option, a missing
 or bad value, or anything else unusual makes :func:`run_fast` return ``None`` and
 ``main`` hands the same arguments to the click app, which prints its usual help or its
-usual ``✕`` error. Options mirror the click definitions in :mod:`.app`; a test runs
+usual ``✕`` error (for a word starting with ``-`` that is no option, ``ledger recall -v``,
+that error shows the command rewritten with ``--``: :func:`ledger.cli.app._dash_hint`).
+Options mirror the click definitions in :mod:`.app`; a test runs
 both paths on the same arguments and compares their output.
 """
 
