@@ -10,6 +10,7 @@ import os
 import re
 import shlex
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,42 @@ def test_a_near_miss_of_an_option_keeps_did_you_mean(cli):
     err = fail(*cli("search", "deploy", "--limt", "3"))
     assert "Did you mean '--limit'?" in err and "put --" not in err
     assert "put --" not in fail(*cli("forget", "-x"))  # ids never start with -: no hint
+
+
+# ------------------------------------------------------- 4: asof: recalls strengthen nothing
+def _now_iso() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _show(cli, mid: str) -> dict:
+    return json.loads(ok(*cli("show", mid, "--json")))
+
+
+def test_an_asof_recall_counts_no_read(cli):
+    """The user's case: ``recall jenkins asof:...`` on a dropped memory took its hits
+    from 0 to 1 and its strength from 51 to 54. A recall into the past counts nothing,
+    for dropped and live memories alike, and says so; a plain recall still counts."""
+    dropped = json.loads(ok(*cli("remember", "We deploy with Jenkins", "--cluster", "proc", "--json")))["id"]
+    live = json.loads(ok(*cli("remember", "Jenkins agents run on the old rack", "--cluster", "proc", "--json")))["id"]
+    then = _now_iso()
+    time.sleep(0.01)
+    ok(*cli("forget", dropped))
+    before = {m: _show(cli, m) for m in (dropped, live)}
+    rc, out, err = cli("recall", "jenkins", f"asof:{then}")
+    assert rc == 0 and dropped in out and live in out
+    assert "not counted as a retrieval" in err and "asof:" in err
+    rc, out, err = cli("recall", "jenkins", f"asof:{then}", "--json")
+    assert {h["id"] for h in json.loads(out)} == {dropped, live}
+    assert any(json.loads(ln).get("kind") == "not-counted" for ln in err.splitlines() if ln.startswith("{"))
+    for m in (dropped, live):
+        after = _show(cli, m)
+        assert (after["hits"], after["strength"], after["readers"]) == (before[m]["hits"], before[m]["strength"],
+                                                                         before[m]["readers"]), m
+    rc, out, err = cli("recall", "jenkins", "--agent", "codex")  # now: only the live one, counted
+    assert live in out and dropped not in out and "not counted" not in err
+    assert _show(cli, live)["hits"] == before[live]["hits"] + 1 and "codex" in _show(cli, live)["readers"]
+    assert _show(cli, dropped)["hits"] == 0
+    rc, out, err = cli("recall", "nothing-like-this", f"asof:{then}")
+    assert rc == 0 and "not counted" not in err  # no hits: nothing to warn about

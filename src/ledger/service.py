@@ -54,6 +54,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 CANDIDATE_PREFIX = PREFIXES["candidate"] + "_"  # "cc_": `resolve` takes candidates too
 RECALL_COUNT_WAIT_MS = 1_500  # how long recall waits for the write lock to count its read
+#: Why a recall with ``asof:`` is not counted (``SearchResult.not_counted``; the CLI's
+#: warning and MCP's ``notCounted`` say it).
+ASOF_NOT_COUNTED = ("a recall with asof: looks at what the store held then (memories dropped or edited since "
+                    "included), so it strengthens nothing")
 MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
 #: Search filters that make an export part of the store (no whole-store history then).
 _NARROWING = ("kind", "pending_only", "pinned_only", "conflicted_only")
@@ -342,7 +346,9 @@ class Ledger:
     def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = DEFAULT_MODE) -> SearchResult:
         """Counted search for agents: the returned page gets hits+1, last read = now and
         ``agent`` as a reader; the search is logged with its timing. Shares one code path
-        with :meth:`search`, which never counts."""
+        with :meth:`search`, which never counts. A query with ``asof:`` counts nothing
+        (the result's ``not_counted`` is :data:`ASOF_NOT_COUNTED`): it reads the past, and
+        its page may hold memories dropped since."""
         q = parse(query or "", self.clock())
         if not q.terms and not q.has_filters:
             raise InvalidInput('What should I recall? Give words or a filter, e.g. ledger recall deploy steps  or  ledger recall cluster:proc')
@@ -352,11 +358,17 @@ class Ledger:
             # Counting is worth a short wait, not an agent's turn: behind a long writer
             # (a large ingest) the results still go back, marked as not counted.
             with self.store.atomic(wait_ms=RECALL_COUNT_WAIT_MS):
-                self.store.count_read([m.id for m in res.hits], agent, now)
+                if q.asof_ms is None:
+                    self.store.count_read([m.id for m in res.hits], agent, now)
                 self.store.touch_agent(agent, now)
                 self.store.log(now, agent, "memory.search", None, f'{res.total} for "{query}"', res.took_ms)
         except StoreUnavailable as exc:
             return res.replace(not_counted=exc.message)
+        if q.asof_ms is not None and res.hits:
+            # A recall with asof: looks at the past: its page may hold memories dropped
+            # since and texts replaced since, and reading what the store held then says
+            # nothing about what it holds now. It strengthens nothing (docs/search.md "asof:").
+            return res.replace(not_counted=ASOF_NOT_COUNTED)
         # As in the seed, the hits are returned as ranked: strength before this read.
         return res
 
