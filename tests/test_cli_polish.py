@@ -184,3 +184,62 @@ def test_an_asof_recall_counts_no_read(cli):
     assert _show(cli, dropped)["hits"] == 0
     rc, out, err = cli("recall", "nothing-like-this", f"asof:{then}")
     assert rc == 0 and "not counted" not in err  # no hits: nothing to warn about
+
+
+# ------------------------------------------------------------- 5: errors say what to do
+def test_a_folder_as_the_store_says_to_name_the_file(cli, tmp_path):
+    folder = tmp_path / "somedir"
+    folder.mkdir()
+    for verb in (["recall", "x"], ["search", "x"], ["stats"], ["remember", "a fact", "--cluster", "proc"]):
+        err = fail(*cli(*verb, db=folder))
+        assert f"{folder} is a folder, not a store file" in err and f"--db {folder / 'ledger.db'}" in err, err
+        err = fail(*cli(*verb, db=None, env={"LEDGER_DB": str(folder)}))
+        assert "it is a folder, not a store file" in err and "$LEDGER_DB" in err and str(folder / "ledger.db") in err, err
+        assert "permissions" not in err
+    assert list(folder.iterdir()) == []  # nothing written into it
+    ok(*cli("stats", db=folder / "ledger.db"))  # the suggestion works
+
+
+@pytest.mark.parametrize("args,usage,example", [
+    (["show"], "Usage: ledger show MEMORY_ID", "e.g. ledger show m_"),
+    (["link", "m_abc"], "Usage: ledger link A B", "e.g. ledger link m_abc123 m_def456"),
+    (["judge"], "Usage: ledger judge CANDIDATE", "e.g. ledger judge cc_"),
+    (["resolve"], "Usage: ledger resolve CONFLICT [OUTCOME]", "e.g. ledger resolve cf_"),
+    (["sources", "trust"], "Usage: ledger sources trust SOURCE_ID VALUE", None),
+])
+def test_a_missing_argument_shows_usage_and_an_example(cli, args, usage, example):
+    for json_flag in ([], ["--json"]):
+        rc, out, err = cli(*args, *json_flag)
+        assert rc == 1
+        msg = json.loads(err)["error"] if json_flag else err
+        assert "Missing argument" in msg and usage in msg and f"Run `ledger {' '.join(args[:2] if args[0] == 'sources' else args[:1])} --help`" in msg
+        if example:
+            assert example in msg
+    if args == ["show"]:
+        assert "`ledger search` lists memory ids" in err
+
+
+@pytest.mark.parametrize("args", [["recall", "x", "--limit", "abc"], ["search", "x", "--limit", "abc"],
+                                  ["recall", "x", "--limit", "0"], ["search", "x", "--limit=99999"],
+                                  ["conflicts", "--limit", "lots"]])
+def test_a_bad_number_says_which_numbers(cli, args):
+    err = fail(*cli(*args))
+    assert "expected a whole number from 1 to" in err and "e.g. --limit " in err and "integer range" not in err, err
+
+
+@pytest.mark.parametrize("order", [
+    ["--json", "recall", "deploy"],
+    ["--json", "--db", "DB", "recall", "deploy"],
+    ["--db", "DB", "--json", "recall", "deploy"],
+    ["--db=DB", "--json", "search", "deploy"],
+    ["--json", "recall", "deploy", "--limit", "1"],
+])
+def test_json_before_the_command_like_db(cli, order):
+    ok(*cli("remember", "Staging deploys need the VPN up", "--cluster", "proc"))
+    args = [str(cli.db) if a == "DB" else a.replace("=DB", f"={cli.db}") for a in order]
+    rc, out, err = cli(*args, db=None if "DB" in order or "--db=DB" in order else True)
+    data = json.loads(ok(rc, out, err))
+    hits = data if isinstance(data, list) else data["hits"]
+    assert [h["text"] for h in hits] == ["Staging deploys need the VPN up"]
+    rc, out, err = cli("--json", "show", "m_nope")  # errors too come as JSON
+    assert rc == 1 and json.loads(err)["kind"] == "unknown-memory"

@@ -37,7 +37,8 @@ def test_a_regular_file_where_the_store_folder_must_be(cli, tmp_path, how):
 def test_a_folder_where_the_store_file_must_be(cli, tmp_path):
     (tmp_path / "adir").mkdir()
     rc, out, err = cli("stats", db=None, env={"LEDGER_DB": str(tmp_path / "adir")})
-    assert rc == 1 and "Check the path" in err and "ledger bug" not in err
+    assert rc == 1 and "it is a folder, not a store file" in err and "$LEDGER_DB" in err and "ledger bug" not in err
+    assert str(tmp_path / "adir" / "ledger.db") in err  # what to give instead
 
 
 def _remember(cli, text: str) -> str:

@@ -217,7 +217,7 @@ def test_parse_reads_the_command_line_as_click_does():
 
 def test_a_folder_as_store_is_reported_as_click_does(tmp_path):
     outs = [_run(code, ["recall", "python", "--db", str(tmp_path)]) for code in (CLICK, FAST)]
-    assert outs[0] == outs[1] and outs[0][0] != 0 and "is a directory" in outs[0][2]
+    assert outs[0] == outs[1] and outs[0][0] != 0 and "is a folder, not a store file" in outs[0][2]
 
 
 # The console command (main() without arguments) ends with os._exit once its output is

@@ -72,13 +72,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _db_first(args: list[str]) -> list[str]:
-    """``ledger --db X <command> ...`` as ``ledger <command> --db X ...``: the top-level
-    help names ``--db``, and people type it first (``ledger --db other.db export``);
-    every command that opens a store takes it. Anything else is left as it is."""
-    if len(args) >= 3 and args[0] == "--db" and not args[2].startswith("-"):
-        return [args[2], "--db", args[1], *args[3:]]
-    if len(args) >= 2 and args[0].startswith("--db=") and not args[1].startswith("-"):
-        return [args[1], args[0], *args[2:]]
+    """``ledger --db X <command> ...`` as ``ledger <command> --db X ...``, and the same
+    for ``--json`` (``ledger --json recall deploy``), in any order and together: the
+    top-level help names ``--db``, people type these first (``ledger --db other.db
+    export``), and every command that opens a store takes both. The options move only
+    when a command follows them; anything else is left as it is (click then names it)."""
+    lead: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--json" or a.startswith("--db="):
+            lead.append(a)
+            i += 1
+        elif a == "--db" and i + 1 < len(args):
+            lead += args[i : i + 2]
+            i += 2
+        else:
+            break
+    if lead and i < len(args) and not args[i].startswith("-"):
+        return [args[i], *lead, *args[i + 1 :]]
     return args
 
 

@@ -16,7 +16,7 @@ from ..errors import InvalidInput, LedgerError
 from ..paths import db_path, default_agent
 from ..vocab import DEFAULT_MODE, DEFAULT_SOURCE_TRUST, MODES, SORTS
 from . import verbs
-from .base import _color, _json, _open, _out, _words, cli, common, read_store  # noqa: F401 - shared by setup
+from .base import WholeNumber, _color, _json, _open, _out, _words, cli, common, read_store  # noqa: F401 - shared by setup
 
 
 def _warn_unknown_clusters(led, query: str) -> None:
@@ -28,7 +28,7 @@ def _warn_unknown_clusters(led, query: str) -> None:
 # ---------------------------------------------------------------------------- agents
 @cli.command()
 @click.argument("query", nargs=-1)
-@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--limit", default=10, show_default=True, type=WholeNumber(1, 1000))
 @click.option("--mode", type=click.Choice(MODES), default=DEFAULT_MODE, show_default=True)
 @common(agent=True)
 def recall(query, limit, mode, agent, db, as_json):
@@ -146,7 +146,7 @@ def clusters_add(ctx, label, db, as_json):
 
 
 @cli.command()
-@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 500))
+@click.option("--limit", default=5, show_default=True, type=WholeNumber(1, 500))
 @common()
 def conflicts(limit, db, as_json):
     """Pairs the store suspects of contradicting, for you (the agent) to judge.
@@ -263,7 +263,7 @@ def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
 # ---------------------------------------------------------------------------- people
 @cli.command()
 @click.argument("query", nargs=-1)
-@click.option("--limit", default=25, show_default=True, type=click.IntRange(1, 10000))
+@click.option("--limit", default=25, show_default=True, type=WholeNumber(1, 10000))
 @click.option("--mode", type=click.Choice(MODES), default=DEFAULT_MODE, show_default=True)
 @click.option("--sort", type=click.Choice(SORTS))
 @common()
@@ -538,7 +538,7 @@ def _progress(total: int) -> "_Bar | None":
 
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=7444, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
+@click.option("--port", default=7444, show_default=True, type=WholeNumber(0, 65535), help="0 picks a free port.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the UI in a browser.")
 @click.option("--allow-remote", is_flag=True, help="Allow binding to a non-loopback address (peers then need the printed token).")
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
@@ -663,6 +663,36 @@ def _dash_hint(exc: click.exceptions.NoSuchOption, args: list[str]) -> str:
     return hint + "."
 
 
+#: Where the CLI lists the ids a missing argument takes, by the argument's name.
+_ID_LISTS = {"memory_id": "`ledger search` lists memory ids.", "source_id": "`ledger sources` lists source ids.",
+             "candidate": "`ledger conflicts` lists the candidates waiting (cc_...).",
+             "conflict": "`ledger review` lists open conflicts (cf_...).",
+             "a": "`ledger search` lists memory ids.", "b": "`ledger search` lists memory ids."}
+
+
+def _missing(exc: click.MissingParameter) -> str:
+    """A missing argument (``ledger show``): click's "Missing argument 'MEMORY_ID'." with
+    the command's usage, its first example from the help, where the ids are listed, and
+    ``--help``."""
+    msg = exc.format_message()
+    ctx = exc.ctx
+    if ctx is None or not isinstance(exc.param, click.Argument):
+        return msg
+    path = ctx.command_path
+    usage = " ".join(ctx.command.collect_usage_pieces(ctx)).replace("[OPTIONS] ", "").replace("[OPTIONS]", "")
+    example = next((ln.strip() for ln in (ctx.command.help or "").splitlines() if ln.strip().startswith(path + " ")), None)
+    if example and "  #" in example:
+        example = example.split("  #")[0].strip()
+    out = f"{msg} Usage: {path} {usage}".rstrip()
+    if example:
+        out += f", e.g. {example}"
+    out += "."
+    ids = _ID_LISTS.get(exc.param.name or "")
+    if ids:
+        out += f" {ids}"
+    return f"{out} Run `{path} --help`."
+
+
 def run(args: list[str]) -> int:
     """Run the click app; map errors to ``✕ <message>`` (or, with ``--json``, a JSON
     object on stderr, see :func:`_err`) and exit 1. Exit statuses do not depend on
@@ -686,6 +716,9 @@ def run(args: list[str]) -> int:
     except click.exceptions.NoSuchOption as exc:
         hint = _dash_hint(exc, args)
         _err(f"{exc.format_message()}{hint} Run `{exc.ctx.command_path if exc.ctx else 'ledger'} --help`.", "usage")
+        return 1
+    except click.MissingParameter as exc:
+        _err(_missing(exc), "usage")
         return 1
     except click.UsageError as exc:
         msg = exc.format_message()

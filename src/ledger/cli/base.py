@@ -95,10 +95,34 @@ DB_HELP = ("Store: a SQLite file or a postgresql:// URL (default: $LEDGER_DB, th
 
 
 def _not_empty(ctx, param, value):
-    """``--db ""`` is a mistake (an unset variable in a script), not the default store."""
+    """``--db ""`` is a mistake (an unset variable in a script), not the default store;
+    ``--db <folder>`` names where the store file would be, not the file: both are
+    refused saying what to give instead (``click.BadParameter``)."""
     if value is not None and not value.strip():
         raise click.BadParameter("is empty: give a store file or a postgresql:// URL, or leave --db out for the default store.")
+    if value is not None and os.path.isdir(os.path.expanduser(value)):
+        raise click.BadParameter(f"{value} is a folder, not a store file. Give the store file, e.g. "
+                                 f"--db {os.path.join(value, 'ledger.db')} (created on first use), or a postgresql:// URL.")
     return value
+
+
+class WholeNumber(click.IntRange):
+    """A whole number from ``min`` to ``max`` (both included), as ``click.IntRange``, whose
+    error says what to type: click's own is "'abc' is not a valid integer range." Raises
+    ``click.BadParameter``: "expected a whole number from 1 to 1000, got 'abc': e.g.
+    --limit 10" (the example is the option's default, else ``min``)."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            flag = param.opts[0] if param is not None and param.opts else ""
+            default = getattr(param, "default", None)
+            example = default if isinstance(default, int) and self.min <= default <= self.max else self.min
+            self.fail(f"expected a whole number from {self.min} to {self.max}, got {value!r}: e.g. {flag} {example}".rstrip() + ".",
+                      param, ctx)
 
 
 def read_store(db: str | None, as_json: bool = False):
@@ -115,7 +139,7 @@ def common(*, agent: bool = False) -> Callable:
 
     def deco(fn):
         fn = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")(fn)
-        fn = click.option("--db", type=click.Path(dir_okay=False), envvar=None, callback=_not_empty, help=DB_HELP)(fn)
+        fn = click.option("--db", envvar=None, callback=_not_empty, help=DB_HELP)(fn)
         if agent:
             fn = click.option("--agent", help="Acting agent id (default: $LEDGER_AGENT, else 'agent').")(fn)
         return fn

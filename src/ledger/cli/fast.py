@@ -104,7 +104,7 @@ def _valid(verb: str, a: dict) -> bool:
     if verb == "search" and a["sort"] is not None and a["sort"] not in SORTS:
         return False
     if a["db"] is not None and (not a["db"] or os.path.isdir(a["db"])):
-        return False  # click.Path(dir_okay=False) names the folder
+        return False  # the click option's check (base._not_empty) names the folder and what to give
     return True
 
 

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import InvalidInput
-from .base import _json, _out, cli, common
+from .base import WholeNumber, _json, _out, cli, common
 
 
 def _harnesses() -> list[str]:
@@ -323,8 +323,8 @@ def doctor(project_dir, db, as_json):
 @click.argument("transcripts", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--distiller", type=click.Choice(["heuristic", "config"]), default="heuristic", show_default=True,
               help="heuristic: the deterministic fallback distiller (file outlines, command outcomes; docs/watcher.md); config: the LLM in config.toml.")
-@click.option("--every", type=click.IntRange(1, 10000), help="Distill every N steps (default from config: 15).")
-@click.option("--escalate-after", type=click.IntRange(1, 1000), help="Injections before escalation (default 4).")
+@click.option("--every", type=WholeNumber(1, 10000), help="Distill every N steps (default from config: 15).")
+@click.option("--escalate-after", type=WholeNumber(1, 1000), help="Injections before escalation (default 4).")
 @click.option("--db", type=click.Path(dir_okay=False),
               help="Replay into this store and keep it (default: a throwaway store, never your own).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
@@ -347,7 +347,7 @@ def replay(transcripts, distiller, every, escalate_after, db, as_json):
 @cli.group(invoke_without_command=True)
 @click.option("--session", help="Only this session id.")
 @click.option("--project", "project_dir", help="Only this project folder.")
-@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--limit", default=10, show_default=True, type=WholeNumber(1, 1000))
 @click.option("--full", is_flag=True, help="Print each checkpoint in full.")
 @common()
 @click.pass_context

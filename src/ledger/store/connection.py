@@ -254,6 +254,9 @@ def open_error_message(p: str, exc: BaseException, wait_ms: int) -> str:
     if code in (SQLITE_BUSY, SQLITE_LOCKED):
         return (f"Cannot open the store at {p}: another program held it locked for {wait_ms / 1000:g} s ({exc}). "
                 "Close the program holding it (another ledger, or an SQLite browser) and try again.")
+    if os.path.isdir(p):  # $LEDGER_DB or store.db naming a folder (--db is refused before)
+        return (f"Cannot open the store at {p}: it is a folder, not a store file. Point $LEDGER_DB (or --db, or "
+                f"store.db in `ledger config`) at the store file, e.g. {os.path.join(p, 'ledger.db')} (created on first use).")
     if code in (SQLITE_NOTADB, SQLITE_CORRUPT):
         return f"Cannot open the store at {p}: it is not a usable SQLite file ({exc}). Point --db (or $LEDGER_DB) at a ledger store or a new file."
     return f"Cannot open the store at {p}: {exc}. Check the path (--db, $LEDGER_DB) and its permissions."
