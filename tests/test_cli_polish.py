@@ -243,3 +243,24 @@ def test_json_before_the_command_like_db(cli, order):
     assert [h["text"] for h in hits] == ["Staging deploys need the VPN up"]
     rc, out, err = cli("--json", "show", "m_nope")  # errors too come as JSON
     assert rc == 1 and json.loads(err)["kind"] == "unknown-memory"
+
+
+# ------------------------------------------------ 6: README's search paragraph holds true
+def test_readme_search_paragraph_says_what_the_modes_do(cli):
+    """README said "widened by trigram fuzzy matching" and "--mode keyword|fuzzy narrows
+    the match"; fuzzy widens. What it says now, run: a prefix and a typo are found in
+    the default mode, neither with --mode keyword, and every mode it names exists."""
+    from ledger.vocab import MODES
+
+    readme = (ROOT / "README.md").read_text()
+    para = readme[readme.index("Ranking is exact at any store size"):].split("\n\n")[0]
+    assert "trigram" not in para and "narrows" not in para
+    assert {m for m in MODES if f"--mode {m}" in para} == set(MODES)
+    ok(*cli("remember", "Staging deploys need the VPN up", "--cluster", "proc"))
+    ok(*cli("remember", "The invoice terms for acme are net 30", "--cluster", "proc"))
+    for query, text in [("stag", "Staging"), ("invoce", "invoice")]:  # a prefix, a typo
+        assert text in ok(*cli("search", query)) and text in ok(*cli("search", query, "--mode", "fuzzy"))
+        assert text not in ok(*cli("search", query, "--mode", "keyword"))
+    assert "invoice" in ok(*cli("search", "terms", "--mode", "keyword"))
+    # the quick start keeps its two commands
+    assert "./scripts/demo     # set up .venv" in readme and "./scripts/test     # set up .venv" in readme
