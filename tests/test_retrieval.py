@@ -10,6 +10,7 @@ import math
 import random
 import re
 import sqlite3
+import unicodedata
 import uuid
 
 import pytest
@@ -213,7 +214,10 @@ WORDS = (
     "payment refund customer tenant schema migration index query latency timeout retry backoff queue worker "
     "cron schedule friday monday release branch tag rollback canary metric alert pager oncall runbook vpn "
     "gateway token secret rotate certificate expiry renew zürich café naïve "
-    "c++ node.js --force -v @scope/pkg 3.11 utf-8 我们使用連接池 ｐｙｔｈｏｎ python 東京に行きます"
+    "c++ node.js --force -v @scope/pkg 3.11 utf-8 我们使用連接池 ｐｙｔｈｏｎ python 東京に行きます "
+    # Latin words, numbers and compounds against CJK text (written without spaces)
+    "我们用Redis做缓存 設定ファイルはconfig.yamlにあります サーバーはpython3.11で動きます node.js版本20来构建 "
+    "데이터베이스는PostgreSQL입니다 ｋａｆｋａの設定 時々deployする"
 ).split()
 TYPO = ["deploymnt", "cachng", "kafak", "brokr", "invoce", "timout", "rollbak", "certifcate"]
 AGENTS = ["alice", "bob", "carol", "dave", "erin"]
@@ -290,6 +294,36 @@ def _big_store(target):
     led.close()
 
 
+# docs/search.md "Terms": CJK is Han, Hiragana, Katakana, Hangul (syllables and jamo) and
+# the ideographic marks 々 〆 〇 〻; the word index sees each CJK run set apart from the
+# text around it, as if written with spaces. The oracles' own statement of it (a regex,
+# not ledger.terms' loop; the test texts hold no combining marks).
+_CJK = ("\u1100-\u11ff\u3005-\u3007\u303b\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+        "\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\U00020000-\U0002fa1f\U00030000-\U000323af")
+_CJK_EDGE = re.compile(rf"(?<=[{_CJK}])(?=[^{_CJK}\s])|(?<=[^{_CJK}\s])(?=[{_CJK}])")
+
+
+def oracle_words(text: str) -> str:
+    """A memory's text as the word index must see it: NFKC, a space at every edge
+    between a CJK character and another non-space character."""
+    return _CJK_EDGE.sub(" ", unicodedata.normalize("NFKC", text))
+
+
+def _oracle_index(conn, rows):
+    """The oracle's own FTS5 tables, built from every memory's text (not the store's
+    index rows; only a chunk's neighbour context is read from there): ``w(text,
+    context)`` and ``s(terms)`` (the side terms of the spaced text, rows that have any)."""
+    ctx = dict(conn.execute("SELECT rowid, context FROM memories_fts"))
+    o = sqlite3.connect(":memory:")
+    o.execute("CREATE VIRTUAL TABLE w USING fts5 (text, context, tokenize = 'porter unicode61')")
+    o.execute("CREATE VIRTUAL TABLE s USING fts5 (terms, tokenize = 'porter unicode61')")
+    o.executemany("INSERT INTO w (rowid, text, context) VALUES (?, ?, ?)",
+                  [(r[0], oracle_words(r[2]), oracle_words(ctx.get(r[0], ""))) for r in rows])
+    side = [(r[0], T.side_text(oracle_words(r[2]))) for r in rows]
+    o.executemany("INSERT INTO s (rowid, terms) VALUES (?, ?)", [x for x in side if x[1]])
+    return o
+
+
 def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[float, int, str]]:
     """Every matching row as (score, seq, id), computed in Python from the raw rows."""
     q = parse(query, now)
@@ -307,7 +341,8 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
         if q.terms:
             vocab = set()
             for r in rows:
-                vocab |= T.vocabulary_words(r[2])
+                vocab |= T.vocabulary_words(oracle_words(r[2]))
+            oi = _oracle_index(conn, rows)
             qt = T.split_query(q.terms, QUERY_STOPWORDS)
             quote = lambda x: '"' + x + '"'  # noqa: E731 - no quotes occur in these queries
             exact = [quote(w) + ("*" if mode != "keyword" and len(w) >= 3 else "") for w in qt.words]
@@ -323,13 +358,13 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
             side = [quote(T.encode_compound(c)) for c in qt.compounds] + [quote(" ".join(T.bigrams(r))) for r in qt.cjk]
             side += [quote(" ".join(T.encode_symbol(c) for c in r)) for r in qt.symbols]
             p: dict[int, float] = {}
-            for parts, table, w in ((exact, "memories_fts", ", 1.0, 0.3"), (side, "memories_side", "")):
+            for parts, table, w in ((exact, "w", ", 1.0, 0.3"), (side, "s", "")):
                 if parts:
-                    for seq, bm in conn.execute(f"SELECT rowid, bm25({table}{w}) FROM {table} WHERE {table} MATCH ?", (" OR ".join(parts),)):
+                    for seq, bm in oi.execute(f"SELECT rowid, bm25({table}{w}) FROM {table} WHERE {table} MATCH ?", (" OR ".join(parts),)):
                         p[seq] = p.get(seq, 0.0) + max(0.0, -bm)
             rel = {seq: v / (v + 1) for seq, v in p.items()}
             if fuzzy:  # rows matched only through neighbours: 0.6 x their own relevance
-                for seq, bm in conn.execute("SELECT rowid, bm25(memories_fts, 1.0, 0.3) FROM memories_fts WHERE memories_fts MATCH ?", (" OR ".join(fuzzy),)):
+                for seq, bm in oi.execute("SELECT rowid, bm25(w, 1.0, 0.3) FROM w WHERE w MATCH ?", (" OR ".join(fuzzy),)):
                     v = max(0.0, -bm)
                     rel.setdefault(seq, 0.6 * v / (v + 1))
     finally:
@@ -413,6 +448,11 @@ QUERIES = [
     "billing type:chat",
     "gateway vpn after:200d",
     "token before:400d",
+    "我们用Redis",
+    "config.yaml 設定",
+    "python3.11",
+    "postgresql 20",
+    "版本 時々",
 ]
 
 
@@ -705,7 +745,7 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
         if q.terms:
             vocab = set()
             for r in rows:
-                vocab |= T.vocabulary_words(r[2])
+                vocab |= T.vocabulary_words(oracle_words(r[2]))
             qt = T.split_query(q.terms, QUERY_STOPWORDS)
             lex = lambda x: "'" + x.replace("'", "''") + "'"  # noqa: E731
             exact = [lex(w) + (":*" if mode != "keyword" and len(w) >= 3 else "") for w in qt.words]
@@ -721,9 +761,9 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
             side = [lex("x" + c.encode().hex()) for c in qt.compounds]
             side += ["(" + " <-> ".join(lex(b) for b in T.bigrams(r)) + ")" for r in qt.cjk]
             seqs = [r[0] for r in rows]
-            words = [" ".join(re.findall(r"[^\W_]+", T.nfkc(r[2]))) for r in rows]
+            words = [" ".join(re.findall(r"[^\W_]+", oracle_words(r[2]))) for r in rows]
             ctx = [r[14] for r in rows]
-            sides = [" ".join(["x" + c.encode().hex() for c in T.compounds(r[2])] +
+            sides = [" ".join(["x" + c.encode().hex() for c in T.compounds(oracle_words(r[2]))] +
                               [" ".join(T.bigrams(run)) for run in T.cjk_runs(r[2])]) for r in rows]
             doc = "setweight(to_tsvector('english', u.t), 'A') || setweight(to_tsvector('english', u.c), 'D')"
 

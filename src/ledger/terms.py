@@ -39,20 +39,71 @@ JOINERS = "+#@/.-_~:=&%$*\\"
 # A candidate term: a run of letters/digits and joiners; anything else separates.
 _TOKEN = regex.compile(r"(?:[^\W_]|[" + regex.escape(JOINERS) + r"])+")
 _WORD = regex.compile(r"[^\W_]+")
-# Han (with extensions and compatibility ideographs), Hiragana, Katakana, Hangul syllables,
-# as code point ranges. Not a regex class: compiling one that spans the supplementary
-# planes costs ~15 ms, paid by every CLI start (docs/benchmarks.md "Start-up").
-_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF), (0x20000, 0x2FA1F))
+# Han (with extensions and compatibility ideographs), the ideographic iteration and
+# closing marks and ideographic zero (々 〆 〇 〻), Hiragana, Katakana (with its phonetic
+# extensions), Hangul syllables and jamo, as sorted code point ranges. Not a regex class:
+# compiling one that spans the supplementary planes costs ~15 ms, paid by every CLI
+# start (docs/benchmarks.md "Start-up").
+_CJK_RANGES = (
+    (0x1100, 0x11FF), (0x3005, 0x3007), (0x303B, 0x303B), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF), (0x20000, 0x2FA1F),
+    (0x30000, 0x323AF),
+)
 
 
 def is_cjk(ch: str) -> bool:
-    """Whether one character is Han, Hiragana, Katakana or a Hangul syllable."""
+    """Whether one character is Han, Hiragana, Katakana, Hangul (syllable or jamo) or
+    one of the ideographic marks that are letters (``々``, ``〆``, ``〇``, ``〻``)."""
     o = ord(ch)
-    return o >= 0x3040 and any(lo <= o <= hi for lo, hi in _CJK_RANGES)
+    if o < 0x1100:
+        return False
+    for lo, hi in _CJK_RANGES:  # sorted: stop at the first range above (bisect would add to start-up)
+        if o < lo:
+            return False
+        if o <= hi:
+            return True
+    return False
 
 
 def _has_cjk(text: str) -> bool:
     return not text.isascii() and any(is_cjk(c) for c in text)
+
+
+def set_apart_cjk(text: str) -> str:
+    """``text`` with a space between every CJK character (:func:`is_cjk`) and a
+    non-space character of another script next to it, so each CJK run stands apart
+    as if written with spaces around it: ``"我们用Redis做缓存"`` is ``"我们用 Redis 做缓存"``,
+    ``"node.js版本20"`` is ``"node.js 版本 20"``. Chinese and Japanese are written without
+    spaces, and the word tokenizers (SQLite's ``unicode61``, PostgreSQL's parser) take a
+    CJK run and the Latin word or number touching it as one token, so neither was ever
+    found. A combining mark or variation selector stays with the character before it.
+    Identity for text without CJK (and for ASCII, checked first: most text)."""
+    if text.isascii():
+        return text
+    out: list[str] = []
+    prev = None  # the side of the last non-space character: True CJK, False other, None space or start
+    changed = False
+    for c in text:
+        if c.isspace():
+            prev = None
+        else:
+            side = is_cjk(c)
+            if prev is not None and side != prev:
+                if unicodedata.category(c)[0] == "M" or 0xFE00 <= ord(c) <= 0xFE0F or 0xE0100 <= ord(c) <= 0xE01EF:
+                    side = prev  # a mark shapes the character before it
+                else:
+                    out.append(" ")
+                    changed = True
+            prev = side
+        out.append(c)
+    return "".join(out) if changed else text
+
+
+def word_text(text: str) -> str:
+    """What the word index is fed for ``text``: NFKC (:func:`nfkc`: fullwidth text is
+    found by ASCII queries), CJK runs set apart (:func:`set_apart_cjk`). Case is kept (the
+    tokenizers fold it). Identity for ASCII."""
+    return text if text.isascii() else set_apart_cjk(unicodedata.normalize("NFKC", text))
 
 
 def _split_cjk(text: str) -> tuple[list[str], str]:
@@ -106,8 +157,9 @@ def is_fuzzy_word(word: str) -> bool:
 
 
 def vocabulary_words(text: str) -> set[str]:
-    """The words of ``text`` that go into the fuzzy vocabulary (folded)."""
-    return {w for w in _WORD.findall(fold(text)) if is_fuzzy_word(w)}
+    """The words of ``text`` that go into the fuzzy vocabulary (folded; CJK runs set
+    apart, so ``redis`` of ``我们用Redis做缓存`` is one)."""
+    return {w for w in _WORD.findall(set_apart_cjk(fold(text))) if is_fuzzy_word(w)}
 
 
 def _clean(token: str) -> str:
@@ -117,9 +169,11 @@ def _clean(token: str) -> str:
 
 def compounds(text: str) -> list[str]:
     """Compound terms of ``text`` (folded), in order, duplicates kept: letters or digits
-    joined by :data:`JOINERS`, without trailing ``.``/``:``. No CJK, at most 64 chars."""
+    joined by :data:`JOINERS`, without trailing ``.``/``:``. No CJK, at most 64 chars.
+    CJK runs are set apart first (:func:`set_apart_cjk`): ``config.yaml`` of
+    ``設定ファイルはconfig.yamlにあります`` is one, as a query splits it."""
     out = []
-    for tok in _TOKEN.findall(fold(text)):
+    for tok in _TOKEN.findall(set_apart_cjk(fold(text))):
         tok = _clean(tok)
         if not tok or len(tok) > MAX_COMPOUND or _has_cjk(tok):
             continue

@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
     from typing import Sequence
 
+from .. import terms as T
 from ..errors import UnknownCandidate, UnknownConflict
 from ..ids import new_id
 from ..models import Candidate, Conflict, Memory
@@ -90,10 +91,12 @@ def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[st
     elif terms:
         df: dict[str, int] = {}
 
+        # Each term as the phrase of its words as the word index holds them (CJK runs set
+        # apart, ledger.terms.word_text), so a claim's 我们用redis finds the 我们用Redis of a peer.
         def count(t: str) -> int:
             df[t] = store._conn.execute(
                 "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-                ('"' + t.replace('"', '""') + '"', DF_CAP)).fetchone()[0]
+                ('"' + T.word_text(t).replace('"', '""') + '"', DF_CAP)).fetchone()[0]
             return df[t]
 
         terms = rarest_terms(terms, count, PEER_TERMS)
@@ -103,7 +106,7 @@ def find_peers(store: Store, memory_id: str, cluster_id: str, terms: Sequence[st
         rows = peers(store._conn, terms, cluster_id, memory_id, limit)
         out.update((r[0], file_peers.get(r[0], (r[0], r[1], False))) for r in rows)
     elif terms:
-        expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        expr = " OR ".join('"' + T.word_text(t).replace('"', '""') + '"' for t in terms)
         # Few matches (every term counted under the cap): join each to its row. Else the
         # cluster's live claims first (docs/store.md "Finding peers"): the same rows.
         many = any(df.get(t, DF_CAP) >= DF_CAP for t in terms)

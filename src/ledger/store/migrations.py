@@ -717,3 +717,46 @@ def m018_events_by_memory(conn: sqlite3.Connection) -> None:
     log's rows about it by id; without an index that read scanned every event (one per
     search and hook step). Partial: most events name no memory."""
     conn.execute("CREATE INDEX events_memory ON events (memory_id, id) WHERE memory_id IS NOT NULL")
+
+
+@migration
+def m019_cjk_apart(conn: sqlite3.Connection) -> None:
+    """Latin words, numbers and compounds written against Chinese, Japanese or Korean
+    text are found (docs/search.md "Terms", issue 14): the word index is fed each CJK
+    run set apart by spaces (:func:`ledger.terms.word_text`), compounds are taken from
+    that text, and the ideographic marks ``々 〆 〇 〻`` and Hangul jamo count as CJK.
+    Rows of ``memories_fts``/``memories_side`` and of ``memory_text_fts`` (texts kept for
+    ``asof:``) whose indexed form is not the one this version writes are indexed again;
+    that is exactly the rows whose text (or, for a chunk, neighbour context) has such a
+    boundary or such a character. Only rows holding non-ASCII characters are read into
+    Python (ASCII text indexes as before); the rest is a scan in SQL."""
+    from .. import terms as T
+    from . import textindex
+
+    if is_postgres(conn):
+        from . import textindex_pg
+
+        words_of, side_of, key = textindex_pg.words_of, textindex_pg.side_text, "seq"
+        wide = "octet_length({0}) <> char_length({0})"
+    else:
+        words_of, side_of, key = T.word_text, T.side_text, "rowid"
+        wide = "length(CAST({0} AS BLOB)) <> length({0})"
+    redo = []
+    rows = conn.execute(
+        f"""SELECT m.seq, m.text, f.text, f.context, coalesce(s.terms, '') FROM memories_fts f
+            JOIN memories m ON m.seq = f.{key} LEFT JOIN memories_side s ON s.{key} = f.{key}
+            WHERE {wide.format('f.text')} OR {wide.format('f.context')}""").fetchall()
+    for seq, text, words, context, side in rows:
+        # The stored context is already in the index's form; its new form is that form's.
+        if words_of(text) != words or words_of(context) != context or side_of(text) != side:
+            redo.append((seq, text))
+    for seq, text in redo:
+        ctx = textindex.unindex(conn, seq)
+        textindex.index(conn, seq, text, ctx)
+    old = conn.execute(
+        f"""SELECT h.rowid, h.text, t.text, t.side FROM memory_text_history h JOIN memory_text_fts t
+            ON t.{'hid' if key == 'seq' else 'rowid'} = h.rowid WHERE {wide.format('h.text')}""").fetchall()
+    for hid, text, words, side in old:
+        if words_of(text) != words or side_of(text) != side:
+            conn.execute(f"DELETE FROM memory_text_fts WHERE {'hid' if key == 'seq' else 'rowid'} = ?", (hid,))
+            textindex.index_old_text(conn, hid, text)

@@ -4,7 +4,9 @@ and the relevance of every match for a query (docs/search.md).
 Tables (migration ``m007_terms``):
 
 * ``memories_fts(text, context)``: the word index (porter, unicode61), fed NFKC text so
-  fullwidth letters are found by ASCII queries. ``context`` holds a chunk's neighbours
+  fullwidth letters are found by ASCII queries, with CJK runs set apart by spaces so
+  the Latin words and numbers they touch are words of their own
+  (:func:`ledger.terms.word_text`; migration ``m019_cjk_apart`` for older rows). ``context`` holds a chunk's neighbours
   (weight 0.3, docs/design.md, retrieval notes).
 * ``memories_side(terms)``: compounds (``c++``, ``node.js``) as single tokens, CJK
   bigrams and symbols (emoji...), for the few memories that have any
@@ -45,11 +47,13 @@ from ..vocab import CONTEXT_WEIGHT, FUZZY_WEIGHT  # noqa: E402
 
 
 def index(conn: sqlite3.Connection, seq: int, text: str, context: str = "") -> None:
-    """Index memory ``seq``: word index, side index (if it has compounds or CJK) and
-    new vocabulary words. Runs inside the caller's transaction."""
+    """Index memory ``seq``: word index (:func:`ledger.terms.word_text`: NFKC, CJK runs
+    set apart from the Latin words and numbers they touch), side index (if it has
+    compounds, CJK or symbols) and new vocabulary words. Runs inside the caller's
+    transaction."""
     if _pg(conn):
         return _textindex_pg().index(conn, seq, text, context)
-    conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, T.nfkc(text), T.nfkc(context)))
+    conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, T.word_text(text), T.word_text(context)))
     side = T.side_text(text)
     if side:
         conn.execute("INSERT INTO memories_side (rowid, terms) VALUES (?, ?)", (seq, side))
@@ -61,7 +65,7 @@ def index_old_text(conn: sqlite3.Connection, history_rowid: int, text: str) -> N
     ``asof:``. Runs inside the caller's transaction."""
     if _pg(conn):
         return _textindex_pg().index_old_text(conn, history_rowid, text)
-    conn.execute("INSERT INTO memory_text_fts (rowid, text, side) VALUES (?, ?, ?)", (history_rowid, T.nfkc(text), T.side_text(text)))
+    conn.execute("INSERT INTO memory_text_fts (rowid, text, side) VALUES (?, ?, ?)", (history_rowid, T.word_text(text), T.side_text(text)))
 
 
 def unindex(conn: sqlite3.Connection, seq: int) -> str:

@@ -74,8 +74,10 @@ def ensure_trgm(conn) -> None:
 
 
 def words_of(text: str) -> str:
-    """The words of ``text`` as the word index holds them (space separated)."""
-    return " ".join(_WORD.findall(T.nfkc(text)))
+    """The words of ``text`` as the word index holds them (space separated): runs of
+    letters and digits of :func:`ledger.terms.word_text` (NFKC, CJK runs set apart, as
+    on SQLite; PostgreSQL's parser too takes ``我们用Redis`` as one word)."""
+    return " ".join(_WORD.findall(T.word_text(text)))
 
 
 def encode_compound(term: str) -> str:
@@ -324,7 +326,7 @@ def relevance_asof(conn, parts, asof: int) -> bool:
 def term_count(conn, term: str, cap: int) -> int:
     """Memories whose text holds ``term`` (as a phrase of its words), counted up to
     ``cap`` (see :func:`ledger.store.conflicts.rarest_terms`). 0 for a term with no words."""
-    ws = _WORD.findall(T.nfkc(term))
+    ws = _WORD.findall(T.word_text(term))
     if not ws:
         return 0
     return conn.execute(
@@ -338,7 +340,7 @@ def peers(conn, terms, cluster_id: str, memory_id: str, limit: int) -> list:
     :func:`ledger.store.conflicts.find_peers`)."""
     parts = []
     for t in terms:
-        ws = _WORD.findall(T.nfkc(t))
+        ws = _WORD.findall(T.word_text(t))
         if ws:
             parts.append("(" + " <-> ".join(_lexeme(w) for w in ws) + ")")
     if not parts:
