@@ -252,11 +252,15 @@ def test_checkpoint_is_the_last_one_of_the_project(store, tmp_path):
     here, relative, none = run(go)
     assert here["checkpoint"]["content"] == "# Task\nsecond" and here["checkpoint"]["branch"] == "fix"
     assert relative["project"] == str(other) and relative["checkpoint"]["content"] == "elsewhere"
-    assert none == {"project": str(tmp_path / "nowhere"), "checkpoint": None}
+    assert none == {"warnings": [], "project": str(tmp_path / "nowhere"), "checkpoint": None}
 
 
 # ----------------------------------------------------------------------------- bad input
 def test_bad_arguments_are_tool_errors_with_the_clis_words_and_the_server_goes_on(store):
+    from ledger.service import Ledger
+
+    Ledger.open(store).close()  # a store that exists: a missing one is tests/test_mcp_warnings.py's
+
     async def go():
         async with connect(store) as s:
             out = {

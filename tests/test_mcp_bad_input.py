@@ -60,6 +60,9 @@ def test_megabyte_arguments_get_a_short_answer(store):
     # A 1 MB id hit SQLite's LIKE limit ("pattern too complex ... report this as a ledger
     # bug"); errors echoed megabyte arguments back whole into the agent's context.
     big_id = "m_" + "a" * 1_000_000
+    from ledger.service import Ledger
+
+    Ledger.open(store).close()  # a store that exists (a missing one: tests/test_mcp_warnings.py)
 
     async def go():
         async with connect(store) as s:

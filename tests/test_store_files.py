@@ -88,7 +88,10 @@ def test_reading_a_missing_store_says_so_and_creates_nothing(cli, tmp_path, verb
     target = tmp_path / "nonexistent-dir" / "sub" / "x.db"
     rc, out, err = cli(*verb, db=target)
     if verb[0] == "show":
-        assert rc == 1 and "No memory m_abc" in err and "No store" not in err, err  # the error stays one line
+        # The error stays one line, and blames the missing store, not the id ("It may have
+        # been mistyped" sent the user hunting for a typo in a good id).
+        assert rc == 1 and err.count("\n") == 1 and "m_abc" in err and "mistyped" not in err, err
+        assert err.startswith(f"✕ No store at {target}: nothing to read, and nothing was created"), err
     else:
         assert rc == 0 and f"⚠ No store at {target}" in err and "ledger remember" in err, err
     assert not (tmp_path / "nonexistent-dir").exists()
@@ -96,6 +99,11 @@ def test_reading_a_missing_store_says_so_and_creates_nothing(cli, tmp_path, verb
     rc, out, err = cli(*verb, "--json", db=None, env={"LEDGER_DB": str(target)})
     if verb[0] != "show":
         assert rc == 0 and '"kind": "no-store"' in err, err
+    else:
+        assert rc == 1 and json.loads(err)["kind"] == "unknown-memory" and str(target) in err, err
+    if verb[0] == "search":  # the body says it too: empty because there is no store
+        [w] = json.loads(out)["warnings"]
+        assert w == {**json.loads(err), "kind": "no-store", "path": str(target)}, (w, err)
     if verb[0] == "stats":  # the store asked for is named, not the empty stand-in
         assert json.loads(out)["db"] == str(target), out
     assert not (tmp_path / "nonexistent-dir").exists()

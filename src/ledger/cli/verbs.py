@@ -43,11 +43,22 @@ class _Opened:
         self.led = Ledger.open(self.db)
         return self.led
 
-    def __exit__(self, exc_type, *exc) -> None:
+    @property
+    def warnings(self) -> list[dict]:
+        """``[no_store_warning(...)]`` when a stand-in was read, else ``[]``: what a JSON
+        body with a ``warnings`` list carries besides the search's own."""
+        return [no_store_warning(self.asked)] if self.stand_in else []
+
+    def __exit__(self, exc_type, exc, tb) -> None:
         if not self.keep_open:
             self.led.close()
-        if exc_type is None and self.stand_in:
-            _no_store_warning(self.asked, self.as_json)
+        if not self.stand_in:
+            return
+        if exc_type is None:
+            emit_warning(no_store_warning(self.asked), self.as_json)
+        elif getattr(exc, "kind", None) in UNKNOWN_ID:
+            # "No memory m_x. It may have been mistyped." blamed the id: there is no store.
+            raise no_store_error(exc, self.asked) from exc
 
 
 def read_target(db: str | None) -> str | None:
@@ -74,13 +85,47 @@ def read_target(db: str | None) -> str | None:
     return ":memory:"
 
 
-def _no_store_warning(db: str | None, as_json: bool) -> None:
+def no_store_warning(db: str | None) -> dict:
+    """The ``no-store`` warning of a read on a store file that does not exist, in the
+    CLI's words: ``{"kind": "no-store", "warning", "path"}`` (``path`` as given, or the
+    default store's)."""
     from ..paths import db_file
 
     p = db_file(db)
-    _warn(f"No store at {p}: nothing to read, and nothing was created. Check the path (--db, $LEDGER_DB, store.db in "
-          f'`ledger config`); the first write creates the store, e.g. ledger remember "Prefers metric units" '
-          f"--cluster prefs --db {p}", "no-store", as_json, path=p)
+    return {"kind": "no-store",
+            "warning": f"{no_store_message(p)} Check the path (--db, $LEDGER_DB, store.db in `ledger config`); the "
+                       f'first write creates the store, e.g. ledger remember "Prefers metric units" --cluster prefs '
+                       f"--db {p}",
+            "path": p}
+
+
+#: Error kinds of an id not found (:mod:`ledger.errors`): read on a store that does not
+#: exist, they say so rather than blame the id.
+UNKNOWN_ID = frozenset({"unknown-memory", "unknown-candidate", "unknown-conflict", "unknown-source"})
+
+
+#: Characters. An id longer than this is not repeated in an error (ids are about 16).
+MAX_ID_ECHO = 64
+
+
+def no_store_error(exc, db: str | None, fix: str = ""):
+    """``exc`` (an id not found, :data:`UNKNOWN_ID`) said again for a store that does not
+    exist: the same error class, kind and fields, the message naming the missing store
+    and then ``fix`` (default: the CLI's "Check the path ...")."""
+    from ..paths import db_file
+
+    p = db_file(db)
+    v = exc.value if isinstance(exc.value, str) else ""
+    what = v if v.strip() and len(v) <= MAX_ID_ECHO else "that id"  # a megabyte "id" is not echoed back
+    fix = fix or "Check the path (--db, $LEDGER_DB, store.db in `ledger config`)."
+    return type(exc)(f"{no_store_message(p)[:-1]}, so {what} is not there. {fix}", field=exc.field, value=exc.value,
+                     choices=exc.choices, suggestion=exc.suggestion)
+
+
+def no_store_message(path: str) -> str:
+    """The first sentence of every surface's no-store warning (the CLI's and the MCP
+    server's say what to do in their own terms after it)."""
+    return f"No store at {path}: nothing to read, and nothing was created."
 
 
 def dumps(data) -> str:
@@ -100,8 +145,14 @@ def warn_search(res, as_json: bool) -> None:
 def warn_warnings(warnings: list[dict], as_json: bool) -> None:
     """Print library warnings (``{"kind", "warning", ...}``) as :func:`warn_search` does."""
     for w in warnings:
-        msg = w["warning"][:-1] + " (ledger clusters)." if w["kind"] == "unknown-cluster" else w["warning"]
-        _warn(msg, w["kind"], as_json, **{k: v for k, v in w.items() if k not in ("warning", "kind")})
+        if w["kind"] == "unknown-cluster":
+            w = {**w, "warning": w["warning"][:-1] + " (ledger clusters)."}
+        emit_warning(w, as_json)
+
+
+def emit_warning(w: dict, as_json: bool) -> None:
+    """Print one warning ``{"kind", "warning", ...}`` on stderr (:func:`_warn`)."""
+    _warn(w["warning"], w["kind"], as_json, **{k: v for k, v in w.items() if k not in ("warning", "kind")})
 
 
 def _warn(msg: str, kind: str, as_json: bool, **extra) -> None:
@@ -118,12 +169,32 @@ def _warn(msg: str, kind: str, as_json: bool, **extra) -> None:
         pass
 
 
+def redacted_warning(n: int) -> dict:
+    """``{"kind": "redacted", "warning", "count"}``: ``n`` secrets were replaced by
+    ``[REDACTED:<kind>]`` before storing (what was stored is not what was given)."""
+    return {"kind": "redacted",
+            "warning": f"{n} secret{'s' if n != 1 else ''} replaced by [REDACTED:<kind>] before storing: the store "
+                       "never holds secrets (docs/watcher.md \"Redaction\"). Keep the value in a secret manager and "
+                       "remember where it is.",
+            "count": n}
+
+
+def missing_file_warnings(given, keys, name: str) -> list[dict]:
+    """``{"kind": "missing-file", "warning", "path"}`` for each file key whose file does
+    not exist (kept anyway: a file about to be written is a fair key). ``given``: the
+    paths as typed, ``keys``: their :class:`ledger.models.FileKey`; ``name``: how the
+    surface calls the argument (``--file``, ``files``)."""
+    return [{"kind": "missing-file",
+             "warning": f"{name} {f}: no such file ({k.path}); remembered anyway, keyed to that path (check it for a "
+                        "typo).",
+             "path": k.path}
+            for f, k in zip(given, keys) if not os.path.exists(k.path)]
+
+
 def warn_redacted(n: int, as_json: bool) -> None:
     """Tell the user on stderr that ``n`` secrets were replaced by
     ``[REDACTED:<kind>]`` before storing (what was stored is not what they typed)."""
-    _warn(f"{n} secret{'s' if n != 1 else ''} replaced by [REDACTED:<kind>] before storing: the store never holds "
-          "secrets (docs/watcher.md \"Redaction\"). Keep the value in a secret manager and remember where it is.",
-          "redacted", as_json, count=n)
+    emit_warning(redacted_warning(n), as_json)
 
 
 def recall(query: tuple[str, ...], *, limit: int, mode: str, agent: str | None, db: str | None, as_json: bool,
@@ -150,11 +221,18 @@ def search(query: tuple[str, ...], *, limit: int, mode: str, sort: str | None, d
     """``ledger search``: uncounted search, the seed's table."""
     from .render import search_table
 
-    with _Opened(db, keep_open, read=True, as_json=as_json) as led:
+    opened = _Opened(db, keep_open, read=True, as_json=as_json)
+    with opened as led:
         res = led.search(" ".join(query), limit=limit, mode=mode, sort=sort)
         now = led.clock()
     warn_search(res, as_json)
-    return dumps(res.to_dict()) if as_json else search_table(res, now, color)
+    if not as_json:
+        return search_table(res, now, color)
+    # The body says everything stderr said: a missing store first (the hits are empty
+    # because nothing was there, not because nothing matched), then the query's own.
+    d = res.to_dict()
+    d["warnings"] = [*opened.warnings, *d["warnings"]]
+    return dumps(d)
 
 
 def show(memory_id: str, *, db: str | None, as_json: bool, keep_open: bool = False) -> str:
@@ -201,10 +279,8 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
         res = led.remember(claim, cluster=cluster, agent=who, note=note, supersedes=supersedes, files=keys, topic=topic)
     if res.redacted:
         warn_redacted(res.redacted, as_json)
-    for f, k in zip(files, keys):
-        if not os.path.exists(k.path):  # kept anyway: a file about to be written is a fair key
-            _warn(f"--file {f}: no such file ({k.path}); remembered anyway, keyed to that path (check it for a "
-                  "typo).", "missing-file", as_json, path=k.path)
+    for w in missing_file_warnings(files, keys, "--file"):
+        emit_warning(w, as_json)
     if as_json:
         return dumps(res.to_dict())
     if res.duplicate:

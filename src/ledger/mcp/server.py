@@ -8,9 +8,16 @@ conflict, and what is dropped, stays with people (``ledger review``, ``ledger se
 
 Shapes come from :mod:`ledger.wire`, as the CLI's ``--json``: lists are compact
 (``id``, ``strength`` 0-1, ``text``, ``cluster``) unless ``detail`` is true, which gives
-the full memory as ``ledger recall --json`` prints it. Errors are tool errors
+the full memory as ``ledger recall --json`` prints it. Every result starts with
+``warnings`` (a list, ``[]`` when all is well): the CLI's stderr warnings as data
+(``{"kind", "warning", ...}``: a query's filter warnings, ``no-store``, ``new-store``,
+``redacted``, ``missing-file``). Errors are tool errors
 (``isError`` results) carrying the CLI's wording (:func:`ledger.cli.hints.phrase`); the
 server itself never stops on one.
+
+A read never creates a store: a store file that does not exist is answered from an empty
+stand-in with a ``no-store`` warning naming the path, as the CLI's reads; ``remember``
+creates it, as the CLI's writes, and says so.
 
 Each call opens the store, does its work and closes it, in the SDK's worker thread (the
 SDK runs plain functions there): a store locked by another writer makes that call wait
@@ -54,6 +61,12 @@ MAX_ERROR_CHARS = 2000
 #: the server stops anyway (a store's busy timeout is well under this).
 DRAIN_LIMIT_S = 120.0
 
+#: Where an MCP server's store is chosen, for the no-store and new-store warnings.
+WHERE_THE_STORE_IS_SET = ("set $LEDGER_DB (or `ledger mcp --db PATH`) in this server's entry in the client's MCP "
+                          "config (`ledger install mcp` writes it), or store.db in `ledger config`.")
+#: What to do about a store that does not exist, after the no-store sentence.
+NO_STORE_FIX = (f"If the user keeps memories elsewhere, {WHERE_THE_STORE_IS_SET} Otherwise nothing is remembered "
+                "yet: the first `remember` creates this store.")
 INSTRUCTIONS = """\
 ledger is the local memory shared by every agent on this machine.
 Call `recall` before answering anything about the user, their projects, codebases,
@@ -62,7 +75,9 @@ self-contained sentence each, with a cluster id; an unknown cluster is an error 
 lists the known ones). Prefer strong memories (strength near 1); treat anything under
 0.4 as a lead to check. When a fact changes, remember the new one with `supersedes`;
 a person decides. In a spare turn, `conflicts` lists pairs to `judge`.
-`search` is for browsing and does not count as a read."""
+`search` is for browsing and does not count as a read.
+Every result has `warnings`: read them before concluding that nothing is known (a filter
+that matches nothing, or no store at the configured path, is said there)."""
 
 # Annotations are hints a client may use to decide what needs the user's approval; they
 # must be true. open_world is false everywhere: the tools touch one local file.
@@ -255,15 +270,30 @@ class Server:
         name = (getattr(info, "name", None) or "").strip()
         return "-".join(name.lower().split()) or FALLBACK_AGENT
 
-    def _run(self, work):
-        """Open the store, run ``work(led)``, close; a ledger error becomes a tool error
-        in the CLI's words, a SQLite error past the store's checks one line naming the
-        file, as the CLI prints them."""
-        from ..service import Ledger
+    def _run(self, work, *, create: bool = False, warnings: list[dict] | None = None) -> dict:
+        """Open the store, run ``work(led)`` (a dict), close, and return that dict with
+        ``warnings`` first: the store's own (below), then ``warnings``, the list ``work``
+        appends the call's warnings to. A ledger error becomes a tool error in the CLI's
+        words, a SQLite error past the store's checks one line naming the file, as the
+        CLI prints them.
 
+        A store file that does not exist is never created by a read: an empty store in
+        memory stands in (:func:`ledger.cli.verbs.read_target`, as for the CLI's reads)
+        and the result carries a ``no-store`` warning naming the path; an id looked up
+        there (``show``, ``judge``, ``supersedes``) is a tool error saying there is no
+        store. ``create`` (``remember``): the store is created, as the CLI's writes do,
+        once ``work`` has succeeded on the stand-in (a call that fails creates nothing),
+        and the result says so with a ``new-store`` warning."""
+        from ..cli.verbs import read_target
+
+        warnings = [] if warnings is None else warnings
         try:
-            with Ledger.open(self.db) as led:
-                return work(led)
+            target = read_target(self.db)
+            missing = target == ":memory:" and self.db != ":memory:"
+            out = self._work(work, target, missing)
+            if missing and create:
+                del warnings[:]  # the stand-in's; the real write says its own
+                out = self._work(work, self.db, False)
         except LedgerError as exc:
             from ..cli.hints import phrase
 
@@ -275,6 +305,46 @@ class Server:
                 raise ToolError(f"The store cannot be used: {exc}. Check the file and its permissions "
                                 f"({db_file(self.db)}, or $LEDGER_DB).") from exc
             raise
+        found = [self._new_store() if create else self._no_store()] if missing else []
+        return {"warnings": [*found, *warnings], **out}
+
+    def _work(self, work, target: str | None, missing: bool) -> dict:
+        """``work(led)`` on the store ``target``; ``missing``: ``target`` stands in for a
+        store that does not exist, so an id not found is said to be so for that reason."""
+        from ..cli.verbs import UNKNOWN_ID, no_store_error
+        from ..service import Ledger
+
+        try:
+            with Ledger.open(target) as led:
+                return work(led)
+        except LedgerError as exc:
+            if missing and exc.kind in UNKNOWN_ID:
+                raise ToolError(str(no_store_error(exc, self._path(), NO_STORE_FIX))) from exc
+            raise
+
+    def _path(self) -> str:
+        """The store this server opens, absolute when it is a file (the agent and the
+        user do not know the server's working folder)."""
+        from ..paths import db_file, is_store_url
+
+        p = db_file(self.db)
+        return p if is_store_url(p) or p == ":memory:" else os.path.abspath(p)
+
+    def _no_store(self) -> dict:
+        """The ``no-store`` warning of a read on a store that does not exist."""
+        from ..cli.verbs import no_store_message
+
+        p = self._path()
+        return {"kind": "no-store", "warning": f"{no_store_message(p)} {NO_STORE_FIX}", "path": p}
+
+    def _new_store(self) -> dict:
+        """The ``new-store`` warning of a write that created the store."""
+        p = self._path()
+        return {"kind": "new-store",
+                "warning": f"There was no store at {p}: this write created it, empty but for this memory. If the "
+                           f"user expected earlier memories, the server is pointed at the wrong store: "
+                           f"{WHERE_THE_STORE_IS_SET}",
+                "path": p}
 
     @staticmethod
     def _memories(ms, detail: bool) -> list[dict]:
@@ -290,27 +360,39 @@ class Server:
                limit: Annotated[int, Field(ge=1, le=1000, description="At most this many memories.")] = 10,
                detail: Detail = False, ctx: Context | None = None) -> dict[str, Any]:
         """Recall memories for a question: your read. Every memory returned gets stronger
-        (counted as a retrieval by you); memories nobody reads fade. Returns
-        {hits: [{id, strength 0-1, text, cluster, stale?}], total}; `notCounted` says why
-        when the store was too busy to count the read."""
+        (counted as a retrieval by you); memories nobody reads fade. Returns {warnings,
+        hits: [{id, strength 0-1, text, cluster, stale?}], total}; `notCounted` says why
+        when the store was too busy to count the read. Read `warnings` first: a filter
+        that matches nothing (an unknown cluster, kind:bogus), a filter given twice, or no
+        store at all is said there, and then no hits does not mean nothing is known."""
         agent = self._agent(ctx)
+
+        warnings: list[dict] = []
 
         def work(led):
             res = led.recall(query, agent=agent, limit=limit, mode=DEFAULT_MODE)
+            warnings.extend(res.warnings())
             out = {"hits": self._memories(res.hits, detail), "total": res.total}
             if res.not_counted:
                 out["notCounted"] = res.not_counted
             return out
 
-        return self._run(work)
+        return self._run(work, warnings=warnings)
 
     def search(self, query: Annotated[str, Field(description="Words and filters; empty lists the newest.")] = "",
                limit: Annotated[int, Field(ge=1, le=10000, description="At most this many memories.")] = 25,
                detail: Detail = False) -> dict[str, Any]:
         """Browse the store without counting a read (for looking around, not for answering:
-        use recall for that). Returns {hits: [{id, strength, text, cluster}], total}."""
-        return self._run(lambda led: (lambda res: {"hits": self._memories(res.hits, detail), "total": res.total})(
-            led.search(query, limit=limit)))
+        use recall for that). Returns {warnings, hits: [{id, strength, text, cluster}],
+        total}; `warnings` as for recall."""
+        warnings: list[dict] = []
+
+        def work(led):
+            res = led.search(query, limit=limit)
+            warnings.extend(res.warnings())
+            return {"hits": self._memories(res.hits, detail), "total": res.total}
+
+        return self._run(work, warnings=warnings)
 
     def show(self, id: Annotated[str, Field(description="A memory id (m_...) or a unique tail of one.")]) -> dict[str, Any]:
         """One memory in full, with its strength explained (factors), whether files it
@@ -339,7 +421,8 @@ class Server:
         """Remember a durable fact (a claim). The same fact again counts as corroboration,
         not a copy. Returns {id, strength, text, cluster, duplicate, proposed (candidate
         ids the store suspects of contradicting it), conflictId (with supersedes),
-        pendingCandidates, redacted (secrets replaced by [REDACTED:<kind>] before storing)}."""
+        pendingCandidates, redacted (secrets replaced by [REDACTED:<kind>] before storing),
+        warnings (new-store: this write created the store; redacted; missing-file)}."""
         agent = self._agent(ctx)
         from ..errors import InvalidInput
 
@@ -348,7 +431,11 @@ class Server:
         if supersedes is not None and not supersedes.strip():
             raise ToolError(str(InvalidInput("supersedes needs the id of the memory this one replaces, e.g. m_abc123")))
 
+        warnings: list[dict] = []
+
         def work(led):
+            from ..cli.verbs import missing_file_warnings, redacted_warning
+
             keys = []
             if files:
                 from ..filekeys import named_file_key
@@ -356,17 +443,20 @@ class Server:
                 keys = [named_file_key(f) for f in files]
             res = led.remember(claim, cluster=cluster, agent=agent, note=note, supersedes=supersedes, files=keys,
                                topic=topic)
+            if res.redacted:
+                warnings.append(redacted_warning(res.redacted))
+            warnings.extend(missing_file_warnings(files or (), keys, "files:"))
             head = wire.memory(res.memory) if detail else compact(res.memory)
             return wire.write_result(head, res.proposed, res.conflict_id, res.pending_candidates, res.duplicate,
                                      res.redacted)
 
-        return self._run(work)
+        return self._run(work, create=True, warnings=warnings)
 
     def conflicts(self, limit: Annotated[int, Field(ge=1, le=500, description="At most this many pairs.")] = 5,
                   detail: Detail = False) -> dict[str, Any]:
         """Pairs of memories the store suspects of contradicting each other, waiting for
         your verdict (judge them in a spare turn, not mid-task). Returns {candidates:
-        [{id, score, signals, a, b}]}."""
+        [{id, score, signals, a, b}], warnings}."""
 
         def work(led):
             out = []
@@ -388,7 +478,8 @@ class Server:
               note: Annotated[str, Field(description="Why, for the person who resolves it.")] = "",
               detail: Detail = False, ctx: Context | None = None) -> dict[str, Any]:
         """Judge a candidate pair: can both be true at once? A conflict is queued for a
-        person to resolve (you cannot resolve it). Returns {candidate, verdict, conflict}."""
+        person to resolve (you cannot resolve it). Returns {candidate, verdict, conflict,
+        warnings}."""
         agent = self._agent(ctx)
         if not candidate.strip():
             raise ToolError("Which candidate? Give its id, e.g. cc_abc123 (conflicts lists the ones waiting).")
@@ -412,7 +503,8 @@ class Server:
                    ) -> dict[str, Any]:
         """The last checkpoint of a project: task, branch, git status and files changed,
         written when a hooked agent last stopped there. Returns {project, checkpoint:
-        {id, session, at (epoch ms), event, branch, content (markdown)} or null}."""
+        {id, session, at (epoch ms), event, branch, content (markdown)} or null,
+        warnings}."""
         folder = os.path.abspath(os.path.expanduser(project or os.getcwd()))
 
         def work(led):
