@@ -264,3 +264,36 @@ def test_readme_search_paragraph_says_what_the_modes_do(cli):
     assert "invoice" in ok(*cli("search", "terms", "--mode", "keyword"))
     # the quick start keeps its two commands
     assert "./scripts/demo     # set up .venv" in readme and "./scripts/test     # set up .venv" in readme
+
+
+# ------------------------------------------ 7: wide characters keep the columns in line
+def _columns(text: str) -> int:
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf")
+               else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+WIDE = ["我们使用連接池 for the database pool", "東京に行きます next week for the offsite meeting with the whole team and more",
+        "데이터베이스 백업은 매일 밤 실행됩니다", "Plain ascii fact about deploys", "Café naïve ｆｕｌｌｗｉｄｔｈ text 👍 emoji",
+        "東" * 60]
+
+
+def test_search_table_columns_line_up_with_cjk_text(cli):
+    """The user's case: rows with Chinese, Japanese or Korean text pushed the cluster
+    column right (a wide character takes two columns, ljust counted one)."""
+    for i, text in enumerate(WIDE):
+        ok(*cli("remember", text, "--cluster", "proc" if i % 2 else "code"))
+    ok(*cli("clusters", "add", "数据库 团队"))
+    ok(*cli("remember", "連接池 is sized at 20", "--cluster", "数据库-团队"))
+    rows = ok(*cli("search", "")).splitlines()[1:]
+    assert len(rows) == len(WIDE) + 1
+    cluster_at, age_at = set(), set()
+    for row in rows:
+        label = next(lb for lb in ("codebases", "procedures", "数据库 团队") if lb in row)
+        cluster_at.add(_columns(row[: row.index(label)]))
+        age_at.add(_columns(row[: row.rindex(" ") + 1]))
+    assert len(cluster_at) == 1 and len(age_at) == 1, rows  # one column each, whatever the text
+    rows = ok(*cli("clusters")).splitlines()
+    counts = {_columns(r) - len(r.split()[-1]) for r in rows}
+    assert len(counts) == 1, rows

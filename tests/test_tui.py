@@ -572,6 +572,31 @@ def test_truncate():
     assert len(truncate("x" * 200, 78)) == 78
 
 
+def _columns(text: str) -> int:
+    """Terminal columns, computed here apart from termfmt: wide/fullwidth 2, marks 0."""
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf")
+               else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+@pytest.mark.parametrize("text", ["我们使用連接池 for the pool", "東京に行きます" * 20, "데이터베이스 백업은 매일 밤", "ｆｕｌｌｗｉｄｔｈ" * 9,
+                                  "Café naïve e\u0301 👍🏽 x" * 6, "a東b京c" * 30, "plain ascii " * 10, "", "東"])
+@pytest.mark.parametrize("width", [0, 1, 2, 3, 7, 16, 70])
+def test_truncate_and_fit_count_terminal_columns(text, width):
+    from ledger.termfmt import fit, pad, text_width
+
+    assert text_width(text) == _columns(text)
+    t = truncate(text, width)
+    assert _columns(t) <= width
+    if _columns(text) <= width:
+        assert t == text
+    elif width:  # cut: whole characters, then …, at most one column short (a wide one that did not fit)
+        assert t.endswith("…") and text.startswith(t[:-1]) and _columns(t) >= width - 1
+    assert _columns(fit(text, width)) == width
+    assert _columns(pad(t, width)) == max(width, _columns(t))
+
+
 # ---------------------------------------------------------------------- waiting candidates (issue 15)
 @pytest.mark.asyncio
 @pytest.mark.parametrize("key, outcome, status", [("2", "b", "resolved"), ("n", "dismiss", "dismissed")])

@@ -10,6 +10,7 @@ Stdlib only: the CLI imports this module on every human command.
 from __future__ import annotations
 
 import math
+import unicodedata  # C module, already loaded on the CLI's path (ledger.text imports it)
 
 FULL = "█"
 EMPTY = "░"
@@ -121,13 +122,56 @@ def one_line(text: str) -> str:
     return " ".join((text or "").split())
 
 
+def char_width(ch: str) -> int:
+    """Terminal columns one character takes: 2 for East Asian Wide and Fullwidth
+    characters (``unicodedata.east_asian_width`` W or F: Han, kana, Hangul, fullwidth
+    forms, most emoji), 0 for combining marks and invisible format characters (Mn, Me,
+    Cf: accents written apart, zero-width joiners, variation selectors), 1 otherwise.
+    Ambiguous characters (A: ``…``, ``°``, Greek) count 1, as in Western terminals."""
+    if ch < "\u0300":  # ASCII and Latin-1: one column (a fast path for the common text)
+        return 1
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def text_width(text: str) -> int:
+    """Terminal columns ``text`` takes on one line (:func:`char_width` summed)."""
+    if text.isascii():
+        return len(text)
+    return sum(char_width(ch) for ch in text)
+
+
 def truncate(text: str, width: int) -> str:
-    """Collapse whitespace, then cut to ``width - 1`` characters plus ``…`` when the text
-    is longer than ``width``."""
+    """Collapse whitespace, then cut to at most ``width`` terminal columns
+    (:func:`text_width`: a CJK character takes two): the text as it is when it fits,
+    else as many whole characters as fit in ``width - 1`` columns plus ``…``. The
+    result may be one column short of ``width`` (a wide character that does not fit);
+    :func:`fit` pads it."""
     s = one_line(text)
     width = max(0, int(width))
-    if len(s) <= width:
+    if text_width(s) <= width:
         return s
     if width == 0:
         return ""
-    return s[: width - 1] + ELLIPSIS
+    if s.isascii():
+        return s[: width - 1] + ELLIPSIS
+    used, end = 0, 0
+    for i, ch in enumerate(s):
+        w = char_width(ch)
+        if used + w > width - 1:
+            break
+        used += w
+        end = i + 1
+    return s[:end] + ELLIPSIS
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` followed by spaces up to ``width`` terminal columns (``str.ljust``
+    counts characters, so a CJK text came out too wide and pushed the next column)."""
+    return text + " " * max(0, width - text_width(text))
+
+
+def fit(text: str, width: int) -> str:
+    """Exactly ``width`` terminal columns: :func:`truncate` then :func:`pad`."""
+    return pad(truncate(text, width), width)

@@ -8,7 +8,7 @@ imported only then: the agent verbs print through here without it (docs/benchmar
 
 from __future__ import annotations
 
-from ..termfmt import age, ago, bar, truncate
+from ..termfmt import age, ago, bar, fit, pad, text_width
 from ..text import collapse
 
 TYPE_CHECKING = False
@@ -74,9 +74,9 @@ def search_table(res: SearchResult, now: int, color: bool) -> str:
                 m.id[-6:],
                 _bar(m.strength, 6, color),
                 f"{pct(m.strength):>3}",
-                f"{truncate(m.writer, 7):<7}",
-                f"{truncate(m.text, 70):<70}",
-                _dim(f"{truncate(m.cluster_label, 16):<16}", color),
+                fit(m.writer, 7),
+                fit(m.text, 70),  # terminal columns, not characters: CJK text is two a character
+                _dim(fit(m.cluster_label, 16), color),
                 age(now - m.last_read_at),
             ])
         )
@@ -84,7 +84,7 @@ def search_table(res: SearchResult, now: int, color: bool) -> str:
 
 
 def clusters_table(clusters: list[Cluster], color: bool) -> str:
-    return "\n".join(f"{c.id:<14}" + _dim(f"{c.label:<20}", color) + f"{c.count}" for c in clusters)
+    return "\n".join(pad(c.id, 14) + _dim(pad(c.label, 20), color) + f"{c.count}" for c in clusters)
 
 
 def candidates_text(cands: list[Candidate]) -> str:
@@ -114,9 +114,12 @@ def sources_table(sources: list[Source], color: bool) -> str:
         seen[s.filename] = seen.get(s.filename, 0) + 1
     for s in sources:
         name = s.path if seen[s.filename] > 1 and s.path else s.filename
-        name = name if len(name) <= 40 else "…" + name[-39:]  # a path's tail names the file
+        if text_width(name) > 40:  # a path's tail names the file
+            while text_width(name) > 39:
+                name = name[1:]
+            name = "…" + name
         lines.append(
-            f"{(s.ext or '—').upper():<5} {name:<40} {_bar(s.trust, 6, color)} {pct(s.trust):>3}  "
+            f"{(s.ext or '—').upper():<5} {pad(name, 40)} {_bar(s.trust, 6, color)} {pct(s.trust):>3}  "
             f"{plural(s.chunk_count, 'chunk')} · {plural(s.claim_count, 'claim')} · {plural(s.hits, 'read')}  " + _dim(s.id, color)
         )
     return "\n".join(lines)

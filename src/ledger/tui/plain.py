@@ -11,7 +11,7 @@ Stdlib only; the queue is the dict returned by ``Ledger.review_queue``.
 
 from __future__ import annotations
 
-from ..termfmt import age, bar, truncate
+from ..termfmt import age, bar, pad, truncate
 
 MAX_ITEMS = 20
 
@@ -33,7 +33,7 @@ def plain_dump(queue: dict, now_ms: int) -> str:
     if claims:
         lines.append("")
         for m in claims:
-            lines.append(f"{m.id[-6:]}  {bar(m.strength, 6)}  {m.writer:<7}  {truncate(m.text, 78)}")
+            lines.append(f"{m.id[-6:]}  {bar(m.strength, 6)}  {pad(m.writer, 7)}  {truncate(m.text, 78)}")
     if conflicts:
         for c in conflicts:
             lines.append("")
