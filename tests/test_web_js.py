@@ -127,3 +127,17 @@ def test_dot_stamper_covers_a_disc():
     """)
     assert abs(r["area"] - 3.14159 * 36) < 3, r
     assert r["right"] == 0 and r["rgb"] == [0xCF, 0x6F, 0xB8]
+
+
+def test_the_strength_shown_is_the_same_integer_in_the_browser_and_the_cli():
+    """dom.js ``pct`` (Math.round) and ``ledger.strength.shown`` (what ``strength:<N``
+    compares, and the CLI prints) give the same 0-100 integer, halves included."""
+    from ledger.strength import shown
+
+    values = [0, 0.04, 0.125, 0.15, 0.2449999, 0.245, 0.4999999, 0.505, 0.5099999, 0.51, 0.515, 0.625, 0.6251,
+              0.635, 0.705, 0.97, 0.99, 1] + [i / 1000 for i in range(0, 1001, 7)]
+    r = run(f"""
+        import {{ pct }} from '@JS@/dom.js';
+        console.log(JSON.stringify({json.dumps(values)}.map(pct)));
+    """)
+    assert r == [shown(v) for v in values]

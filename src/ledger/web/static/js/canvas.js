@@ -162,8 +162,8 @@ export function mount(root) {
 
   // ---------------------------------------------------------------- filters, colour, layout
   function applyFilters(re = true) {
-    const minS = local.minStrength / 100;
-    visible = nodes.filter((n) => n.strength >= minS && n.hits >= local.minReads && !local.hidden.has(n.cluster));
+    // The slider's number is the strength people see (pct: 0.4999 shows as 50, so ≥50 keeps it).
+    visible = nodes.filter((n) => pct(n.strength) >= local.minStrength && n.hits >= local.minReads && !local.hidden.has(n.cluster));
     for (const n of nodes) n.vis = false;
     for (const n of visible) n.vis = true;
     paintLegend();
