@@ -297,3 +297,24 @@ def test_search_table_columns_line_up_with_cjk_text(cli):
     rows = ok(*cli("clusters")).splitlines()
     counts = {_columns(r) - len(r.split()[-1]) for r in rows}
     assert len(counts) == 1, rows
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["show", "m_a", "m_b"], ["Got unexpected extra argument (m_b).", "Usage: ledger show MEMORY_ID", "e.g. ledger show m_",
+                              "in quotes, as one argument", "Run `ledger show --help`."]),
+    (["link", "a", "b", "c"], ["Usage: ledger link A B", "e.g. ledger link m_abc123 m_def456"]),
+    (["recall", "x", "--limit"], ["Option '--limit' requires an argument, e.g. --limit 10.", "Run `ledger recall --help`."]),
+    (["search", "x", "--mode"], ["e.g. --mode hybrid."]),
+    (["remember", "a fact", "--cluster"], ["Option '--cluster' requires an argument. Run `ledger remember --help`."]),
+])
+def test_other_usage_errors_say_what_to_do(cli, args, expected):
+    err = fail(*cli(*args, db=None))
+    for part in expected:
+        assert part in err, (part, err)
+    assert "Sentinel" not in err
+
+
+@pytest.mark.parametrize("flag", ["--db", "--json"])
+def test_a_global_option_without_a_command_says_it_goes_with_one(cli, flag):
+    err = fail(*cli(flag, db=None))
+    assert f"{flag} goes with a command, before or after it: ledger {flag}" in err and "recall deploy" in err

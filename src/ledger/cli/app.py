@@ -616,6 +616,8 @@ def _dash_hint(exc: click.exceptions.NoSuchOption, args: list[str]) -> str:
     ctx, token = exc.ctx, exc.option_name
     if ctx is None:
         return ""
+    if ctx.parent is None and token in ("--db", "--json"):
+        return f" {token} goes with a command, before or after it: ledger {token}{' <store>' if token == '--db' else ''} recall deploy."
     if exc.possibilities and not any(c.isspace() for c in token):
         import difflib
 
@@ -670,6 +672,46 @@ _ID_LISTS = {"memory_id": "`ledger search` lists memory ids.", "source_id": "`le
              "a": "`ledger search` lists memory ids.", "b": "`ledger search` lists memory ids."}
 
 
+def _usage_line(ctx: click.Context) -> tuple[str, str | None]:
+    """``ledger show MEMORY_ID`` (no ``[OPTIONS]``) and the command's first example from
+    its help (None without one)."""
+    path = ctx.command_path
+    usage = " ".join(p for p in ctx.command.collect_usage_pieces(ctx) if p != "[OPTIONS]")
+    example = next((ln.strip() for ln in (ctx.command.help or "").splitlines() if ln.strip().startswith(path + " ")), None)
+    if example and "  #" in example:
+        example = example.split("  #")[0].strip()
+    return f"{path} {usage}".rstrip(), example
+
+
+def _usage_hint(exc: click.UsageError, msg: str, args: list[str]) -> str:
+    """What to do after click's other usage errors: an extra argument (``ledger show a
+    b``) gets the usage, the help's example and a word on quoting; an option given
+    without its value (``--limit``) gets an example value (its default); ``--db`` or
+    ``--json`` with no command after it (``ledger --db x``) says they go with a command."""
+    ctx = exc.ctx
+    if isinstance(exc, click.BadOptionUsage) and msg.endswith("requires an argument."):
+        # click's parser raises this without a context: find the command in the arguments.
+        cmd, words = cli, ["ledger"]
+        for a in args:
+            if not isinstance(cmd, click.Group) or a not in cmd.commands:
+                break
+            cmd, words = cmd.commands[a], [*words, a]
+        param = next((p for p in cmd.params if isinstance(p, click.Option) and exc.option_name in p.opts), None)
+        default = getattr(param, "default", None)
+        path = " ".join(words)
+        if param is not None and isinstance(default, (int, float, str)) and default != "" and not param.is_flag:
+            return f"{msg[:-1]}, e.g. {exc.option_name} {default}. Run `{path} --help`."
+        return f"{msg} Run `{path} --help`."
+    if ctx is None:
+        return msg
+    path = ctx.command_path
+    if msg.startswith("Got unexpected extra argument"):
+        usage, example = _usage_line(ctx)
+        out = f"{msg}. Usage: {usage}" + (f", e.g. {example}" if example else "")
+        return f"{out}. Text with spaces goes in quotes, as one argument. Run `{path} --help`."
+    return msg
+
+
 def _missing(exc: click.MissingParameter) -> str:
     """A missing argument (``ledger show``): click's "Missing argument 'MEMORY_ID'." with
     the command's usage, its first example from the help, where the ids are listed, and
@@ -679,11 +721,8 @@ def _missing(exc: click.MissingParameter) -> str:
     if ctx is None or not isinstance(exc.param, click.Argument):
         return msg
     path = ctx.command_path
-    usage = " ".join(ctx.command.collect_usage_pieces(ctx)).replace("[OPTIONS] ", "").replace("[OPTIONS]", "")
-    example = next((ln.strip() for ln in (ctx.command.help or "").splitlines() if ln.strip().startswith(path + " ")), None)
-    if example and "  #" in example:
-        example = example.split("  #")[0].strip()
-    out = f"{msg} Usage: {path} {usage}".rstrip()
+    usage, example = _usage_line(ctx)
+    out = f"{msg} Usage: {usage}"
     if example:
         out += f", e.g. {example}"
     out += "."
@@ -725,6 +764,8 @@ def run(args: list[str]) -> int:
         if "No such command" in msg:
             name = msg.split("'")[1] if "'" in msg else msg
             msg = _unknown_command(name, exc.ctx)
+        else:
+            msg = _usage_hint(exc, msg, args)
         _err(msg, "usage")
         return 1
     except click.exceptions.Exit as exc:
