@@ -78,7 +78,7 @@ def test_db_help_names_urls_and_config(cli):
 
 # --------------------------------------------- 5. a missing store is not read as an empty one
 READ_VERBS = [("recall", "foo"), ("search", "foo"), ("show", "m_abc"), ("stats",), ("export",), ("sources",),
-              ("conflicts",)]
+              ("conflicts",), ("review", "--plain")]
 
 
 @pytest.mark.parametrize("verb", READ_VERBS, ids=lambda v: v[0])
@@ -106,6 +106,28 @@ def test_reading_a_missing_store_says_so_and_creates_nothing(cli, tmp_path, verb
         assert w == {**json.loads(err), "kind": "no-store", "path": str(target)}, (w, err)
     if verb[0] == "stats":  # the store asked for is named, not the empty stand-in
         assert json.loads(out)["db"] == str(target), out
+    assert not (tmp_path / "nonexistent-dir").exists()
+
+
+#: Writes that act on an id of the store: on a store that does not exist the id cannot be
+#: there. Each created the store and its folders, then said the id may have been mistyped.
+ID_WRITES = [("forget", "m_abc", "m_abc"), ("link", "m_abc", "m_def", "m_abc"),
+             ("judge", "cc_abc", "--verdict", "conflict", "cc_abc"), ("resolve", "cf_abc", "a", "cf_abc"),
+             ("sources", "trust", "s_abc", "0.5", "s_abc"), ("sources", "drop", "s_abc", "s_abc")]
+
+
+@pytest.mark.parametrize("verb", ID_WRITES, ids=lambda v: " ".join(v[:2]))
+def test_a_write_on_an_id_in_a_missing_store_creates_nothing_and_names_the_store(cli, tmp_path, verb):
+    *args, the_id = verb
+    target = tmp_path / "nonexistent-dir" / "sub" / "x.db"
+    rc, out, err = cli(*args, db=target)
+    assert rc == 1 and out == "" and err.count("\n") == 1, (out, err)
+    assert err.startswith(f"✕ No store at {target}: nothing to read, and nothing was created, so {the_id} is not "
+                          "there."), err
+    assert "mistyped" not in err and "--db" in err, err
+    rc, out, err = cli(*args, "--json", db=None, env={"LEDGER_DB": str(target)})
+    e = json.loads(err)
+    assert rc == 1 and e["kind"].startswith("unknown-") and str(target) in e["error"], err
     assert not (tmp_path / "nonexistent-dir").exists()
 
 

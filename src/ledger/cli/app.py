@@ -16,7 +16,7 @@ from ..errors import InvalidInput, LedgerError
 from ..paths import db_path, default_agent
 from ..vocab import DEFAULT_MODE, DEFAULT_SOURCE_TRUST, MODES, SORTS
 from . import verbs
-from .base import WholeNumber, _color, _json, _open, _out, _words, cli, common, read_store  # noqa: F401 - shared by setup
+from .base import WholeNumber, _color, _json, _open, _out, _words, cli, common, lookup_store, read_store  # noqa: F401 - shared by setup
 
 
 def _warn_unknown_clusters(led, query: str) -> None:
@@ -70,7 +70,7 @@ def forget(ids, agent, db, as_json):
     \b
     ledger forget m_abc123 m_def456
     """
-    with _open(db) as led:
+    with lookup_store(db, as_json) as led:
         r = led.forget_each(list(ids), agent=default_agent(agent))
     if as_json:
         _json({"forgotten": len(r["forgotten"]), "ids": list(ids), "already_forgotten": r["already"]})
@@ -98,7 +98,7 @@ def link(a, b, agent, db, as_json):
     if not a.strip() or not b.strip():
         raise InvalidInput("Which memories? `ledger link` links two memory ids, e.g. ledger link m_abc123 m_def456 "
                            "(`ledger search` lists ids).", field="memory", value=a if not a.strip() else b)
-    with _open(db) as led:
+    with lookup_store(db, as_json) as led:
         a, b = led.link(a, b, agent=default_agent(agent))
     _json({"linked": [a, b]}) if as_json else _out(f"linked {a} {b}")
 
@@ -185,7 +185,7 @@ def judge(candidate, verdict, kind, detector, note, agent, db, as_json):
     if not candidate.strip():
         raise InvalidInput("Which candidate? Give its id, e.g. ledger judge cc_abc123 --verdict unrelated "
                            "(`ledger conflicts` lists the ones waiting).", field="candidate", value=candidate)
-    with _open(db) as led:
+    with lookup_store(db, as_json) as led:
         cf = led.judge(candidate, verdict, agent=default_agent(agent), kind=kind, detector=detector, note=note)
         c = led.conflict(cf) if cf else None
     if as_json:
@@ -310,7 +310,7 @@ def resolve(conflict, outcome, db, as_json):
         raise InvalidInput(f"Which outcome? Try: ledger resolve {conflict} a|b|both|merge|dismiss  (a/b keep one side, both keeps both and links them, merge puts B's text on A, dismiss: not a conflict)")
     how = {"a": "kept A, retired B", "b": "kept B, retired A", "both": "kept both, linked", "merge": "merged B's text into A",
            "dismiss": "dismissed, not a conflict"}
-    with _open(db) as led:
+    with lookup_store(db, as_json) as led:
         c = led.resolve(conflict, outcome)
     via = f"{conflict} → " if conflict != c.id else ""  # a candidate becomes a settled conflict
     _json(c.to_dict()) if as_json else _out(f"resolved {via}{c.id} — {how[outcome]}")
@@ -327,7 +327,7 @@ def review(plain, db, as_json):
         sys.exit(run_tui(str(db_path(db))))
     from ..tui.plain import plain_dump, queue_json
 
-    with _open(db) as led:
+    with read_store(db, as_json) as led:
         q = led.review_queue(200)
         now = led.clock()
     _json(queue_json(q)) if as_json else _out(plain_dump(q, now))
@@ -363,7 +363,7 @@ def sources_trust(ctx, source_id, value, db, as_json):
                            f"e.g. ledger sources trust {source_id} 0.5")
     from ..strength import shown
 
-    with _open(db) as led:
+    with lookup_store(db, as_json) as led:
         t = led.set_trust(source_id, value)
     _json({"sourceId": source_id, "trust": t}) if as_json or (ctx.obj or {}).get("json") else _out(f"trust {source_id} → {shown(t)}")
 
@@ -376,7 +376,7 @@ def sources_drop(ctx, source_id, db, as_json):
     """Drop a document: its chunks go, claims distilled from it return to review."""
     db = db or (ctx.obj or {}).get("db")
     _need_source_id(source_id)
-    with _open(db) as led:
+    with lookup_store(db, as_json) as led:
         r = led.drop_source(source_id)
     if as_json or (ctx.obj or {}).get("json"):
         _json(r)

@@ -147,6 +147,17 @@ def common(*, agent: bool = False) -> Callable:
     return deco
 
 
+def lookup_store(db: str | None, as_json: bool = False):
+    """For the writes that act on an existing id (forget, link, judge, resolve, sources
+    trust/drop): the store, or when its file does not exist an empty stand-in in memory
+    (:func:`.verbs.read_target`), so a mistyped --db creates no store and no folder: the
+    id is then not found, and the error names the missing store
+    (:func:`.verbs.no_store_error`) instead of calling the id mistyped."""
+    from .verbs import _Opened
+
+    return _Opened(db, False, read=True, as_json=as_json)
+
+
 def _open(db: str | None):
     from ..service import Ledger
 
