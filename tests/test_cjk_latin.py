@@ -154,6 +154,7 @@ def _as_before_m019(monkeypatch):
     """Index as ledger did before m019: CJK runs not set apart, the older CJK ranges."""
     monkeypatch.setattr(T, "set_apart_cjk", lambda text: text)
     monkeypatch.setattr(T, "_CJK_RANGES", OLD_CJK_RANGES)
+    monkeypatch.setattr(T, "_CJK_MEMO", {})  # what is_cjk remembers under the new ranges
 
 
 def test_m019_indexes_older_stores_again(store_target, clock, monkeypatch):

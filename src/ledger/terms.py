@@ -51,18 +51,32 @@ _CJK_RANGES = (
 )
 
 
-def is_cjk(ch: str) -> bool:
-    """Whether one character is Han, Hiragana, Katakana, Hangul (syllable or jamo) or
-    one of the ideographic marks that are letters (``々``, ``〆``, ``〇``, ``〻``)."""
-    o = ord(ch)
-    if o < 0x1100:
-        return False
+def _in_cjk_ranges(o: int) -> bool:
     for lo, hi in _CJK_RANGES:  # sorted: stop at the first range above (bisect would add to start-up)
         if o < lo:
             return False
         if o <= hi:
             return True
     return False
+
+
+# is_cjk by character, filled as characters are seen: every character of a non-ASCII text
+# is classified several times per write (word text, compounds, vocabulary, CJK runs), and
+# a dict lookup is a fraction of the range scan. Bounded by the characters a process
+# meets (_MEMO_MAX at most).
+_CJK_MEMO: dict[str, bool] = {}
+_MEMO_MAX = 1 << 16
+
+
+def is_cjk(ch: str) -> bool:
+    """Whether one character is Han, Hiragana, Katakana, Hangul (syllable or jamo) or
+    one of the ideographic marks that are letters (``々``, ``〆``, ``〇``, ``〻``)."""
+    v = _CJK_MEMO.get(ch)
+    if v is None:
+        v = ord(ch) >= 0x1100 and _in_cjk_ranges(ord(ch))
+        if len(_CJK_MEMO) < _MEMO_MAX:
+            _CJK_MEMO[ch] = v
+    return v
 
 
 def _has_cjk(text: str) -> bool:
@@ -83,11 +97,14 @@ def set_apart_cjk(text: str) -> str:
     out: list[str] = []
     prev = None  # the side of the last non-space character: True CJK, False other, None space or start
     changed = False
+    memo = _CJK_MEMO
     for c in text:
         if c.isspace():
             prev = None
         else:
-            side = is_cjk(c)
+            side = memo.get(c)
+            if side is None:
+                side = is_cjk(c)
             if prev is not None and side != prev:
                 if unicodedata.category(c)[0] == "M" or 0xFE00 <= ord(c) <= 0xFE0F or 0xE0100 <= ord(c) <= 0xE01EF:
                     side = prev  # a mark shapes the character before it
