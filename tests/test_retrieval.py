@@ -108,6 +108,58 @@ def test_keyword_vs_hybrid_on_a_typo_and_a_prefix(ledger):
     assert ids(ledger.search("kubernetes", mode="keyword")) == [m.id]
 
 
+# A query word finds every memory holding a word that starts with it, whatever porter
+# does to the ends of the two words (docs/search.md "Prefixes"). Word typed -> text.
+PREFIX_CASES = [
+    ("deploy", "Deployments go through the staging cluster first"),  # deploy -> deploi, deployments -> deploy
+    ("key", "The keystore lives in /etc/ssl"),
+    ("play", "Ansible playbooks run nightly"),
+    ("pay", "Payments are processed by Stripe"),
+    ("employ", "Employment contracts are in the HR drive"),
+    ("happy", "Happiness survey results are due"),  # happy -> happi: covered by the stem already
+    ("hopp", "Stop hopping between branches"),  # hopping -> hop: a doubled consonant undone
+    ("runn", "The runner image is ubuntu-24.04"),
+    ("stopp", "The job stopped after the OOM kill"),
+    ("city", "Cities are stored as ISO codes"),
+    ("deplo", "Deployments go through the staging cluster first"),
+]
+
+
+@pytest.mark.parametrize("typed,text", PREFIX_CASES)
+def test_a_word_finds_the_words_that_start_with_it(ledger, typed, text):
+    _with_filler(ledger)
+    m = ledger.remember(text, cluster="proc", agent="a").memory
+    assert ids(ledger.search(typed, limit=50))[0] == m.id, typed
+
+
+def test_a_word_the_vocabulary_starts_is_not_widened_to_neighbours(ledger):
+    """`deployment` is not in the vocabulary but `deployments` is: the word is matched as
+    typed (prefix), not widened to `employment` (one edit away)."""
+    right = ledger.remember("Deployments go through the staging cluster first", cluster="proc", agent="a").memory
+    ledger.remember("Employment contracts are in the HR drive", cluster="proc", agent="a")
+    assert ids(ledger.search("deployment")) == [right.id]
+    assert ids(ledger.search("deploymnets")) == [right.id]  # a typo no word starts with is still widened
+
+
+@pytest.mark.sqlite_only  # the extra phrases come from vocab_fts, the SQLite vocabulary under porter
+def test_prefix_extras_are_one_phrase_per_stem(ledger):
+    from ledger.store import textindex
+
+    for t in ["Stop hopping between branches", "we hopped on a call", "The hopper is full", "the keystore and keyboard",
+              "Deployments and the deployer", "deploy now"]:
+        ledger.remember(t, cluster="proc", agent="a")
+    conn = ledger.store._conn
+    extra = textindex.prefix_extras(conn, ["hopp", "key", "deploy", "cache"])
+    assert extra["hopp"] == ['"hopped"']  # hopped and hopping share the stem hop: one phrase
+    assert extra["key"] == ['"keyness"*'] and extra["deploy"] == ['"deployness"*']
+    assert "cache" not in extra
+    assert extra["hopp"] == prefix_extras_oracle(textindex_vocab(conn), "hopp")
+
+
+def textindex_vocab(conn) -> set[str]:
+    return {t for (t,) in conn.execute("SELECT term FROM vocab")}
+
+
 def test_question_words_and_fts_syntax_are_harmless(ledger):
     _with_filler(ledger)
     m = ledger.remember("Kubernetes deployment needs the VPN", cluster="proc", agent="a").memory
@@ -324,6 +376,38 @@ def _oracle_index(conn, rows):
     return o
 
 
+def porter_stems(words) -> dict[str, str]:
+    """The stem FTS5's porter tokenizer gives each of ``words`` (lowercase letters), read
+    back from a scratch index of one word per row."""
+    words = sorted(set(words))
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE w USING fts5 (x, tokenize = 'porter unicode61')")
+    db.execute("CREATE VIRTUAL TABLE wv USING fts5vocab (w, instance)")
+    db.executemany("INSERT INTO w (rowid, x) VALUES (?, ?)", list(enumerate(words, 1)))
+    out = {words[doc - 1]: term for term, doc in db.execute("SELECT term, doc FROM wv")}
+    db.close()
+    return out
+
+
+def prefix_extras_oracle(vocab, w: str) -> list[str]:
+    """docs/search.md "Prefixes", from the stems themselves: the vocabulary words that
+    start with ``w`` whose stem does not start with the stem of ``w`` (FTS5's prefix
+    phrase ``"w"*`` misses them); then ``"w" + "ness"*`` if every such stem starts with
+    the stem of ``w + "ness"``, else one exact phrase per stem, its alphabetically first
+    word, at most 16."""
+    starts = sorted(v for v in vocab if v.startswith(w) and v != w)
+    stems = porter_stems([*starts, w, w + "ness"])
+    missed = [v for v in starts if not stems[v].startswith(stems[w])]
+    if not missed:
+        return []
+    if all(stems[v].startswith(stems[w + "ness"]) for v in missed):
+        return ['"' + w + 'ness"*']
+    out: dict[str, str] = {}
+    for v in missed:
+        out.setdefault(stems[v], '"' + v + '"')
+    return list(out.values())[:16]
+
+
 def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[float, int, str]]:
     """Every matching row as (score, seq, id), computed in Python from the raw rows."""
     q = parse(query, now)
@@ -345,13 +429,17 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
             oi = _oracle_index(conn, rows)
             qt = T.split_query(q.terms, QUERY_STOPWORDS)
             quote = lambda x: '"' + x + '"'  # noqa: E731 - no quotes occur in these queries
-            exact = [quote(w) + ("*" if mode != "keyword" and len(w) >= 3 else "") for w in qt.words]
+            exact = []
+            for w in qt.words:
+                exact.append(quote(w) + ("*" if mode != "keyword" and len(w) >= 3 else ""))
+                if mode != "keyword" and len(w) >= 3:
+                    exact += prefix_extras_oracle(vocab, w)
             exact += [quote(p) for p in qt.phrases]
             fuzzy = []
             if mode != "keyword":
                 for w in qt.words:
                     k = 0 if len(w) < 4 else 1 if len(w) < 8 else 2
-                    if not (w.isalpha() and 3 <= len(w) <= 40) or (mode == "hybrid" and w in vocab):
+                    if not (w.isalpha() and 3 <= len(w) <= 40) or (mode == "hybrid" and any(v.startswith(w) for v in vocab)):
                         continue
                     fuzzy += [quote(v) for v in sorted(vocab) if v != w and v not in qt.words and quote(v) not in fuzzy
                               and T.edit_distance(w, v, k) <= k]
@@ -427,6 +515,7 @@ def _check(led, clock, query, mode, limit=10, offset=0, oracle=None):
 
 QUERIES = [
     "deploy",
+    "pay deplo",
     "c++ kafka",
     "node.js --force",
     "連接 cache",
@@ -748,13 +837,24 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
                 vocab |= T.vocabulary_words(oracle_words(r[2]))
             qt = T.split_query(q.terms, QUERY_STOPWORDS)
             lex = lambda x: "'" + x.replace("'", "''") + "'"  # noqa: E731
-            exact = [lex(w) + (":*" if mode != "keyword" and len(w) >= 3 else "") for w in qt.words]
+            exact = []
+            for w in qt.words:
+                exact.append(lex(w) + (":*" if mode != "keyword" and len(w) >= 3 else ""))
+                if mode != "keyword" and len(w) >= 3:  # docs/search.md "Prefixes": words the prefix misses
+                    reps: dict[str, str] = {}
+                    for v in sorted(x for x in vocab if x.startswith(w) and x != w):
+                        stem, hit = conn.execute("SELECT strip(to_tsvector('english', %s))::text, "
+                                                 "to_tsvector('english', %s) @@ to_tsquery('english', %s)",
+                                                 (v, v, lex(w) + ":*")).fetchone()
+                        if stem and not hit and stem not in reps and len(reps) < 16:
+                            reps[stem] = lex(v)
+                    exact += reps.values()
             exact += ["(" + " <-> ".join(lex(x) for x in p.split()) + ")" for p in qt.phrases]
             fuzzy = []
             if mode != "keyword":
                 for w in qt.words:
                     k = 0 if len(w) < 4 else 1 if len(w) < 8 else 2
-                    if not (w.isalpha() and 3 <= len(w) <= 40) or (mode == "hybrid" and w in vocab):
+                    if not (w.isalpha() and 3 <= len(w) <= 40) or (mode == "hybrid" and any(v.startswith(w) for v in vocab)):
                         continue
                     fuzzy += [lex(v) for v in sorted(vocab) if v != w and v not in qt.words and lex(v) not in fuzzy
                               and T.edit_distance(w, v, k) <= k]

@@ -39,6 +39,9 @@ RELEVANCE_WEIGHT = 0.75
 CONTEXT_WEIGHT = 0.3
 #: A fuzzy-only hit's relevance factor (docs/originals.md §1.6): below an equally good exact one.
 FUZZY_WEIGHT = 0.6
+# A query word's extra phrases when its prefix phrase misses words that start with it
+# (docs/search.md "Prefixes"): at most this many, one per stem.
+MAX_PREFIX_EXTRAS = 16
 STRENGTH_WEIGHT = 0.25
 
 # ---------------------------------------------------------------- sources

@@ -379,10 +379,10 @@ def m007_terms(conn: sqlite3.Connection) -> None:
         if not text.isascii() and T.nfkc(text) != text:
             refold.append((seq, text))
     conn.executemany("INSERT INTO memories_side (rowid, terms) VALUES (?, ?)", side)
-    textindex.add_words(conn, sorted(words))
+    textindex.add_words(conn, sorted(words), stems=False)  # m020 fills vocab_fts afterwards
     for seq, text in refold:
         ctx = textindex.unindex(conn, seq)
-        textindex.index(conn, seq, text, ctx)
+        textindex.index(conn, seq, text, ctx, stems=False)  # m020 fills vocab_fts afterwards
 
 
 @migration
@@ -752,7 +752,7 @@ def m019_cjk_apart(conn: sqlite3.Connection) -> None:
             redo.append((seq, text))
     for seq, text in redo:
         ctx = textindex.unindex(conn, seq)
-        textindex.index(conn, seq, text, ctx)
+        textindex.index(conn, seq, text, ctx, stems=False)  # m020 fills vocab_fts afterwards
     old = conn.execute(
         f"""SELECT h.rowid, h.text, t.text, t.side FROM memory_text_history h JOIN memory_text_fts t
             ON t.{'hid' if key == 'seq' else 'rowid'} = h.rowid WHERE {wide.format('h.text')}""").fetchall()
@@ -760,3 +760,17 @@ def m019_cjk_apart(conn: sqlite3.Connection) -> None:
         if words_of(text) != words or side_of(text) != side:
             conn.execute(f"DELETE FROM memory_text_fts WHERE {'hid' if key == 'seq' else 'rowid'} = ?", (hid,))
             textindex.index_old_text(conn, hid, text)
+
+
+@migration
+def m020_vocab_stems(conn: sqlite3.Connection) -> None:
+    """Prefixes as people type them (docs/search.md "Prefixes"): ``vocab_fts`` holds every
+    vocabulary word under the word index's own tokenizer (porter), rowid = ``vocab.id``,
+    so the store can tell which words starting with a query word its FTS5 prefix phrase
+    misses (``deploy*`` is ``deploi*`` after stemming and missed ``deployment``). Only
+    rowids are needed: contentless, no positions. PostgreSQL's prefix search stems with
+    its own dictionary and has no such table."""
+    if is_postgres(conn):
+        return
+    conn.execute("CREATE VIRTUAL TABLE vocab_fts USING fts5 (term, content = '', tokenize = 'porter unicode61', detail = none)")
+    conn.execute("INSERT INTO vocab_fts (rowid, term) SELECT id, term FROM vocab")

@@ -19,6 +19,9 @@ Tables (migration ``m007_terms``):
   indexed, and a trigram index over those words (not over the memories), through which
   a query word finds its neighbours within a few edits. Words are never removed: a
   word no live memory holds any more expands to a term that matches nothing.
+* ``vocab_fts`` (migration ``m020_vocab_stems``): the vocabulary under the word index's
+  tokenizer (porter), rowid = ``vocab.id``, so a prefix can be checked against the
+  stems porter gives the words that start with it (:func:`prefix_extras`).
 """
 
 from __future__ import annotations
@@ -43,21 +46,21 @@ def _textindex_pg():
 
 # docs/design.md, retrieval notes (context weight); docs/originals.md §1.6 (a fuzzy hit
 # ranks below an equally good exact one). Shared with .textindex_pg through ledger.vocab.
-from ..vocab import CONTEXT_WEIGHT, FUZZY_WEIGHT  # noqa: E402
+from ..vocab import CONTEXT_WEIGHT, FUZZY_WEIGHT, MAX_PREFIX_EXTRAS  # noqa: E402
 
 
-def index(conn: sqlite3.Connection, seq: int, text: str, context: str = "") -> None:
+def index(conn: sqlite3.Connection, seq: int, text: str, context: str = "", *, stems: bool = True) -> None:
     """Index memory ``seq``: word index (:func:`ledger.terms.word_text`: NFKC, CJK runs
     set apart from the Latin words and numbers they touch), side index (if it has
     compounds, CJK or symbols) and new vocabulary words. Runs inside the caller's
-    transaction."""
+    transaction. ``stems``: see :func:`add_words`."""
     if _pg(conn):
         return _textindex_pg().index(conn, seq, text, context)
     conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, T.word_text(text), T.word_text(context)))
     side = T.side_text(text)
     if side:
         conn.execute("INSERT INTO memories_side (rowid, terms) VALUES (?, ?)", (seq, side))
-    add_words(conn, T.vocabulary_words(text))
+    add_words(conn, T.vocabulary_words(text), stems=stems)
 
 
 def index_old_text(conn: sqlite3.Connection, history_rowid: int, text: str) -> None:
@@ -78,22 +81,27 @@ def unindex(conn: sqlite3.Connection, seq: int) -> str:
     return ctx[0] if ctx else ""
 
 
-def add_words(conn: sqlite3.Connection, words) -> None:
-    """Add words to the vocabulary and its trigram index (known words cost one probe)."""
+def add_words(conn: sqlite3.Connection, words, *, stems: bool = True) -> None:
+    """Add words to the vocabulary, its trigram index and ``vocab_fts`` (known words cost
+    one probe). ``stems=False`` leaves ``vocab_fts`` out: for migrations older than
+    ``m020_vocab_stems``, which runs after them and fills it from ``vocab``."""
     if _pg(conn):
         return _textindex_pg().add_words(conn, words)
     for w in words:
         cur = conn.execute("INSERT OR IGNORE INTO vocab (term) VALUES (?)", (w,))
         if cur.rowcount:
             conn.execute("INSERT INTO vocab_tri (rowid, padded) VALUES (?, ?)", (cur.lastrowid, f" {w} "))
+            if stems:
+                conn.execute("INSERT INTO vocab_fts (rowid, term) VALUES (?, ?)", (cur.lastrowid, w))
 
 
 # ------------------------------------------------------------------------------ fuzzy
-def in_vocabulary(conn: sqlite3.Connection, word: str) -> bool:
-    """Whether some memory ever held ``word`` (folded, alphabetic)."""
+def starts_vocabulary(conn: sqlite3.Connection, word: str) -> bool:
+    """Whether some vocabulary word starts with ``word`` (folded, alphabetic), itself
+    included: a hybrid search widens only a word for which this is false."""
     if _pg(conn):
-        return _textindex_pg().in_vocabulary(conn, word)
-    return conn.execute("SELECT 1 FROM vocab WHERE term = ?", (word,)).fetchone() is not None
+        return _textindex_pg().starts_vocabulary(conn, word)
+    return conn.execute("SELECT 1 FROM vocab WHERE term >= ? AND term < ? LIMIT 1", (word, word + _PREFIX_END)).fetchone() is not None
 
 
 def neighbours(conn: sqlite3.Connection, word: str) -> list[str]:
@@ -174,6 +182,57 @@ def neighbours_brute(words, word: str) -> list[str]:
     return sorted(w for w in set(words) if w != word and T.edit_distance(word, w, k) <= k)
 
 
+# ------------------------------------------------------------------------------ prefixes
+# Most words a query word w starts with are stemmed by the porter tokenizer to a term
+# that starts with w's own stem, so FTS5's prefix phrase "w"* finds them. Not all:
+# porter turns a final y into i (deploy -> deploi, but deployment -> deploy) and undoes
+# doubled consonants (hopping -> hop, not a prefix of hopp). Those words are found
+# through the vocabulary instead (docs/search.md "Prefixes").
+_PREFIX_END = "\U0010ffff"  # sorts after every character: [w, w + this) is every word starting with w
+
+
+def prefix_extras(conn: sqlite3.Connection, words) -> dict[str, list[str]]:
+    """For each word typed as a prefix, the extra phrases (FTS5 strings) that find the
+    vocabulary words starting with it which its prefix phrase ``"w"*`` misses; words
+    whose prefix phrase misses nothing are left out of the map.
+
+    The *missed* words of ``w``: vocabulary words ``v != w`` that start with ``w`` and
+    that ``"w"*`` does not match in ``vocab_fts`` (the vocabulary under the word
+    index's own tokenizer, migration ``m020_vocab_stems``). If the prefix phrase of
+    ``w + "ness"`` (porter removes ``ness``: its stem is ``w`` as typed, when porter
+    would otherwise change w's end) matches every missed word, that one phrase is the
+    extra. Otherwise one exact phrase per stem among the missed words, the
+    alphabetically first word of each standing for its stem, at most
+    :data:`ledger.vocab.MAX_PREFIX_EXTRAS` (the first ones, by that word). PostgreSQL
+    stores use their own stemmer: :func:`.textindex_pg.prefix_extras`."""
+    if _pg(conn) or not words:
+        return {}
+    out: dict[str, list[str]] = {}
+    for w in dict.fromkeys(words):
+        missed = conn.execute(
+            """SELECT id, term FROM vocab WHERE term >= ? AND term < ? AND term <> ?
+               AND id NOT IN (SELECT rowid FROM vocab_fts WHERE vocab_fts MATCH ?) ORDER BY term""",
+            (w, w + _PREFIX_END, w, _q(w) + "*"),
+        ).fetchall()
+        if not missed:
+            continue
+        ids = {i for i, _ in missed}
+        whole = _q(w + "ness") + "*"
+        if ids <= {r for (r,) in conn.execute("SELECT rowid FROM vocab_fts WHERE vocab_fts MATCH ?", (whole,))}:
+            out[w] = [whole]
+            continue
+        phrases: list[str] = []
+        for i, term in missed:
+            if i not in ids:
+                continue  # its stem already has a phrase
+            if len(phrases) == MAX_PREFIX_EXTRAS:
+                break
+            phrases.append(_q(term))
+            ids -= {r for (r,) in conn.execute("SELECT rowid FROM vocab_fts WHERE vocab_fts MATCH ?", (_q(term),))}
+        out[w] = phrases
+    return out
+
+
 # ------------------------------------------------------------------------------ queries
 def _q(s: str) -> str:
     return '"' + s.replace('"', '""') + '"'
@@ -196,12 +255,18 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
         return _textindex_pg().term_lists(conn, raw_terms, mode)
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
     prefix = mode != "keyword"
-    exact = [_q(w) + ("*" if prefix and len(w) >= T.MIN_PREFIX else "") for w in qt.words] + [_q(p) for p in qt.phrases]
+    exact = []
+    extra = prefix_extras(conn, [w for w in qt.words if len(w) >= T.MIN_PREFIX]) if prefix and conn is not None else {}
+    for w in qt.words:
+        exact.append(_q(w) + ("*" if prefix and len(w) >= T.MIN_PREFIX else ""))
+        exact += extra.get(w, ())
+    exact += [_q(p) for p in qt.phrases]
     fuzzy: list[str] = []
     if mode != "keyword" and conn is not None:
-        # hybrid: only words the vocabulary does not hold (a typo, or a word no memory
-        # uses) are widened; a word it holds is already matched as typed. fuzzy: all.
-        widen = list(qt.words) if mode == "fuzzy" else [w for w in qt.words if T.is_fuzzy_word(w) and not in_vocabulary(conn, w)]
+        # hybrid: only words no vocabulary word starts with (a typo, or a word no memory
+        # uses) are widened; any other is already matched as typed, by its prefix
+        # (`deployment` finds `deployments`: it is not also `employment`). fuzzy: all.
+        widen = list(qt.words) if mode == "fuzzy" else [w for w in qt.words if T.is_fuzzy_word(w) and not starts_vocabulary(conn, w)]
         asked = set(qt.words)
         seen = set()
         near = neighbours_of(conn, widen)

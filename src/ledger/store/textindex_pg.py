@@ -30,7 +30,7 @@ import re
 
 from .. import terms as T
 from ..text import QUERY_STOPWORDS
-from ..vocab import CONTEXT_WEIGHT, FUZZY_WEIGHT
+from ..vocab import CONTEXT_WEIGHT, FUZZY_WEIGHT, MAX_PREFIX_EXTRAS
 
 #: ts_rank of a document holding one query term once, at weight 1.0, for the weight
 #: arrays used here (PostgreSQL 15; checked by tests/test_pg_dialect.py). With the
@@ -128,8 +128,10 @@ def add_words(conn, words) -> None:
         conn.execute("INSERT INTO vocab (term) SELECT unnest(?::text[]) ON CONFLICT (term) DO NOTHING", (words,))
 
 
-def in_vocabulary(conn, word: str) -> bool:
-    return conn.execute("SELECT 1 FROM vocab WHERE term = ?", (word,)).fetchone() is not None
+def starts_vocabulary(conn, word: str) -> bool:
+    """As :func:`.textindex.starts_vocabulary`. ``word`` is alphabetic (no LIKE wildcards);
+    the trigram index serves the LIKE."""
+    return conn.execute("SELECT 1 FROM vocab WHERE term LIKE ? LIMIT 1", (word + "%",)).fetchone() is not None
 
 
 def neighbours_of(conn, words) -> dict[str, list[str]]:
@@ -186,6 +188,30 @@ def expressions(conn, raw_terms, mode: str) -> tuple[str | None, str | None, str
     return tuple(" | ".join(t) or None for t in term_lists(conn, raw_terms, mode))
 
 
+def prefix_extras(conn, words) -> dict[str, list[str]]:
+    """As :func:`.textindex.prefix_extras`, with PostgreSQL's ``english`` stemmer: the
+    vocabulary words starting with ``w`` that ``'w':*`` misses (the stemmer undid a
+    doubled consonant: ``hopping`` is ``hop``), one exact lexeme per stem among them, the
+    alphabetically first word standing for it, at most
+    :data:`ledger.vocab.MAX_PREFIX_EXTRAS`. (The ``ness`` phrase of SQLite stores is not
+    needed: this stemmer keeps a final ``y`` before a vowel, ``deploy`` stays ``deploy``.)"""
+    out: dict[str, list[str]] = {}
+    for w in dict.fromkeys(words):
+        rows = conn.execute(
+            "SELECT term, strip(to_tsvector('english', term))::text FROM vocab"
+            " WHERE term LIKE ? AND term <> ? AND NOT (to_tsvector('english', term) @@ to_tsquery('english', ?))"
+            ' ORDER BY term COLLATE "C"',
+            (w + "%", w, _lexeme(w) + ":*"),
+        ).fetchall()
+        reps: dict[str, str] = {}
+        for term, stem in rows:
+            if stem and stem not in reps and len(reps) < MAX_PREFIX_EXTRAS:
+                reps[stem] = _lexeme(term)
+        if reps:
+            out[w] = list(reps.values())
+    return out
+
+
 def term_lists(conn, raw_terms, mode: str) -> tuple[list[str], list[str], list[str]]:
     """The terms of the three expressions, as tsquery texts: exact (words, a prefix
     ``:*`` in ``hybrid``/``fuzzy`` mode for 3+ characters, and phrases), fuzzy (the
@@ -193,11 +219,15 @@ def term_lists(conn, raw_terms, mode: str) -> tuple[list[str], list[str], list[s
     (compounds; CJK runs as the phrase of their bigrams)."""
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
     prefix = mode != "keyword"
-    exact = [_lexeme(w) + (":*" if prefix and len(w) >= T.MIN_PREFIX else "") for w in qt.words]
+    exact = []
+    extra = prefix_extras(conn, [w for w in qt.words if len(w) >= T.MIN_PREFIX]) if prefix and conn is not None else {}
+    for w in qt.words:
+        exact.append(_lexeme(w) + (":*" if prefix and len(w) >= T.MIN_PREFIX else ""))
+        exact += extra.get(w, ())
     exact += ["(" + " <-> ".join(_lexeme(p) for p in phrase.split()) + ")" for phrase in qt.phrases]
     fuzzy: list[str] = []
     if mode != "keyword" and conn is not None:
-        widen = list(qt.words) if mode == "fuzzy" else [w for w in qt.words if T.is_fuzzy_word(w) and not in_vocabulary(conn, w)]
+        widen = list(qt.words) if mode == "fuzzy" else [w for w in qt.words if T.is_fuzzy_word(w) and not starts_vocabulary(conn, w)]
         asked = set(qt.words)
         seen: set[str] = set()
         near = neighbours_of(conn, widen)
