@@ -156,6 +156,25 @@ def test_prefix_extras_are_one_phrase_per_stem(ledger):
     assert extra["hopp"] == prefix_extras_oracle(textindex_vocab(conn), "hopp")
 
 
+@pytest.mark.sqlite_only
+def test_m020_fills_vocab_fts_for_a_store_written_before_it(tmp_path, clock):
+    """A store whose vocabulary predates vocab_fts gets every word in it on open, and
+    its prefixes then find what they missed."""
+    path = tmp_path / "old.db"
+    with Ledger.open(path, clock=clock) as led:
+        m = led.remember("Deployments go through the staging cluster first", cluster="proc", agent="a").memory
+        led.remember("we deploy on fridays", cluster="proc", agent="a")
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DROP TABLE vocab_fts")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm020_vocab_stems'")
+    conn.close()
+    with Ledger.open(path, clock=clock) as led:
+        c = led.store._conn
+        assert c.execute("SELECT count(*) FROM vocab_fts").fetchone()[0] == c.execute("SELECT count(*) FROM vocab").fetchone()[0] > 5
+        assert m.id in ids(led.search("deploy"))
+
+
 def textindex_vocab(conn) -> set[str]:
     return {t for (t,) in conn.execute("SELECT term FROM vocab")}
 
