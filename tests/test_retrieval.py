@@ -164,15 +164,20 @@ def test_m020_fills_vocab_fts_for_a_store_written_before_it(tmp_path, clock):
     with Ledger.open(path, clock=clock) as led:
         m = led.remember("Deployments go through the staging cluster first", cluster="proc", agent="a").memory
         led.remember("we deploy on fridays", cluster="proc", agent="a")
+        cjk = led.remember("我们用Redis做缓存 for playbooks", cluster="proc", agent="a").memory
+        seq = led.store._conn.execute("SELECT seq FROM memories WHERE id = ?", (cjk.id,)).fetchone()[0]
     conn = sqlite3.connect(path)
-    with conn:
+    with conn:  # as an older ledger left it: before m019 (CJK run not set apart) and m020
         conn.execute("DROP TABLE vocab_fts")
-        conn.execute("DELETE FROM _migrations WHERE name = 'm020_vocab_stems'")
+        conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+        conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, '')", (seq, "我们用Redis做缓存 for playbooks"))
+        conn.execute("DELETE FROM _migrations WHERE name IN ('m019_cjk_apart', 'm020_vocab_stems')")
     conn.close()
-    with Ledger.open(path, clock=clock) as led:
+    with Ledger.open(path, clock=clock) as led:  # m019 indexes the row again before vocab_fts exists
         c = led.store._conn
         assert c.execute("SELECT count(*) FROM vocab_fts").fetchone()[0] == c.execute("SELECT count(*) FROM vocab").fetchone()[0] > 5
         assert m.id in ids(led.search("deploy"))
+        assert ids(led.search("redis")) == [cjk.id] and ids(led.search("play")) == [cjk.id]
 
 
 def textindex_vocab(conn) -> set[str]:
