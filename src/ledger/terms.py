@@ -21,6 +21,9 @@ Three kinds of term, for text as people write it:
   word tokenizer keeps a whole run as one token, so a word inside a sentence is never
   found. Runs are indexed as overlapping character pairs (bigrams) in the side index; a
   query run of 2+ characters is the phrase of its bigrams, i.e. a substring match.
+  Everything else reads the text with each CJK run set apart by spaces
+  (:func:`set_apart_cjk`), so ``redis`` in ``我们用Redis做缓存`` is a word and ``config.yaml``
+  in ``設定ファイルはconfig.yamlにあります`` a compound, as if written with spaces.
 
 Fuzzy matching is defined on words: a query word of 4+ letters expands to the
 vocabulary words within a small edit distance (:func:`max_edits`), see
