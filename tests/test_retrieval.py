@@ -14,7 +14,7 @@ import unicodedata
 import uuid
 
 import pytest
-from conftest import BOTH_ENGINES, T0, iso, pg_schema_url
+from conftest import BOTH_ENGINES, T0, is_pg, iso, pg_schema_url
 
 from ledger import strength as S
 from ledger import terms as T
@@ -130,6 +130,17 @@ def test_a_word_finds_the_words_that_start_with_it(ledger, typed, text):
     _with_filler(ledger)
     m = ledger.remember(text, cluster="proc", agent="a").memory
     assert ids(ledger.search(typed, limit=50))[0] == m.id, typed
+
+
+def test_a_query_of_stopwords_alone_is_searched_as_typed(ledger):
+    """Stopwords are kept when nothing else is left, but not as prefixes: `for when this`
+    found "Never use git push --force" through `for*`."""
+    force = ledger.remember("Never use git push --force on main", cluster="proc", agent="a").memory
+    when = ledger.remember("Tell me when this is done, for the record", cluster="proc", agent="a").memory
+    got = ids(ledger.search("for when this"))
+    # PostgreSQL's english dictionary drops stop words from queries: nothing is asked for
+    assert got == ([] if is_pg(ledger.path) else [when.id])
+    assert ids(ledger.search("forc")) == [force.id]  # a word that is not a stopword is still a prefix
 
 
 def test_a_word_the_vocabulary_starts_is_not_widened_to_neighbours(ledger):
@@ -454,9 +465,10 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
             qt = T.split_query(q.terms, QUERY_STOPWORDS)
             quote = lambda x: '"' + x + '"'  # noqa: E731 - no quotes occur in these queries
             exact = []
+            pre = mode != "keyword" and not all(w in QUERY_STOPWORDS for w in qt.words)  # stopwords alone: as typed
             for w in qt.words:
-                exact.append(quote(w) + ("*" if mode != "keyword" and len(w) >= 3 else ""))
-                if mode != "keyword" and len(w) >= 3:
+                exact.append(quote(w) + ("*" if pre and len(w) >= 3 else ""))
+                if pre and len(w) >= 3:
                     exact += prefix_extras_oracle(vocab, w)
             exact += [quote(p) for p in qt.phrases]
             fuzzy = []
@@ -540,6 +552,7 @@ def _check(led, clock, query, mode, limit=10, offset=0, oracle=None):
 QUERIES = [
     "deploy",
     "pay deplo",
+    "what is the",
     "c++ kafka",
     "node.js --force",
     "連接 cache",
@@ -862,9 +875,10 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
             qt = T.split_query(q.terms, QUERY_STOPWORDS)
             lex = lambda x: "'" + x.replace("'", "''") + "'"  # noqa: E731
             exact = []
+            pre = mode != "keyword" and not all(w in QUERY_STOPWORDS for w in qt.words)  # stopwords alone: as typed
             for w in qt.words:
-                exact.append(lex(w) + (":*" if mode != "keyword" and len(w) >= 3 else ""))
-                if mode != "keyword" and len(w) >= 3:  # docs/search.md "Prefixes": words the prefix misses
+                exact.append(lex(w) + (":*" if pre and len(w) >= 3 else ""))
+                if pre and len(w) >= 3:  # docs/search.md "Prefixes": words the prefix misses
                     reps: dict[str, str] = {}
                     for v in sorted(x for x in vocab if x.startswith(w) and x != w):
                         stem, hit = conn.execute("SELECT strip(to_tsvector('english', %s))::text, "

@@ -254,7 +254,9 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
     if _pg(conn):
         return _textindex_pg().term_lists(conn, raw_terms, mode)
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
-    prefix = mode != "keyword"
+    # A query of stopwords alone keeps them (terms.split_query), as the words typed: `for`
+    # is not also `force`, `format`, `forward`.
+    prefix = mode != "keyword" and not all(w in QUERY_STOPWORDS for w in qt.words)
     exact = []
     extra = prefix_extras(conn, [w for w in qt.words if len(w) >= T.MIN_PREFIX]) if prefix and conn is not None else {}
     for w in qt.words:
