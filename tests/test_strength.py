@@ -233,3 +233,31 @@ def test_chunks_do_not_decay_and_follow_trust(ledger, clock):
     assert ledger.get(chunk.id).strength == pytest.approx(0.86)
     ledger.set_trust(res.source_id, 0.3)
     assert ledger.get(chunk.id).strength == pytest.approx(0.3)
+
+
+@given(st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
+@settings(max_examples=3000)
+def test_the_wire_value_shows_the_same_integer_as_the_exact_one(x):
+    """JSON carries 4 decimals; the browser, MCP clients and --json readers show
+    round-half-up of x 100 again. Double rounding must not move the shown integer."""
+    w = S.wire(x)
+    assert S.shown(w) == S.shown(x) and abs(w - x) <= 1e-4 + 1e-12
+    assert math.floor(w * 100 + 0.5) == S.shown(x)  # JavaScript's Math.round(w * 100)
+    assert round(w, 4) == w
+
+
+@pytest.mark.parametrize("x,expect", [(0.29497, 0.2949), (0.29503, 0.295), (0.5099, 0.5099), (0.00499, 0.0049),
+                                      (0.004951, 0.0049), (0.12345, 0.1235), (1.0, 1.0), (0.0, 0.0)])
+def test_wire_cuts_toward_the_exact_value_only_at_a_display_boundary(x, expect):
+    assert S.wire(x) == expect
+
+
+def test_a_memory_shown_as_29_is_29_in_every_json(tmp_path):
+    """The fresh user's case: strength 0.29497... was shown 29 by the CLI but sent as 0.295
+    (30 in the web UI); every wire shape now carries a value that shows as 29."""
+    from ledger import wire
+
+    class M:  # the attributes memory_compact reads
+        id, text, cluster_id, strength = "m_x", "t", "code", 0.294971
+    assert wire.memory_compact(M())["strength"] == 0.2949
+    assert S.shown(wire.memory_compact(M())["strength"]) == S.shown(M.strength) == 29

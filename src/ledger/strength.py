@@ -67,6 +67,19 @@ def shown(fraction: float) -> int:
     return math.floor(_clamp(float(fraction), 0.0, 1.0) * 100 + 0.5)
 
 
+def wire(fraction: float) -> float:
+    """A 0–1 strength or trust as JSON carries it: 4 decimals, with the same
+    :func:`shown` integer as the exact value. Plain ``round(x, 4)`` rounded twice with
+    the 0–100 display: 0.29497 (shown 29, and ``strength:<30`` holds) became 0.295,
+    which the web UI, an MCP client or a ``--json`` reader shows as 30. When 4 decimals
+    would cross a display boundary, the value is cut toward the exact one instead
+    (0.2949), so it is never more than 1e-4 away."""
+    r = round(fraction, 4)
+    if shown(r) == shown(fraction):
+        return r
+    return (math.floor if r > fraction else math.ceil)(fraction * 1e4) / 1e4
+
+
 def _clamp(x: float, lo: float, hi: float) -> float:
     return lo if x < lo else hi if x > hi else x
 

@@ -1,13 +1,15 @@
 """The JSON wire shapes: the one module that decides what a ledger value looks like in
 JSON, for the CLI's ``--json``, ``export``, the web API and any other surface to come
-(an MCP server). camelCase keys, times in epoch ms, strength and factors 0-1 rounded to
-4 places. The models' ``to_dict()`` and the web views call these functions; a surface
+(an MCP server). camelCase keys, times in epoch ms, strength, trust and factors 0-1 to
+4 places without changing the 0-100 integer shown for them (:func:`ledger.strength.wire`). The models' ``to_dict()`` and the web views call these functions; a surface
 never builds a value's JSON by hand.
 
 Stdlib only (L0).
 """
 
 from __future__ import annotations
+
+from . import strength as S
 
 # No import of ledger.models, not even for typing: the models call these functions
 # (the annotations name the models' classes as plain strings).
@@ -42,15 +44,15 @@ def memory(x: "Memory") -> dict:
         "archived": x.archived,
         "reviewedAt": x.reviewed_at,
         "deletedAt": x.deleted_at,
-        "strength": round(x.strength, 4),
-        "factors": {k: round(v, 4) for k, v in x.factors.to_dict().items()},
+        "strength": S.wire(x.strength),
+        "factors": {k: S.wire(v) for k, v in x.factors.to_dict().items()},
         "conflictWith": x.conflict_with,
     }
     if x.topic is not None or x.files:
         d["topic"] = x.topic
         d["files"] = [file_key(f) for f in x.files]
     if x.kind == "chunk" and x.source_trust is not None:
-        d["sourceTrust"] = round(x.source_trust, 4)  # what a chunk's strength comes from (not the factors)
+        d["sourceTrust"] = S.wire(x.source_trust)  # what a chunk's strength comes from (not the factors)
     if x.score is not None:
         d["score"] = round(x.score, 4)
     return d
@@ -61,7 +63,7 @@ def memory_compact(x: "Memory", stale: str = "") -> dict:
     MCP tools' default): ``{"id", "strength" (0-1), "text", "cluster" (id)}``, plus
     ``"stale"`` when given (a sentence saying a file the memory is keyed to changed
     since: :func:`ledger.filekeys.change_note`). The full form is :func:`memory`."""
-    d = {"id": x.id, "strength": round(x.strength, 4), "text": x.text, "cluster": x.cluster_id}
+    d = {"id": x.id, "strength": S.wire(x.strength), "text": x.text, "cluster": x.cluster_id}
     if stale:
         d["stale"] = stale
     return d
@@ -138,12 +140,12 @@ NODE_TEXT = 180
 
 def chunk_row(m: "Memory") -> dict:
     """A chunk in a source's preview list."""
-    return {"id": m.id, "chunkIndex": m.chunk_index, "text": m.text, "hits": m.hits, "strength": round(m.strength, 4)}
+    return {"id": m.id, "chunkIndex": m.chunk_index, "text": m.text, "hits": m.hits, "strength": S.wire(m.strength)}
 
 
 def claim_row(m: "Memory") -> dict:
     """A claim in a source's list of distilled claims."""
-    return {"id": m.id, "text": m.text, "hits": m.hits, "strength": round(m.strength, 4), "writer": m.writer,
+    return {"id": m.id, "text": m.text, "hits": m.hits, "strength": S.wire(m.strength), "writer": m.writer,
             "reviewedAt": m.reviewed_at, "createdAt": m.created_at}
 
 
@@ -153,7 +155,7 @@ def graph_node(m: "Memory") -> dict:
     return {
         "id": m.id, "text": text, "kind": m.kind, "origin": m.origin, "cluster": m.cluster_id,
         "clusterLabel": m.cluster_label, "color": m.cluster_color, "writer": m.writer, "readers": len(m.readers),
-        "strength": round(m.strength, 4), "hits": m.hits, "createdAt": m.created_at, "lastReadAt": m.last_read_at,
+        "strength": S.wire(m.strength), "hits": m.hits, "createdAt": m.created_at, "lastReadAt": m.last_read_at,
         "deletedAt": m.deleted_at, "pinned": m.pinned, "archived": m.archived,
         "pending": m.kind == "claim" and m.reviewed_at is None, "conflict": m.conflict_with is not None,
     }
