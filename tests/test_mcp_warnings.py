@@ -47,6 +47,11 @@ QUERIES = {
     "type:chat kind:nope cluster:prco cluster:proc deploy asof:1h asof:2h": ["unknown-cluster", "unknown-value",
                                                                           "repeated-filter"],
     "deploy cluster:proc": [],
+    # filters that can never match (fresh-user defect: accepted in silence, warnings [])
+    "strength:<0": ["empty-range"],
+    "deploy strength:>100": ["empty-range"],
+    "deploy after:1w before:2w": ["empty-range"],
+    "deploy after:2099-01-01": ["empty-range"],
 }
 
 
@@ -184,3 +189,51 @@ def test_remember_gives_the_warnings_the_cli_prints(store, tmp_path):
     # The same sentence, naming the argument as each surface calls it.
     assert got["warnings"][1]["warning"] == want[1]["warning"].replace("--file no-such.cfg", "files: no-such.cfg")
     assert got["warnings"][1]["path"] == want[1]["path"] == str(tmp_path / "no-such.cfg")
+
+
+def test_a_future_asof_is_read_as_now_and_every_surface_says_so(store):
+    """``asof:2099-01-01`` reads what the store holds now: its hits are the plain
+    query's, and the CLI (text and --json) and both MCP tools carry ``future-asof``."""
+    from ledger.service import Ledger
+
+    with Ledger.open(store) as led:
+        led.remember("Staging deploys need the VPN up", cluster="proc", agent="a")
+    q = "deploy asof:2099-01-01"
+
+    async def go():
+        async with connect(store) as s:
+            return ok(await s.call_tool("recall", {"query": q})), ok(await s.call_tool("search", {"query": q}))
+
+    recalled, searched = run(go)
+    rc, out, errout = cli("search", *q.split(), "--json", db=store)
+    assert rc == 0, errout
+    body = json.loads(out)
+    (w,) = body["warnings"]
+    assert w["kind"] == "future-asof" and w["used"] == "now" and w["values"] == ["2099-01-01"]
+    assert "asof:2099-01-01 is in the future" in w["warning"] and "read as now" in w["warning"]
+    assert body["total"] == 1 == searched["total"] == recalled["total"]
+    assert searched["warnings"] == [w] == recalled["warnings"]
+    rc, out, errout = cli("recall", *q.split(), db=store)
+    assert rc == 0 and "Staging deploys" in out
+    assert "⚠ asof:2099-01-01 is in the future" in errout
+    # A past asof is not in the future: no such warning.
+    rc, out, _ = cli("search", "deploy", "asof:2020-01-01", "--json", db=store)
+    assert json.loads(out)["warnings"] == []
+
+
+@pytest.mark.parametrize("query,words", [
+    ("strength:<0", "strength:<0 matches nothing"),
+    ("deploy strength:>100", "strength:>100 matches nothing"),
+    ("deploy after:1w before:2w", "Did you mean after:2w before:1w?"),
+    ("deploy after:3d before:3d", "the same instant as before:"),
+    ("deploy after:2099-01-01", "after:2099-01-01 is in the future"),
+])
+def test_filters_that_can_never_match_warn_in_cli_text(store, query, words):
+    from ledger.service import Ledger
+
+    with Ledger.open(store) as led:
+        led.remember("Staging deploys need the VPN up", cluster="proc", agent="a")
+    for verb in ("recall", "search"):
+        rc, out, errout = cli(verb, *query.split(), db=store)
+        assert rc == 0, errout
+        assert "⚠ " in errout and words in errout, (verb, errout)

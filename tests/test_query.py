@@ -410,3 +410,30 @@ def test_near_key_leaves_difflib_alone_for_ordinary_words():
             "print(r, 'difflib' in sys.modules, 're' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["[None,", "None,", "None,", "None,", "None]", "False", "False"]
+
+
+# ------------------------------------------------- filters that can never match
+def test_filter_warnings_for_filters_that_can_never_match():
+    from ledger.query import filter_warnings, parse
+
+    now = parse("after:2026-06-01", 0).after_ms
+    kinds = lambda text, n=now: [(w["kind"], w["key"], w["values"]) for w in filter_warnings(text, n)]  # noqa: E731
+    assert kinds("strength:<0") == [("empty-range", "strength", ["<0"])]
+    assert kinds("x strength:>100") == [("empty-range", "strength", [">100"])]
+    assert kinds("strength:<1 strength:>99 strength:>0 strength:<100") == [("repeated-filter", "strength",
+                                                                            ["<1", ">99", ">0", "<100"])]
+    # The last occurrence is the one used, so the one checked.
+    assert kinds("strength:<0 strength:<5")[1:] == []
+    assert kinds("strength:<5 strength:<0")[1:] == [("empty-range", "strength", ["<0"])]
+    assert kinds("after:1w before:2w") == [("empty-range", "after", ["1w", "2w"])]
+    assert kinds("after:2026-01-02 before:2026-01-01") == [("empty-range", "after", ["2026-01-02", "2026-01-01"])]
+    assert kinds("after:2026-01-01 before:2026-01-01")[0][0] == "empty-range"
+    assert kinds("after:2w before:1w") == [] and kinds("before:2099-01-01") == []
+    assert kinds("after:2027-01-01") == [("empty-range", "after", ["2027-01-01"])]
+    assert kinds("asof:2099-01-01") == [("future-asof", "asof", ["2099-01-01"])]
+    assert kinds("asof:2026-05-01") == [] and kinds("asof:1d") == []
+    # Without a clock only the strength check runs.
+    assert kinds("asof:2099-01-01 after:1w before:2w", None) == []
+    assert kinds("strength:>100", None)[0][0] == "empty-range"
+    (w,) = filter_warnings("asof:2099-01-01", now)
+    assert w["used"] == "now" and "read as now" in w["warning"] and "ledger" not in w["warning"]

@@ -64,9 +64,10 @@ _NARROWING = ("kind", "pending_only", "pinned_only", "conflicted_only")
 MAX_PROPOSALS_PER_WRITE = 20  # best-scored candidates kept per write: a flood helps nobody judge
 
 
-def _filter_notes(query: str | None) -> tuple[dict, ...]:
-    """:func:`ledger.query.filter_warnings` of ``query``, as SearchResult keeps them."""
-    return tuple(filter_warnings(query or ""))
+def _filter_notes(query: str | None, now_ms: int) -> tuple[dict, ...]:
+    """:func:`ledger.query.filter_warnings` of ``query`` at ``now_ms`` (epoch ms UTC,
+    the instant the search parsed it at), as SearchResult keeps them."""
+    return tuple(filter_warnings(query or "", now_ms))
 
 
 def clean_text(text: str | None, *, empty: str) -> str:
@@ -325,7 +326,7 @@ class Ledger:
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
         unknown, known = self._unknown_clusters(q)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
-                            unknown_clusters=unknown, known_clusters=known, notes=_filter_notes(query))
+                            unknown_clusters=unknown, known_clusters=known, notes=_filter_notes(query, now))
 
     def _unknown_clusters(self, q) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(``cluster:`` values naming no cluster, the known ids when there are such)."""
@@ -339,9 +340,10 @@ class Ledger:
         """The warnings a search for ``query`` would carry
         (:meth:`ledger.models.SearchResult.warnings`), without running it: for ``export``
         and other readers that stream their results. Raises InvalidQuery as search does."""
-        unknown, known = self._unknown_clusters(parse(query or "", self.clock()))
+        now = self.clock()
+        unknown, known = self._unknown_clusters(parse(query or "", now))
         return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known,
-                            notes=_filter_notes(query)).warnings()
+                            notes=_filter_notes(query, now)).warnings()
 
     def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = DEFAULT_MODE) -> SearchResult:
         """Counted search for agents: the returned page gets hits+1, last read = now and

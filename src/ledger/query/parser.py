@@ -366,7 +366,7 @@ def parse(text: str, now_ms: int) -> Query:
     )
 
 
-def filter_warnings(text: str) -> list[dict]:
+def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
     """What a query's filters mean that the user may not expect, although it parses:
     one dict per problem, in :data:`KEYS` order, never raising (text :func:`parse`
     refuses gives what it can).
@@ -377,8 +377,18 @@ def filter_warnings(text: str) -> list[dict]:
     * ``{"kind": "repeated-filter", "key": "asof", "values": ["1h", "2h"], "used": "2h",
       "warning": ...}``: ``strength``/``asof``/``after``/``before`` given more than
       once with different values; only the last is used.
+    * ``{"kind": "empty-range", "key": "strength", "values": ["<0"], "warning": ...}``:
+      ``strength:<0`` or ``strength:>100`` (no shown strength is below 0 or above 100);
+      with ``now_ms`` also ``after:`` at or past ``before:`` (``key`` ``"after"``,
+      ``values`` both as typed) or ``after:`` in the future (``values`` the after alone).
+      It matches nothing.
+    * ``{"kind": "future-asof", "key": "asof", "values": ["2099-01-01"], "used": "now",
+      "warning": ...}`` (only with ``now_ms``): ``asof:`` later than ``now_ms``; the
+      store knows nothing past now, so it reads as now.
 
-    The message names no surface (callers add their command)."""
+    ``now_ms`` (epoch ms UTC) resolves spans as :func:`parse` does; without it the
+    checks that need a clock are skipped. For keys where the last occurrence wins, only
+    the last value is checked. The message names no surface (callers add their command)."""
     seen: dict[str, list[str]] = {}
     for token in text.split():
         split = _split_filter(token)
@@ -404,6 +414,38 @@ def filter_warnings(text: str) -> list[dict]:
             out.append({"kind": "repeated-filter", "key": key, "values": values, "used": values[-1],
                         "warning": f"{key}: given {len(values)} times ({shown}); only the last, "
                                    f"{key}:{values[-1]}, is used. Give it once."})
+    out.extend(_never_warnings({k: v[-1] for k, v in seen.items() if k not in _MULTI_FIELDS}, now_ms))
+    return out
+
+
+def _never_warnings(last: dict[str, str], now_ms: int | None) -> list[dict]:
+    """The ``empty-range`` and ``future-asof`` warnings of :func:`filter_warnings`, from
+    the value each single-valued key ends with (``last``, as typed)."""
+    out: list[dict] = []
+    m = _STRENGTH_RE.fullmatch(last.get("strength", ""))
+    if m and (m.group(1), int(m.group(2))) in (("<", 0), (">", 100)):
+        given = f"strength:{last['strength']}"
+        why = "below 0" if m.group(1) == "<" else "above 100"
+        out.append({"kind": "empty-range", "key": "strength", "values": [last["strength"]],
+                    "warning": f"{given} matches nothing: strength runs from 0 to 100, and no memory is {why}. "
+                               f"Try strength:{'<1' if m.group(1) == '<' else '>99'}."})
+    if now_ms is None:
+        return out
+    when = {k: parse_when(last[k], now_ms) for k in _WHEN_FIELDS if k in last}
+    asof, after, before = when.get("asof"), when.get("after"), when.get("before")
+    if asof is not None and asof > now_ms:
+        out.append({"kind": "future-asof", "key": "asof", "values": [last["asof"]], "used": "now",
+                    "warning": f"asof:{last['asof']} is in the future; the store knows nothing past now, so it is "
+                               f"read as now: the same memories as without asof:."})
+    if after is not None and before is not None and after >= before:
+        out.append({"kind": "empty-range", "key": "after", "values": [last["after"], last["before"]],
+                    "warning": f"after:{last['after']} before:{last['before']} matches nothing: after: is "
+                               f"{'the same instant as' if after == before else 'later than'} before:, so no "
+                               f"memory was created in between. Did you mean after:{last['before']} before:{last['after']}?"})
+    elif after is not None and after >= now_ms:
+        out.append({"kind": "empty-range", "key": "after", "values": [last["after"]],
+                    "warning": f"after:{last['after']} is in the future, so it matches nothing: no memory "
+                               f"was created after it yet. Give a past date or span (after:2w)."})
     return out
 
 
