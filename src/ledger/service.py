@@ -26,7 +26,7 @@ from .models import Candidate, Cluster, Conflict, Event, FileKey, Memory, Search
 from .paths import db_file
 from .query import filter_warnings, parse
 from .store import Store
-from .text import storable_problem
+from .text import slugify, storable_problem
 from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names from the service
     BULK_OPS,
     CONFLICT_KINDS,
@@ -322,28 +322,53 @@ class Ledger:
             raise InvalidInput("limit and offset must be zero or more.", field="limit", value=min(limit, offset))
         t0 = time.perf_counter()
         now = self.clock() if now is None else now
-        q = parse(query or "", now)
+        q, unknown, known, labelled = self._resolve_clusters(parse(query or "", now))
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
-        unknown, known = self._unknown_clusters(q)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
-                            unknown_clusters=unknown, known_clusters=known, notes=_filter_notes(query, now))
+                            unknown_clusters=unknown, known_clusters=known,
+                            notes=labelled + _filter_notes(query, now))
 
-    def _unknown_clusters(self, q) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(``cluster:`` values naming no cluster, the known ids when there are such)."""
+    def _resolve_clusters(self, q):
+        """``(q, unknown, known, notes)`` for a parsed query ``q``: a ``cluster:`` value
+        that is no cluster's id but is a cluster's label (case-insensitive, or the label's
+        slug: ``cluster:procedures`` for the cluster ``proc`` labelled "procedures") is
+        replaced by that cluster's id (every such cluster's, if labels repeat), with a
+        ``cluster-label`` note ``{"kind", "warning", "values": [given], "ids": [ids]}``
+        saying so; an id always wins over a label. ``unknown`` are the values still naming
+        no cluster (kept in ``q``, so they match nothing), ``known`` the known ids when
+        there are such. One read of the clusters table, only when ``q`` has ``cluster:``."""
         if not q.clusters:
-            return (), ()
-        known = tuple(self.store.cluster_ids())
-        unknown = tuple(c for c in q.clusters if c not in known)
-        return unknown, known if unknown else ()
+            return q, (), (), ()
+        labels = self.store.cluster_labels()
+        ids: list[str] = []
+        unknown: list[str] = []
+        notes: list[dict] = []
+        for c in q.clusters:
+            if c in labels:
+                matched = [c]
+            else:
+                matched = [i for i, label in labels.items() if c in (label.strip().lower(), slugify(label))]
+                if matched:
+                    named = " and ".join(f"cluster:{i}" for i in matched)
+                    label = labels[matched[0]]
+                    notes.append({"kind": "cluster-label", "values": [c], "ids": matched,
+                                  "warning": f'cluster:{c} is the label "{label}" of cluster {", ".join(matched)}, '
+                                             f"not an id; searched {named}. cluster: takes ids."})
+                else:
+                    unknown.append(c)
+            ids.extend(i for i in matched if i not in ids)
+        if notes:
+            q = q.replace(clusters=tuple(ids + unknown))
+        return q, tuple(unknown), tuple(labels) if unknown else (), tuple(notes)
 
     def query_warnings(self, query: str) -> list[dict]:
         """The warnings a search for ``query`` would carry
         (:meth:`ledger.models.SearchResult.warnings`), without running it: for ``export``
         and other readers that stream their results. Raises InvalidQuery as search does."""
         now = self.clock()
-        unknown, known = self._unknown_clusters(parse(query or "", now))
+        _, unknown, known, labelled = self._resolve_clusters(parse(query or "", now))
         return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known,
-                            notes=_filter_notes(query, now)).warnings()
+                            notes=labelled + _filter_notes(query, now)).warnings()
 
     def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = DEFAULT_MODE) -> SearchResult:
         """Counted search for agents: the returned page gets hits+1, last read = now and

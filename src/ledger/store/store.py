@@ -185,6 +185,10 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
         """Every cluster id, sorted (one index read, no counts)."""
         return [r[0] for r in self._conn.execute("SELECT id FROM clusters ORDER BY id")]
 
+    def cluster_labels(self) -> dict[str, str]:
+        """``{id: label}`` of every cluster, by id (one read, no counts)."""
+        return {r[0]: r[1] for r in self._conn.execute("SELECT id, label FROM clusters ORDER BY id")}
+
     def require_cluster(self, cluster_id: str) -> None:
         """Raise :class:`UnknownCluster` (``field="cluster"``, the known ids as
         ``choices``, the id whose label or slug matches as ``suggestion``) unless
