@@ -256,6 +256,11 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
              keep_open: bool = False) -> str:
     """``ledger remember``: write one claim (``-`` reads it from stdin) and report what
     the proposer found. Raises InvalidInput for a missing claim, cluster or file path."""
+    after_dash = _option_words(words)
+    if after_dash and not cluster and any(o == "--cluster" for o, _ in after_dash):
+        raise InvalidInput(
+            "--cluster came after --, and everything after -- is the fact's text, so no --cluster was given. "
+            f"Put the options first: {_options_first(words, after_dash, locals())}")
     if words and text is not None:
         raise InvalidInput("Give the claim either as words or with --text, not both.")
     claim = (text if text is not None else " ".join(words)).strip()
@@ -279,6 +284,8 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
         res = led.remember(claim, cluster=cluster, agent=who, note=note, supersedes=supersedes, files=keys, topic=topic)
     if res.redacted:
         warn_redacted(res.redacted, as_json)
+    if after_dash:
+        emit_warning(options_as_text_warning(claim, words, after_dash, locals()), as_json)
     for w in missing_file_warnings(files, keys, "--file"):
         emit_warning(w, as_json)
     if as_json:
@@ -295,3 +302,63 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
         lines.append(f"proposed {n} conflict candidate{'s' if n != 1 else ''} with earlier claims — "
                      "judge with `ledger conflicts` when convenient")
     return "\n".join(lines)
+
+
+#: ``ledger remember``'s options (the click command's, :func:`ledger.cli.app.remember`;
+#: a test compares them) and whether each takes a value.
+REMEMBER_OPTIONS = {"--text": True, "--cluster": True, "--note": True, "--supersedes": True, "--file": True,
+                    "--topic": True, "--agent": True, "--db": True, "--json": False}
+
+
+def _option_words(words: tuple[str, ...]) -> list[tuple[str, int]]:
+    """``[(option, index)]`` for the words that are exactly one of
+    :data:`REMEMBER_OPTIONS` (``--note`` or ``--note=x``). Both CLI paths take such a
+    word as an option unless it comes after ``--``, so among the words it did. A word
+    that merely starts with one (``"--force is bad"``, ``--notes``) is not counted."""
+    return [(w.partition("=")[0], i) for i, w in enumerate(words) if w.partition("=")[0] in REMEMBER_OPTIONS]
+
+
+def _options_first(words: tuple[str, ...], found: list[tuple[str, int]], given: dict) -> str:
+    """The ``ledger remember`` command line with the options ``given`` (the verb's
+    arguments) and those ``found`` among the words first, then ``--`` and the rest
+    (shell-quoted; a missing option value is shown as ``<id>`` or ``<value>``)."""
+    import shlex  # only on this path: shlex imports re
+
+    q = shlex.quote
+    opts: list[str] = []
+    for name, value in (("--cluster", given["cluster"]), ("--note", given["note"] or None),
+                        ("--supersedes", given["supersedes"]), ("--topic", given["topic"]),
+                        ("--agent", given["agent"]), ("--db", given["db"])):
+        if value is not None:
+            opts += [name, q(value)]
+    for f in given["files"]:
+        opts += ["--file", q(f)]
+    if given["as_json"]:
+        opts.append("--json")
+    taken: set[int] = set()
+    for name, i in found:
+        if i in taken:
+            continue
+        taken.add(i)
+        opts.append(q(words[i]))
+        if REMEMBER_OPTIONS[name] and "=" not in words[i]:
+            if i + 1 < len(words) and not any(j == i + 1 for _, j in found):
+                taken.add(i + 1)
+                opts.append(q(words[i + 1]))
+            else:  # the option ends the line: show where its value goes
+                opts.append("<id>" if name == "--cluster" else "<value>")
+    rest = [q(w) for i, w in enumerate(words) if i not in taken]
+    return " ".join(["ledger", "remember", *opts, *(["--"] if rest else []), *rest])
+
+
+def options_as_text_warning(claim: str, words: tuple[str, ...], found: list[tuple[str, int]], given: dict) -> dict:
+    """``{"kind": "options-as-text", "warning", "options": [names]}``: words after ``--``
+    that are ``ledger remember`` options (``found``, :func:`_option_words`) were stored as
+    part of the fact, as ``--`` says; a fact may well mention ``--note``, so it is kept,
+    and the message shows the command that would have taken them as options."""
+    names = list(dict.fromkeys(name for name, _ in found))
+    shown = claim if len(claim) <= 80 else claim[:79] + "…"
+    return {"kind": "options-as-text", "options": names,
+            "warning": f"{', '.join(names)} came after --, so {'it was' if len(names) == 1 else 'they were'} stored "
+                       f'as text of the fact: "{shown}". If {"it was an option" if len(names) == 1 else "they were options"}, '
+                       f"put the options first and edit or forget this one: {_options_first(words, found, given)}"}
