@@ -334,6 +334,17 @@ def split_query(terms, stopwords=frozenset()) -> QueryTerms:
     return QueryTerms(_unique(words), _unique(phrases), _unique(comps), _unique(cjk), _unique(syms))
 
 
+def prefix_words(qt: QueryTerms, mode: str, stopwords=frozenset()) -> list[str]:
+    """The words of ``qt`` searched as prefixes (docs/search.md "Prefixes"), in order:
+    outside ``keyword`` mode, every word of :data:`MIN_PREFIX` or more characters, unless
+    the words are ``stopwords`` alone (:func:`split_query` keeps them when nothing else is
+    left; they are then searched as typed: ``for`` is not also ``force``). The one rule
+    for both engines' query expressions."""
+    if mode == "keyword" or all(w in stopwords for w in qt.words):
+        return []
+    return [w for w in qt.words if len(w) >= MIN_PREFIX]
+
+
 def _unique(xs):
     seen = set()
     return [x for x in xs if not (x in seen or seen.add(x))]

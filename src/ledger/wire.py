@@ -1,10 +1,11 @@
 """The JSON wire shapes: the one module that decides what a ledger value looks like in
 JSON, for the CLI's ``--json``, ``export``, the web API and any other surface to come
 (an MCP server). camelCase keys, times in epoch ms, strength, trust and factors 0-1 to
-4 places without changing the 0-100 integer shown for them (:func:`ledger.strength.wire`). The models' ``to_dict()`` and the web views call these functions; a surface
-never builds a value's JSON by hand.
+4 places without changing the 0-100 integer shown for them (:func:`ledger.strength.wire`).
+The models' ``to_dict()`` and the web views call these functions; a surface never builds
+a value's JSON by hand.
 
-Stdlib only (L0).
+L0: the standard library and :mod:`ledger.strength` only.
 """
 
 from __future__ import annotations

@@ -205,8 +205,8 @@ def prefix_extras(conn: sqlite3.Connection, words) -> dict[str, list[str]]:
     alphabetically first word of each standing for its stem, at most
     :data:`ledger.vocab.MAX_PREFIX_EXTRAS` (the first ones, by that word). PostgreSQL
     stores use their own stemmer: :func:`.textindex_pg.prefix_extras`."""
-    if _pg(conn) or not words:
-        return {}
+    if _pg(conn):
+        return _textindex_pg().prefix_extras(conn, words)
     out: dict[str, list[str]] = {}
     for w in dict.fromkeys(words):
         missed = conn.execute(
@@ -254,13 +254,11 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
     if _pg(conn):
         return _textindex_pg().term_lists(conn, raw_terms, mode)
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
-    # A query of stopwords alone keeps them (terms.split_query), as the words typed: `for`
-    # is not also `force`, `format`, `forward`.
-    prefix = mode != "keyword" and not all(w in QUERY_STOPWORDS for w in qt.words)
+    pre = T.prefix_words(qt, mode, QUERY_STOPWORDS)
+    extra = prefix_extras(conn, pre) if conn is not None else {}
     exact = []
-    extra = prefix_extras(conn, [w for w in qt.words if len(w) >= T.MIN_PREFIX]) if prefix and conn is not None else {}
     for w in qt.words:
-        exact.append(_q(w) + ("*" if prefix and len(w) >= T.MIN_PREFIX else ""))
+        exact.append(_q(w) + ("*" if w in pre else ""))
         exact += extra.get(w, ())
     exact += [_q(p) for p in qt.phrases]
     fuzzy: list[str] = []

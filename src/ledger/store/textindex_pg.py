@@ -218,13 +218,11 @@ def term_lists(conn, raw_terms, mode: str) -> tuple[list[str], list[str], list[s
     vocabulary neighbours, as :func:`.textindex.expressions` chooses them) and side
     (compounds; CJK runs as the phrase of their bigrams)."""
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
-    # A query of stopwords alone keeps them (terms.split_query), as the words typed: `for`
-    # is not also `force`, `format`, `forward`.
-    prefix = mode != "keyword" and not all(w in QUERY_STOPWORDS for w in qt.words)
+    pre = T.prefix_words(qt, mode, QUERY_STOPWORDS)
+    extra = prefix_extras(conn, pre) if conn is not None else {}
     exact = []
-    extra = prefix_extras(conn, [w for w in qt.words if len(w) >= T.MIN_PREFIX]) if prefix and conn is not None else {}
     for w in qt.words:
-        exact.append(_lexeme(w) + (":*" if prefix and len(w) >= T.MIN_PREFIX else ""))
+        exact.append(_lexeme(w) + (":*" if w in pre else ""))
         exact += extra.get(w, ())
     exact += ["(" + " <-> ".join(_lexeme(p) for p in phrase.split()) + ")" for phrase in qt.phrases]
     fuzzy: list[str] = []
