@@ -123,7 +123,7 @@ def word_text(text: str) -> str:
     """What the word index is fed for ``text``: NFKC (:func:`nfkc`: fullwidth text is
     found by ASCII queries), CJK runs set apart (:func:`set_apart_cjk`). Case is kept (the
     tokenizers fold it). Identity for ASCII."""
-    return text if text.isascii() else set_apart_cjk(unicodedata.normalize("NFKC", text))
+    return set_apart_cjk(nfkc(text))
 
 
 def _split_cjk(text: str) -> tuple[list[str], str]:
@@ -165,8 +165,8 @@ def fold(text: str) -> str:
 
 
 def nfkc(text: str) -> str:
-    """NFKC only (case kept): the form the word index is fed, so fullwidth text is found
-    by ASCII queries. Identity for ASCII."""
+    """NFKC only (case kept), so fullwidth text is found by ASCII queries: the first step
+    of :func:`word_text`, what the word index is fed. Identity for ASCII."""
     return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
