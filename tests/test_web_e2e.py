@@ -643,3 +643,91 @@ def test_a_query_typed_on_browse_does_not_pull_the_user_back_from_another_screen
     # typed on Connections itself, the query still opens Browse
     page.locator("#q").fill("something else")
     expect(page).to_have_url(re.compile(r"#/browse"))
+
+
+# ---------------------------------------------------------------- search warnings
+#: Queries that run but draw a warning, each of a different kind (docs/search.md
+#: "Warnings"); the last one quotes what was typed back, HTML and all.
+WARNED = {
+    "empty-range": "strength:>100",
+    "future-asof": "asof:2099-01-01",
+    "cluster-label": "cluster:codebases",
+    "unknown-cluster": "cluster:<img/src=x/onerror=window.__xss=3>",
+}
+
+
+def _search(page: Page, q: str) -> None:
+    page.locator("#q").fill(q)
+    page.keyboard.press("Enter")
+
+
+def _notes_say(page: Page, notes, demo, q: str, endpoint: str) -> None:
+    """``notes`` shows exactly the warnings ``endpoint`` returns for ``q``, as text, each
+    tagged with its kind."""
+    ws = demo.api(endpoint, params={"q": q})["warnings"]
+    assert ws, (q, ws)
+    expect(notes.locator(".search-note")).to_have_count(len(ws))
+    for i, w in enumerate(ws):
+        expect(notes.locator(".search-note").nth(i)).to_have_attribute("data-kind", w["kind"])
+        expect(notes.locator(".search-note-text").nth(i)).to_have_text(w["warning"])
+
+
+def test_browse_shows_search_warnings_escaped_and_clears_them(page, demo):
+    """Browse ran the query and dropped the warnings /api/search returned: strength:>100
+    showed "NOTHING MATCHES" without saying that it never can. Each warning is shown in
+    a role=status note above the rows, as text (the unknown-cluster warning quotes the
+    typed <img onerror>, which must stay inert), and the next search replaces it."""
+    page.goto(demo.url + "#/browse")
+    expect(page.locator("tbody tr").first).to_be_visible()
+    notes = page.locator(".browse .search-notes")
+    expect(notes).to_have_attribute("role", "status")
+    expect(notes.locator(".search-note")).to_have_count(0)
+    expect(notes).to_be_hidden()  # empty, it takes no room
+
+    for kind, q in WARNED.items():
+        _search(page, q)
+        _notes_say(page, notes, demo, q, "/api/search")
+        expect(notes.locator(".search-note")).to_have_attribute("data-kind", kind)
+        expect(notes).to_be_visible()
+    # cluster:codebases warns but finds the cluster's memories
+    _search(page, "cluster:codebases")
+    n = demo.api("/api/search", params={"q": "cluster:code"})["total"]
+    expect(page.locator(".table-foot")).to_contain_text(f"{n} MEMORIES")
+    expect(notes).to_contain_text('searched cluster:code')
+
+    # The quoted HTML is text: no element was made from it, nothing ran.
+    _search(page, WARNED["unknown-cluster"])
+    expect(notes).to_contain_text('No cluster "<img/src=x/onerror=window.__xss=3>"')
+    assert notes.locator("img").count() == 0
+    assert page.evaluate("window.__xss") is None
+
+    # A query that fails to parse is an error (the footer says it), not a stale warning.
+    _search(page, "stregth:>50")
+    expect(page.locator(".table-foot")).to_contain_text('Cannot parse "stregth:>50"')
+    expect(notes.locator(".search-note")).to_have_count(0)
+    # Two warnings at once, then a clean query clears them.
+    _search(page, "strength:>100 asof:2099-01-01")
+    _notes_say(page, notes, demo, "strength:>100 asof:2099-01-01", "/api/search")
+    _search(page, "")
+    expect(notes.locator(".search-note")).to_have_count(0)
+    expect(page.locator(".table-foot")).to_contain_text("MEMORIES")
+    # Only the bad filter's 400, which Chromium logs as a console error.
+    assert [e for e in page.errors if "status of 400" not in e] == [], page.errors
+
+
+def test_canvas_shows_the_search_warnings_too(page, demo):
+    """The Canvas runs the search box's query through /api/graph, which did not even
+    return the warnings: it now does, and they are shown over the canvas."""
+    page.goto(demo.url + "#/canvas")
+    page.wait_for_function("() => window.__ledgerCanvas && window.__ledgerCanvas.nodes > 0")
+    notes = page.locator(".canvas-screen .search-notes")
+    expect(notes).to_have_attribute("role", "status")
+    expect(notes.locator(".search-note")).to_have_count(0)
+    for q in (WARNED["empty-range"], WARNED["cluster-label"], WARNED["unknown-cluster"]):
+        _search(page, q)
+        _notes_say(page, notes, demo, q, "/api/graph")
+    assert notes.locator("img").count() == 0 and page.evaluate("window.__xss") is None
+    assert page.evaluate("location.hash").startswith("#/canvas")
+    _search(page, "")
+    expect(notes.locator(".search-note")).to_have_count(0)
+    assert not page.errors

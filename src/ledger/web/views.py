@@ -143,7 +143,8 @@ def source_detail(led: Ledger, source_id: str, preview: int) -> dict:
 def graph(led: Ledger, query: str, *, limit: int, kind: str = "claim", **flags) -> dict:
     """Nodes (one per memory matching ``query``; ``asof:`` gives a true as-of view that
     includes memories dropped since), the links among them (explicit links and open
-    conflicts), and the cluster list for colours and legends."""
+    conflicts), the cluster list for colours and legends, and the search's
+    ``warnings`` (``[{"kind", "warning", ...}]``, as ``/api/search`` gives them)."""
     res = led.search(query, limit=limit, kind=kind, **flags)
     nodes = [wire.graph_node(m) for m in res.hits]
     ids = {n["id"] for n in nodes}
@@ -163,6 +164,9 @@ def graph(led: Ledger, query: str, *, limit: int, kind: str = "claim", **flags) 
         "total": res.total,
         "capped": res.total > len(nodes),
         "tookMs": round(res.took_ms, 2),
+        # What the search said about the query although it ran (wire.search_result's
+        # list): the Canvas shows them as Browse does.
+        "warnings": res.warnings(),
     }
 
 

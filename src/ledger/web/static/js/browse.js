@@ -4,6 +4,7 @@
 import { api } from './api.js';
 import { age, ago, debounce, download, h, hashColor, meter, num, pct, replace, plural } from './dom.js';
 import * as inspector from './inspector.js';
+import { searchNotes } from './notes.js';
 import { hasFreeText, hasToken, stripFacetTokens, toggleToken } from './query.js';
 import { agentColor, changed, emit, fail, on, refuseWrite, searchParams, setQuery, state, toast } from './state.js';
 
@@ -41,7 +42,9 @@ export function mount(root) {
   const table = h('table', { class: 'table' }, thead, tbody);
   const footer = h('div', { class: 'table-foot mono small' });
   const summary = h('div', { class: 'browse-summary' });
-  const main = h('section', { class: 'browse-main' }, summary, selBar, h('div', { class: 'table-wrap' }, table), footer);
+  // The search's warnings, above the rows they are about; replaced by every new search.
+  const notes = searchNotes();
+  const main = h('section', { class: 'browse-main' }, summary, notes.el, selBar, h('div', { class: 'table-wrap' }, table), footer);
   const screen = h('div', { class: `screen browse${local.railOpen ? '' : ' rail-closed'}` }, rail, main);
   root.append(screen);
 
@@ -59,10 +62,11 @@ export function mount(root) {
     const mine = ++reqSeq;
     loading = true;
     error = null;
-    if (!append) paintFooter();
+    if (!append) { notes.clear(); paintFooter(); }
     try {
       const res = await api.search(params({ limit: PAGE, offset: append ? hits.length : 0 }));
       if (mine !== reqSeq) return;
+      if (!append) notes.show(res.warnings);
       hits = append ? hits.concat(res.hits) : res.hits;
       total = res.total;
       tookMs = res.tookMs;

@@ -7,6 +7,7 @@ import { AMBER, CONFLICT, GREY, LIME, ago, date, debounce, h, hashColor, num, pc
 import { DotStamper, hasGpuCanvas } from './dots.js';
 import * as inspector from './inspector.js';
 import { ForceSim, clustersLayout, heatLayout, timelineLayout } from './layouts.js';
+import { searchNotes } from './notes.js';
 import { setToken } from './query.js';
 import { agentColor, fail, on, searchParams, state } from './state.js';
 
@@ -30,7 +31,9 @@ export function mount(root) {
   const note = h('div', { class: 'cv-note small dim' });
   const overlay = h('div', { class: 'cv-overlay', hidden: true });
   const controls = h('div', { class: 'cv-controls' });
-  const stage = h('div', { class: 'cv-stage' }, cv, tip, legend, note, controls, overlay);
+  // The search box's query runs here too: its warnings go over the dots they are about.
+  const notes = searchNotes('cv-search-notes');
+  const stage = h('div', { class: 'cv-stage' }, cv, tip, legend, note, controls, overlay, notes.el);
   const toolbar = h('div', { class: 'cv-toolbar' });
   const zoomPct = h('span', { class: 'mono small zoom-pct', text: '100%' });
   const scrub = h('div', { class: 'scrubber' });
@@ -118,9 +121,11 @@ export function mount(root) {
     try {
       const res = await api.graph(searchParams({ q: queryFor(at), kind: local.kind, limit: LIMIT }));
       if (!alive || mine !== loadSeq) return;
+      notes.show(res.warnings);
       ingest(res, at);
     } catch (e) {
       if (alive) {
+        notes.clear();
         overlay.hidden = false;
         replace(overlay, h('p', { class: 'err', text: e.message }));
         if (e.kind !== 'invalid-query') fail(e);
