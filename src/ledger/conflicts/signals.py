@@ -45,8 +45,10 @@ from ledger.conflicts.values import (
     STOPWORDS,
     Quantity,
     Values,
+    at_word_start,
     haystack,
     normalise,
+    probe,
     quantity,
     read,
     same_quantity,
@@ -350,16 +352,17 @@ def suspect(a: str, b: str) -> Suspicion | None:
     >>> suspect("Invoice renews every 12 months", "Invoice renews every 24 months")
     Suspicion(overlap=1.0, signals=('divergent numbers',), score=0.7333)
     """
-    va = read(a)
-    if not va.words:
+    probes = _probes(a)
+    if not probes:
         return None
-    # share >= SHARE_FLOOR needs at least SHARE_FLOOR * len(va.words) shared frame words,
-    # and a frame word w of b has w[:-1] inside haystack(b): rule a peer out with
-    # substring tests before reading its values (the store compares a new claim with up
-    # to 200 peers, most of them unread in a fresh process).
+    # share >= SHARE_FLOOR needs at least SHARE_FLOOR * len(words of a) shared frame
+    # words, and each frame word of b starts a word of haystack(b) (values.probe): rule
+    # a peer out with substring tests before reading its values (the store compares a
+    # new claim with up to 200 peers, most of them unread in a fresh process).
     hay = haystack(b)
-    if sum(w[:-1].casefold() in hay for w in va.words) < SHARE_FLOOR * len(va.words):
+    if sum(at_word_start(hay, p) for p in probes) < SHARE_FLOOR * len(probes):
         return None
+    va = read(a)
     vb = read(b)
     cover, share = _cover_share(va.words, vb.words)
     if cover < COVER_FLOOR or share < SHARE_FLOOR:
@@ -374,6 +377,13 @@ def suspect(a: str, b: str) -> Suspicion | None:
         return None
     ov = (cover + share) / 2
     return Suspicion(overlap=round(ov, 4), signals=tuple(fired), score=_score(ov, len(fired)))
+
+
+@lru_cache(maxsize=1024)
+def _probes(text: str) -> tuple[str, ...]:
+    """:func:`~ledger.conflicts.values.probe` of each frame word of ``text``, one per word
+    (cached: remember compares one new claim with up to 200 peers)."""
+    return tuple(probe(w) for w in read(text).words)
 
 
 def pair_key(a_id: str, b_id: str) -> tuple[str, str]:

@@ -32,6 +32,8 @@ __all__ = [
     "quantity",
     "read",
     "haystack",
+    "probe",
+    "at_word_start",
     "same_quantity",
     "stems",
 ]
@@ -702,11 +704,39 @@ def read(text: str) -> Values:
 
 @lru_cache(maxsize=16384)
 def haystack(text: str) -> str:
-    """The text as the frame's stems are cut from it (NFC, casefolded, typographic
-    apostrophes straightened). Every frame word ``w`` of :func:`read` has ``w[:-1]`` in
-    it: a stem is a prefix of its word except that "ies"/"ied" end in "y". So the
-    proposer can rule a peer out by substring tests before reading its values."""
-    return normalise(text).casefold().replace("’", "'")
+    """The text as the frame's stems are cut from it: NFC, casefolded, typographic
+    apostrophes straightened, and a lone U+0345 (a combining mark, so never inside a
+    word, whose case fold is the letter iota) made a space. Every frame word ``w`` of
+    :func:`read` starts a word in it: ``at_word_start(haystack(text), probe(w))``. So
+    the proposer can rule a peer out by substring tests before reading its values."""
+    return normalise(text).replace("\u0345", " ").casefold().replace("’", "'")
+
+
+def probe(word: str) -> str:
+    """What the haystack of a text holds at the start of a word for each of the text's
+    frame words ``word`` (:func:`at_word_start`): the word casefolded, less a final "y".
+
+    Why that holds: a frame word is the :func:`_stem` of a *part* (a run of word
+    characters and apostrophes between other characters, ``-``, ``_`` or a value taken
+    out). The stem only drops letters at the end of the part (and apostrophes at either
+    end), except that "ies"/"ied" end in "y": so the word less a final "y" is a prefix of
+    the part as written. Lower-casing then case folding is case folding, character by
+    character."""
+    w = word.casefold()
+    return w[:-1] if w.endswith("y") else w
+
+
+def at_word_start(hay: str, part: str) -> bool:
+    """Whether ``part`` occurs in ``hay`` at its start or right after a character that is
+    no letter (``str.isalpha``). A part of a text never follows a letter: what precedes it
+    is a space or punctuation, ``-``, ``_``, an apostrophe, or the end of a value taken
+    out, and every value ends with a digit, ``%``, ``.`` or a whole word; a lone U+0345 is
+    the one character that is no letter and case folds to one (:func:`haystack` makes it
+    a space). ``tests/test_signals_kinds.py`` checks this on generated texts."""
+    i = hay.find(part)
+    while i > 0 and hay[i - 1].isalpha():
+        i = hay.find(part, i + 1)
+    return i >= 0
 
 
 def stems(text: str) -> frozenset[str]:
