@@ -467,8 +467,10 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
             exact = []
             pre = mode != "keyword" and not all(w in QUERY_STOPWORDS for w in qt.words)  # stopwords alone: as typed
             for w in qt.words:
-                exact.append(quote(w) + ("*" if pre and len(w) >= 3 else ""))
-                if pre and len(w) >= 3:
+                # A word typed with a trailing * (2+ characters) is a prefix in every mode.
+                as_prefix = (pre and len(w) >= 3) or (w in qt.starred and len(w) >= 2)
+                exact.append(quote(w) + ("*" if as_prefix else ""))
+                if as_prefix:
                     exact += prefix_extras_oracle(vocab, w)
             exact += [quote(p) for p in qt.phrases]
             fuzzy = []
@@ -579,6 +581,14 @@ QUERIES = [
     "python3.11",
     "postgresql 20",
     "版本 時々",
+    # Terms as people type them: a trailing * is "starts with" (in keyword mode too),
+    # punctuation left at a word's ends still searches the word.
+    "deploy*",
+    "depl* kafka",
+    "ca*",
+    "-deploy cache-",
+    "--force*",
+    "(invoice), \"broker\".",
 ]
 
 
@@ -877,8 +887,9 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
             exact = []
             pre = mode != "keyword" and not all(w in QUERY_STOPWORDS for w in qt.words)  # stopwords alone: as typed
             for w in qt.words:
-                exact.append(lex(w) + (":*" if pre and len(w) >= 3 else ""))
-                if pre and len(w) >= 3:  # docs/search.md "Prefixes": words the prefix misses
+                as_prefix = (pre and len(w) >= 3) or (w in qt.starred and len(w) >= 2)  # deploy*: in every mode
+                exact.append(lex(w) + (":*" if as_prefix else ""))
+                if as_prefix:  # docs/search.md "Prefixes": words the prefix misses
                     reps: dict[str, str] = {}
                     for v in sorted(x for x in vocab if x.startswith(w) and x != w):
                         stem, hit = conn.execute("SELECT strip(to_tsvector('english', %s))::text, "

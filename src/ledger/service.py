@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 
+from . import terms as T
 from . import wire
 from .clock import Clock, local_midnight_ms, system_clock
 from .errors import InvalidInput, StoreUnavailable, UnknownMemory, missing_id
@@ -68,6 +69,21 @@ def _filter_notes(query: str | None, now_ms: int) -> tuple[dict, ...]:
     """:func:`ledger.query.filter_warnings` of ``query`` at ``now_ms`` (epoch ms UTC,
     the instant the search parsed it at), as SearchResult keeps them."""
     return tuple(filter_warnings(query or "", now_ms))
+
+
+def _text_notes(q) -> tuple[dict, ...]:
+    """``({"kind": "nothing-to-search", "values": [terms as typed], "warning"},)`` when
+    the free text of the parsed query ``q`` holds no term at all (no letter, digit or
+    symbol :func:`ledger.terms.split_query` can search: ``*``, ``---``, ``()``): the
+    search then matches nothing, and an empty answer would read as "nothing is known".
+    ``()`` otherwise."""
+    if not q.terms or T.split_query(q.terms):
+        return ()
+    shown = " ".join(q.terms)
+    return ({"kind": "nothing-to-search", "values": list(q.terms),
+             "warning": f"{shown} has no letter, digit or symbol to search for, so it matches nothing. Give words "
+                        f"(deploy, or deploy* for words starting with deploy), or filters alone (cluster:proc) to "
+                        f"list memories."},)
 
 
 def clean_text(text: str | None, *, empty: str) -> str:
@@ -326,7 +342,7 @@ class Ledger:
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
                             unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now))
+                            notes=labelled + _filter_notes(query, now) + _text_notes(q))
 
     def _resolve_clusters(self, q):
         """``(q, unknown, known, notes)`` for a parsed query ``q``: a ``cluster:`` value
@@ -366,9 +382,9 @@ class Ledger:
         (:meth:`ledger.models.SearchResult.warnings`), without running it: for ``export``
         and other readers that stream their results. Raises InvalidQuery as search does."""
         now = self.clock()
-        _, unknown, known, labelled = self._resolve_clusters(parse(query or "", now))
+        q, unknown, known, labelled = self._resolve_clusters(parse(query or "", now))
         return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now)).warnings()
+                            notes=labelled + _filter_notes(query, now) + _text_notes(q)).warnings()
 
     def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = DEFAULT_MODE) -> SearchResult:
         """Counted search for agents: the returned page gets hits+1, last read = now and

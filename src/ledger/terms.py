@@ -282,13 +282,15 @@ class QueryTerms:
     ``words``: folded words for the word index. ``phrases``: word sequences that were
     joined in a compound (``node.js`` -> ``node js``), searched as exact phrases in the
     word index. ``compounds``: compounds for the side index. ``cjk``: CJK runs.
-    ``symbols``: runs of symbols (:func:`symbol_runs`)."""
+    ``symbols``: runs of symbols (:func:`symbol_runs`). ``starred``: the words typed with
+    a trailing ``*`` (``deploy*``), searched as prefixes in every mode
+    (:func:`prefix_words`)."""
 
-    __slots__ = ("words", "phrases", "compounds", "cjk", "symbols")
+    __slots__ = ("words", "phrases", "compounds", "cjk", "symbols", "starred")
 
-    def __init__(self, words=(), phrases=(), compounds=(), cjk=(), symbols=()):
+    def __init__(self, words=(), phrases=(), compounds=(), cjk=(), symbols=(), starred=()):
         self.words, self.phrases, self.compounds, self.cjk = tuple(words), tuple(phrases), tuple(compounds), tuple(cjk)
-        self.symbols = tuple(symbols)
+        self.symbols, self.starred = tuple(symbols), tuple(starred)
 
     def __bool__(self) -> bool:
         return bool(self.words or self.phrases or self.compounds or self.cjk or self.symbols)
@@ -297,28 +299,45 @@ class QueryTerms:
         return isinstance(other, QueryTerms) and self._key() == other._key()
 
     def _key(self):
-        return (self.words, self.phrases, self.compounds, self.cjk, self.symbols)
+        return (self.words, self.phrases, self.compounds, self.cjk, self.symbols, self.starred)
 
     def __repr__(self) -> str:
         return (f"QueryTerms(words={self.words}, phrases={self.phrases}, compounds={self.compounds}, cjk={self.cjk}, "
-                f"symbols={self.symbols})")
+                f"symbols={self.symbols}, starred={self.starred})")
+
+
+#: The shortest word a trailing ``*`` makes a prefix (``py*``): one letter (``c*``) would
+#: ask for every word that starts with it, and is searched as the word.
+MIN_STAR_PREFIX = 2
 
 
 def split_query(terms, stopwords=frozenset()) -> QueryTerms:
-    """Classify the parser's whitespace-split ``terms`` (see the module docstring).
+    """Classify the parser's whitespace-split ``terms`` (see the module docstring and
+    docs/search.md "Terms").
 
     A compound is searched whole; if it joins two or more words (``node.js``,
     ``@scope/pkg``, ``3.11``) those words are also searched as an exact phrase, so text
-    that writes them apart is found too. A compound with one word (``c++``, ``--force``,
-    ``-v``, ``c#``) is only searched as written. Words in ``stopwords`` are dropped
-    unless nothing else is left (question words carry no topic)."""
-    words, phrases, comps, cjk, syms = [], [], [], [], []
+    that writes them apart is found too. A compound around one word (symbols only at
+    its ends) is searched as written and, when the word has :data:`MIN_PREFIX` or more
+    characters, as that word too, so punctuation left on a word does not hide it
+    (``-deploy``, ``deploy-``, ``--force`` also finds "force push", below the text
+    that writes ``--force``); a shorter one (``c++``, ``c#``, ``-v``, ``50%``) only as
+    written: ``c++`` never asks for ``c``.
+
+    A trailing ``*`` means "starts with": it is not part of the term, and a word it
+    ends (``deploy*``, ``-deploy*``) is in ``starred``, a prefix in every mode
+    (:func:`prefix_words`). Words in ``stopwords`` are dropped unless nothing else is
+    left (question words carry no topic); a starred word is never dropped."""
+    words, phrases, comps, cjk, syms, starred = [], [], [], [], [], []
     for raw in terms:
         runs, text = _split_cjk(fold(raw))
         cjk.extend(runs)
         syms.extend(symbol_runs(text))
         for tok in _TOKEN.findall(text):
             tok = _clean(tok)
+            star = tok.endswith("*")
+            if star:
+                tok = _clean(tok.rstrip("*"))
             parts = _WORD.findall(tok)
             if not parts:
                 continue
@@ -326,23 +345,32 @@ def split_query(terms, stopwords=frozenset()) -> QueryTerms:
                 comps.append(tok)
                 if len(parts) >= 2:
                     phrases.append(" ".join(parts))
+                elif len(parts[0]) >= MIN_PREFIX:
+                    words.append(parts[0])
+                    if star:
+                        starred.append(parts[0])
             else:
                 words.extend(parts)
-    content = [w for w in words if w not in stopwords]
+                if star and len(parts) == 1:
+                    starred.append(parts[0])
+    content = [w for w in words if w not in stopwords or w in starred]
     if content or phrases or comps or cjk or syms:
         words = content
-    return QueryTerms(_unique(words), _unique(phrases), _unique(comps), _unique(cjk), _unique(syms))
+    return QueryTerms(_unique(words), _unique(phrases), _unique(comps), _unique(cjk), _unique(syms), _unique(starred))
 
 
 def prefix_words(qt: QueryTerms, mode: str, stopwords=frozenset()) -> list[str]:
     """The words of ``qt`` searched as prefixes (docs/search.md "Prefixes"), in order:
-    outside ``keyword`` mode, every word of :data:`MIN_PREFIX` or more characters, unless
-    the words are ``stopwords`` alone (:func:`split_query` keeps them when nothing else is
-    left; they are then searched as typed: ``for`` is not also ``force``). The one rule
-    for both engines' query expressions."""
+    every starred word (``deploy*``) of :data:`MIN_STAR_PREFIX` or more characters, in
+    any mode (the user asked for it); and outside ``keyword`` mode every word of
+    :data:`MIN_PREFIX` or more characters, unless the words are ``stopwords`` alone
+    (:func:`split_query` keeps them when nothing else is left; they are then searched
+    as typed: ``for`` is not also ``force``). The one rule for both engines' query
+    expressions."""
+    star = set(w for w in qt.starred if len(w) >= MIN_STAR_PREFIX)
     if mode == "keyword" or all(w in stopwords for w in qt.words):
-        return []
-    return [w for w in qt.words if len(w) >= MIN_PREFIX]
+        return [w for w in qt.words if w in star]
+    return [w for w in qt.words if len(w) >= MIN_PREFIX or w in star]
 
 
 def _unique(xs):

@@ -1,0 +1,128 @@
+"""Terms as people type them (issue 14, "Terms as people type them"; docs/search.md
+"Terms"): a trailing ``*`` means "starts with", punctuation left at a word's ends does
+not hide the word, and a query with nothing to search says so. On both engines (real
+SQLite files, the shared PostgreSQL cluster), the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+from conftest import BOTH_ENGINES, LEDGER_BIN
+
+from ledger import terms as T
+from ledger.service import Ledger
+
+ENGINES = BOTH_ENGINES
+
+DEPLOYS = ["Deployments run from the main branch", "We deploy with Jenkins every Friday"]
+OTHERS = ["Never use git push --force on main", "force push only on your own branch", "The renderer is C++",
+          "cache keys expire hourly", "cookie banner copy", "Objective-C is only in the old app",
+          "Pass -v to see every request", "a v shaped graph"]
+
+
+@pytest.fixture()
+def led(store_target):
+    with Ledger.open(store_target) as led:
+        for t in DEPLOYS + OTHERS:
+            led.remember(t, cluster="code", agent="a")
+        yield led
+
+
+def _texts(res):
+    return sorted(m.text for m in res.hits)
+
+
+# The user's examples first (deploy*, deploy-), then our own of the same kind.
+@pytest.mark.parametrize("query", ["deploy*", "deploy-", "-deploy", "deploy.", "(deploy)", '"deploy",', "deploy:",
+                                   "depl*", "DEPLOY*", "deploy**", "deploy*.", "(deploy*)", "-deploy-", "deploy/",
+                                   "de*"])
+def test_a_word_with_dangling_punctuation_or_a_star_finds_the_word(led, query):
+    for mode in ("hybrid", "fuzzy"):
+        res = led.search(query, mode=mode)
+        assert _texts(res) == sorted(DEPLOYS), (query, mode)
+        assert res.warnings() == []
+    assert _texts(led.recall(query, agent="a")) == sorted(DEPLOYS)
+
+
+@pytest.mark.parametrize("query", ["deploy*", "depl*", "-deploy*", "de*"])
+def test_a_star_is_a_prefix_in_keyword_mode_too(led, query):
+    # The user asked for "starts with": keyword mode (exact words) honours it.
+    assert _texts(led.search(query, mode="keyword")) == sorted(DEPLOYS), query
+    # Without the star keyword mode stays exact: "depl" and "de" are no words of the store.
+    word = query.rstrip("*").lstrip("-")
+    if word != "deploy":  # (whether deploy is deployments' stem is the engine's stemmer's business)
+        assert led.search(word, mode="keyword").total == 0
+
+
+def test_symbols_that_make_a_term_are_still_searched_as_written(led):
+    # c++ is not the word c (Objective-C), -v is not the word v.
+    assert _texts(led.search("C++")) == ["The renderer is C++"]
+    assert _texts(led.search("-v")) == ["Pass -v to see every request"]
+    # --force is searched as written and as the word: the text that writes it ranks first.
+    order = [m.text for m in led.search("--force").hits]
+    assert order == ["Never use git push --force on main", "force push only on your own branch"]
+    assert [m.text for m in led.search("--force", mode="keyword").hits][0] == "Never use git push --force on main"
+
+
+def test_a_star_on_a_short_word_or_a_compound(led):
+    # One letter is searched as the word (every word starting with c is no question).
+    # (the word c is in "C++" and "Objective-C"), never cache and cookie.
+    assert _texts(led.search("c*")) == _texts(led.search("c")) == ["Objective-C is only in the old app",
+                                                                    "The renderer is C++"]
+    # A star after a compound is dropped: node.js* is node.js.
+    led.remember("The web app runs on node.js 20", cluster="code", agent="a")
+    assert _texts(led.search("node.js*")) == ["The web app runs on node.js 20"]
+    assert _texts(led.search("c++*")) == ["The renderer is C++"]
+
+
+def test_a_starred_stopword_is_searched():
+    qt = T.split_query(["what", "for*", "deploy"], frozenset({"what", "for"}))
+    assert qt.words == ("for", "deploy") and qt.starred == ("for",)
+    assert T.prefix_words(qt, "keyword", frozenset({"what", "for"})) == ["for"]
+    assert T.prefix_words(qt, "hybrid", frozenset({"what", "for"})) == ["for", "deploy"]
+
+
+def test_split_query_of_typed_punctuation():
+    sq = T.split_query
+    assert sq(["deploy*"]) == T.QueryTerms(words=["deploy"], starred=["deploy"])
+    assert sq(["deploy-"]) == T.QueryTerms(words=["deploy"], compounds=["deploy-"])
+    assert sq(["-deploy"]) == T.QueryTerms(words=["deploy"], compounds=["-deploy"])
+    assert sq(["--force"]) == T.QueryTerms(words=["force"], compounds=["--force"])
+    assert sq(["c++", "-v", "c#", "50%"]) == T.QueryTerms(compounds=["c++", "-v", "c#", "50%"])
+    assert sq(["*.py"]) == T.QueryTerms(compounds=["*.py"])  # a glob: as written, no word of 3
+    assert sq(["node.js*"]) == T.QueryTerms(phrases=["node js"], compounds=["node.js"])
+    assert not sq(["*"]) and not sq(["---", "()", "**"])
+
+
+@pytest.mark.parametrize("query", ["*", "---", "() **", "* cluster:code"])
+def test_a_query_with_nothing_to_search_says_so(led, query):
+    for res in (led.search(query), led.recall(query, agent="a")):
+        assert res.total == 0
+        (w,) = res.warnings()
+        assert w["kind"] == "nothing-to-search" and "matches nothing" in w["warning"]
+        assert res.to_dict()["warnings"] == [w]
+    assert led.query_warnings(query) == [w]
+    # A stopword alone is something to search: no warning.
+    assert led.search("the").warnings() == []
+
+
+def _cli(verb, *args, db) -> tuple[int, str, str]:
+    """``ledger <verb> --db <db> <args>`` (options first: args may hold ``--``)."""
+    p = subprocess.run([LEDGER_BIN, verb, "--db", str(db), *args], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "NO_COLOR": "1"})
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_cli_recall_of_typed_terms(led, store_target):
+    for q in ("deploy*", "deploy-"):
+        rc, out, err = _cli("recall", "--agent", "a", "--", q, db=store_target)
+        assert rc == 0 and "Deployments run" in out and "We deploy with Jenkins" in out, (q, out, err)
+    rc, out, err = _cli("recall", "--agent", "a", "--mode", "keyword", "deploy*", db=store_target)
+    assert rc == 0 and "Deployments run" in out, err
+    rc, out, err = _cli("recall", "--agent", "a", "--", "*", db=store_target)
+    assert rc == 0 and "⚠ * has no letter, digit or symbol to search for" in err, err
+    rc, out, err = _cli("search", "--json", "--", "---", db=store_target)
+    assert rc == 0 and [w["kind"] for w in json.loads(out)["warnings"]] == ["nothing-to-search"], out
