@@ -17,15 +17,16 @@ import pytest
 from conftest import is_pg, pg_driver_modules, store_sql
 
 # Every module an agent verb may import beyond the interpreter's own start-up (`python -c
-# pass`). The standard library part is what sqlite3 (it imports datetime), the tokeniser
-# (unicodedata) and contextlib bring with them. Not argparse (with gettext and locale),
-# threading or dataclasses (inspect, ast, dis, tokenize: about 0.9x `python -c pass`):
+# pass`). The standard library part is what the C module _sqlite3, the tokeniser
+# (unicodedata) and contextlib bring with them; not the sqlite3 package, whose dbapi2
+# imports datetime for adapters ledger never uses (ledger.store._sqlite). Not argparse
+# (with gettext and locale), threading or dataclasses (inspect, ast, dis, tokenize: about 0.9x `python -c pass`):
 # docs/benchmarks.md "Start-up". Not re either (with enum, copyreg and its parser: about
 # 4 ms): ledger's patterns are built from stored matcher code (ledger.regex), and the
 # `_sre` engine is all they need.
 STDLIB_BUDGET = frozenset("""
-    __future__ _collections _datetime _functools _operator _sqlite3 _sre collections collections.abc
-    contextlib datetime functools itertools keyword math operator reprlib sqlite3 sqlite3.dbapi2 types unicodedata
+    __future__ _collections _functools _operator _sqlite3 _sre collections collections.abc
+    contextlib functools itertools keyword math operator reprlib types unicodedata
 """.split())
 # What --json adds: json, which imports re (and so enum and re's parser) itself.
 JSON_EXTRA = frozenset("""
@@ -34,7 +35,7 @@ JSON_EXTRA = frozenset("""
 LEDGER_BUDGET = frozenset("""
     ledger ledger.cli ledger.cli.fast ledger.cli.hints ledger.cli.render ledger.cli.verbs ledger.clock ledger.errors
     ledger.filekeys ledger.frozen ledger.ids ledger.models ledger.paths ledger.query ledger.query.parser ledger.regex
-    ledger._regex_code ledger.service ledger.store
+    ledger._regex_code ledger.service ledger.store ledger.store._sqlite
     ledger.store.connection ledger.store.migrations ledger.store.ops ledger.store.rows
     ledger.store.search ledger.store.sources ledger.store.sqlbits ledger.store.stats ledger.store.store
     ledger.store.textindex ledger.store.watch ledger.strength ledger.termfmt ledger.terms ledger.text ledger.vocab

@@ -6,7 +6,7 @@ and writes rows.
 
 from __future__ import annotations
 
-import sqlite3
+from ._sqlite import sqlite3
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path

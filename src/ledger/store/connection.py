@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import sys
 import time
 
 from ..errors import StoreUnavailable, store_unavailable
+from ._sqlite import sqlite3
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - keeps typing off the hook path

@@ -5,10 +5,10 @@ speaks SQL."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 
 from ..errors import StoreUnavailable
+from ._sqlite import sqlite3
 from .connection import atomic, connect, is_postgres, is_url
 from .migrations import MIGRATIONS
 

@@ -11,10 +11,10 @@ chosen with :func:`.connection.is_postgres`.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
 from ..errors import NewerStore, StoreUnavailable
+from ._sqlite import sqlite3
 from .connection import atomic, is_postgres
 
 TYPE_CHECKING = False

@@ -16,8 +16,8 @@ job (:mod:`ledger.session.record`).
 from __future__ import annotations
 
 import json
-import sqlite3
 
+from ._sqlite import sqlite3
 from .connection import atomic
 
 TYPE_CHECKING = False

@@ -12,7 +12,8 @@ hydration, from the same constants.
 from __future__ import annotations
 
 import os
-import sqlite3
+
+from ._sqlite import sqlite3
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` and `pathlib` stay off the CLI start-up path

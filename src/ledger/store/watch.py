@@ -9,10 +9,10 @@ or plain dicts.
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from ..text import plural
 from . import ops
+from ._sqlite import sqlite3
 from .connection import (  # noqa: F401 - set_lock_wait for the engine
     atomic,
     connect,
