@@ -27,10 +27,10 @@ Tables (migration ``m007_terms``):
 from __future__ import annotations
 
 import math
-import sqlite3
 
 from .. import terms as T
 from ..text import QUERY_STOPWORDS
+from ._sqlite import sqlite3
 
 
 def _pg(conn) -> bool:
@@ -287,6 +287,18 @@ def expressions(conn: sqlite3.Connection | None, raw_terms, mode: str) -> tuple[
     return tuple(sep.join(x) or None for x in expression_parts(conn, raw_terms, mode))  # type: ignore[return-value]
 
 
+def relevance_sql(p: str) -> str:
+    """SQL for the relevance r = p / (p + 1) (0-1) of ``p``, an SQL expression for a
+    row's score before clamping (``-bm25(...)``, or a column already summed); p is
+    clamped at 0 first. Written ``1 - 1 / (1 + p)``, the same value, so that ``p``
+    appears once: SQLite flattens ``SELECT p / (p + 1) FROM (SELECT bm25(...) AS p ...)``
+    into an expression calling ``bm25()`` twice per row, and that second call was about
+    a sixth of a search at 100k memories (docs/benchmarks.md "BM25 once per row"). Each
+    step (``1 + p``, ``1 / x``, ``1 - y``) is a correctly rounded monotone operation, so r
+    never decreases as p grows, which the top-k bound relies on (``fill_lower_bounds``)."""
+    return f"(1.0 - 1.0 / (1.0 + max(0.0, {p})))"
+
+
 def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str, parts=None) -> bool:
     """Fill ``temp.ledger_rel(seq, r)`` with the relevance (0-1) of every match; False
     if nothing matches (:func:`expressions` gives the three expressions).
@@ -312,21 +324,18 @@ def fill_relevance(conn: sqlite3.Connection, raw_terms, mode: str, parts=None) -
                     ON CONFLICT (seq) DO UPDATE SET p = p + excluded.p""",
                 (expr,),
             )
-        conn.execute("INSERT INTO temp.ledger_rel (seq, r) SELECT seq, p / (p + 1.0) FROM temp.ledger_p")
+        conn.execute(f"INSERT INTO temp.ledger_rel (seq, r) SELECT seq, {relevance_sql('p')} FROM temp.ledger_p")
     elif exact or side:
         table, bm = ("memories_fts", words) if exact else ("memories_side", "bm25(memories_side)")
-        conn.execute(
-            f"""INSERT INTO temp.ledger_rel (seq, r) SELECT rowid, p / (p + 1.0) FROM (
-                  SELECT rowid, max(0.0, -{bm}) AS p FROM {table} WHERE {table} MATCH ?)""",
-            (exact or side,),
-        )
+        conn.execute(f"INSERT INTO temp.ledger_rel (seq, r) SELECT rowid, {relevance_sql(f'-{bm}')} FROM {table} WHERE {table} MATCH ?",
+                     (exact or side,))
     if fuzzy:
         # Rows matched as typed keep their relevance: they are left out before bm25 is
         # computed (a row's bm25 does not depend on which other rows are scored).
         conn.execute(
-            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT rowid, {FUZZY_WEIGHT!r} * p / (p + 1.0) FROM (
-                  SELECT rowid, max(0.0, -{words}) AS p FROM memories_fts WHERE memories_fts MATCH ?
-                  AND NOT EXISTS (SELECT 1 FROM temp.ledger_rel rel WHERE rel.seq = memories_fts.rowid))""",
+            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT rowid, {FUZZY_WEIGHT!r} * {relevance_sql(f'-{words}')}
+                FROM memories_fts WHERE memories_fts MATCH ?
+                AND NOT EXISTS (SELECT 1 FROM temp.ledger_rel rel WHERE rel.seq = memories_fts.rowid)""",
             (fuzzy,),
         )
     return conn.execute("SELECT 1 FROM temp.ledger_rel LIMIT 1").fetchone() is not None
@@ -373,8 +382,8 @@ def fill_lower_bounds(conn: sqlite3.Connection, phrases) -> None:
     query: the probe of the top-k bound (``SearchMixin._bounded_fill``)."""
     _clear_rel(conn)
     conn.execute(
-        f"""INSERT INTO temp.ledger_rel (seq, r) SELECT rowid, p / (p + 1.0) FROM (
-              SELECT rowid, max(0.0, -bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})) AS p FROM memories_fts WHERE memories_fts MATCH ?)""",
+        f"""INSERT INTO temp.ledger_rel (seq, r) SELECT rowid, {relevance_sql(f'-bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})')}
+            FROM memories_fts WHERE memories_fts MATCH ?""",
         (" OR ".join(phrases),),
     )
 
@@ -391,16 +400,15 @@ def fill_essential(conn: sqlite3.Connection, exact, essential, fuzzy) -> None:
     # `+rowid`: the IN list must filter the scan of the match, not drive one MATCH per
     # listed row (that plan took seconds).
     conn.execute(
-        f"""INSERT INTO temp.ledger_rel (seq, r) SELECT rowid, p / (p + 1.0) FROM (
-              SELECT rowid, max(0.0, -bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})) AS p FROM memories_fts
-              WHERE memories_fts MATCH ? AND +rowid IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?))""",
+        f"""INSERT INTO temp.ledger_rel (seq, r) SELECT rowid, {relevance_sql(f'-bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})')}
+            FROM memories_fts WHERE memories_fts MATCH ? AND +rowid IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)""",
         (ex, " OR ".join(essential)),
     )
     if fuzzy:
         conn.execute(
-            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT rowid, {FUZZY_WEIGHT!r} * p / (p + 1.0) FROM (
-                  SELECT rowid, max(0.0, -bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})) AS p FROM memories_fts
-                  WHERE memories_fts MATCH ? AND +rowid NOT IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?))""",
+            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r)
+                SELECT rowid, {FUZZY_WEIGHT!r} * {relevance_sql(f'-bm25(memories_fts, 1.0, {CONTEXT_WEIGHT})')} FROM memories_fts
+                WHERE memories_fts MATCH ? AND +rowid NOT IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)""",
             (" OR ".join(fuzzy), ex),
         )
 
@@ -442,12 +450,12 @@ def relevance_asof(conn: sqlite3.Connection, parts, asof: int) -> bool:
                     ON CONFLICT (hid) DO UPDATE SET p = p + excluded.p""",
                 (f"{{{col}}} : ({expr})",),
             )
-    conn.execute(f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT t.seq, hp.p / (hp.p + 1.0)
+    conn.execute(f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT t.seq, {relevance_sql('hp.p')}
                      FROM temp.ledger_hp hp JOIN ({_THEN}) t ON t.hid = hp.hid""", {"asof": asof})
     if fuzzy:
         conn.execute(
-            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT t.seq, {FUZZY_WEIGHT!r} * f.p / (f.p + 1.0)
-                FROM (SELECT rowid AS hid, max(0.0, -bm25(memory_text_fts, 1.0, 0.0)) AS p FROM memory_text_fts
+            f"""INSERT OR IGNORE INTO temp.ledger_rel (seq, r) SELECT t.seq, {FUZZY_WEIGHT!r} * {relevance_sql('f.p')}
+                FROM (SELECT rowid AS hid, -bm25(memory_text_fts, 1.0, 0.0) AS p FROM memory_text_fts
                       WHERE memory_text_fts MATCH :expr) f
                 JOIN ({_THEN}) t ON t.hid = f.hid WHERE f.hid NOT IN (SELECT hid FROM temp.ledger_hp)""",
             {"expr": f"{{text}} : ({fuzzy})", "asof": asof},
