@@ -13,7 +13,7 @@ store of each size (the cached store is never written: opening a copy applies th
 version's migrations to the copy only). The same queries go to both, alternating which
 runs first, so both see the same machine noise. Per query: wall and CPU time of
 ``Ledger.search(q, limit=10)`` in the worker, the ranking path (``Store.search_path``),
-and whether page (ids and scores) and ``total`` are identical.
+and whether page (ids, and scores within 1e-12) and ``total`` are identical.
 
 Queries: the generated queries of ``bench/scale.py`` (same seeds as ``measure_recall``:
 2-4 words of a memory, questions, free words) and the common-term queries of
@@ -55,6 +55,14 @@ def worker(src: str, db: str) -> None:
         wall, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
         print(json.dumps({"wall": wall, "cpu": cpu, "total": res.total, "path": led.store.search_path,
                           "page": [(m.id, m.score) for m in res.hits]}), flush=True)
+
+
+def _same(a: dict, b: dict) -> bool:
+    """Whether two answers are the same: equal totals, the same ids in the same order,
+    scores within 1e-12 (two ways of writing one formula in SQL may differ in the last
+    bit of a float; a real change moves a score by far more)."""
+    return a["total"] == b["total"] and [i for i, _ in a["page"]] == [i for i, _ in b["page"]] and all(
+        abs(x - y) <= 1e-12 for (_, x), (_, y) in zip(a["page"], b["page"]))
 
 
 def queries(db: Path, count: int, common: int) -> tuple[list[str], list[str]]:
@@ -148,7 +156,7 @@ def main() -> int:
                     for side in sides:
                         res[side].append(got[side])
                     a, b = got["before"], got["after"]
-                    same += (a["total"], a["page"]) == (b["total"], b["page"])
+                    same += _same(a, b)
                 e = {"queries": len(qs), "identical": f"{same}/{len(qs)}",
                      "matches": dist([r["total"] for r in res["after"]])}
                 for side in sides:
