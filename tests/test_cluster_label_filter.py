@@ -80,3 +80,32 @@ def test_mcp_recall_and_search_take_a_label(store):
     recalled, searched = run(go)
     assert recalled["total"] == searched["total"] == 1
     assert [w["kind"] for w in recalled["warnings"]] == ["cluster-label"] == [w["kind"] for w in searched["warnings"]]
+
+
+# A misspelt cluster (fresh-user defect: cluster:procedurs got no "did you mean"), then our own.
+@pytest.mark.parametrize("query,suggest,named", [
+    ("cluster:procedurs deploy", {"procedurs": "proc"}, 'Did you mean cluster:proc ("procedures")?'),
+    ("cluster:prco deploy", {"prco": "proc"}, 'Did you mean cluster:proc ("procedures")?'),  # a swap in the id
+    ("deploy cluster:finaces", {"finaces": "finances"}, 'Did you mean cluster:finances ("spending")?'),
+    ("deploy cluster:hom-devices", {"hom-devices": "home"}, 'Did you mean cluster:home ("home & devices")?'),
+    ("deploy cluster:zzzz", {}, None),  # nothing near: no suggestion
+])
+def test_a_misspelt_cluster_gets_the_nearest_one(store, query, suggest, named):
+    with Ledger.open(store) as led:
+        res = led.search(query)
+        (w,) = res.warnings()
+        assert w["kind"] == "unknown-cluster" and w["suggest"] == suggest and res.total == 0
+        assert (named in w["warning"]) if named else ("Did you mean" not in w["warning"])
+        assert w["warning"].endswith("Known clusters: " + ", ".join(w["known"]) + ".")
+        assert led.query_warnings(query) == [w] == led.recall(query, agent="a").warnings()
+    rc, out, errout = cli("recall", *query.split(), db=store)
+    assert rc == 0 and (named in errout if named else "Did you mean" not in errout), errout
+    rc, out, errout = cli("search", *query.split(), "--json", db=store)
+    assert json.loads(out)["warnings"][0]["suggest"] == suggest
+
+
+def test_several_misspelt_clusters_each_get_theirs(store):
+    with Ledger.open(store) as led:
+        (w,) = led.search("deploy cluster:procedurs cluster:mony").warnings()
+    assert w["suggest"] == {"procedurs": "proc", "mony": "money"}
+    assert 'Did you mean cluster:proc ("procedures") for procedurs or cluster:money ("finances") for mony?' in w["warning"]

@@ -192,7 +192,8 @@ class SearchResult(Frozen):
     there is no ``capped`` flag to report (it is always ``False`` in JSON for
     compatibility with the seed's shape)."""
 
-    __slots__ = ("hits", "total", "took_ms", "query", "not_counted", "unknown_clusters", "known_clusters", "notes")
+    __slots__ = ("hits", "total", "took_ms", "query", "not_counted", "unknown_clusters", "known_clusters", "notes",
+                 "cluster_suggestions")
 
     def __init__(
         self,
@@ -210,6 +211,9 @@ class SearchResult(Frozen):
         #: Warnings about the query's own filters (:func:`ledger.query.filter_warnings`:
         #: a ``kind:``/``type:`` value outside its closed set, a filter given twice).
         notes: tuple[dict, ...] = (),
+        #: ``(value, id, label)`` for each unknown ``cluster:`` value that is a near miss of
+        #: a cluster's id or label (``cluster:procedurs`` for ``proc``, "procedures").
+        cluster_suggestions: tuple[tuple[str, str, str], ...] = (),
     ) -> None:
         s = object.__setattr__
         s(self, "hits", hits)
@@ -220,21 +224,30 @@ class SearchResult(Frozen):
         s(self, "unknown_clusters", unknown_clusters)
         s(self, "known_clusters", known_clusters)
         s(self, "notes", notes)
+        s(self, "cluster_suggestions", cluster_suggestions)
 
     def warnings(self) -> list[dict]:
         """What the caller should hear about although the search ran: each a dict with
         ``kind`` and ``warning`` (the message) plus its own fields.
-        ``{"kind": "unknown-cluster", "warning", "known": [ids]}`` when the query names
-        clusters the store does not have, then :attr:`notes` (``unknown-value``,
-        ``repeated-filter``); ``[]`` when all is well. The message names no surface (the
-        CLI adds its command, the web its wording)."""
+        ``{"kind": "unknown-cluster", "warning", "known": [ids], "suggest": {value: id}}``
+        when the query names clusters the store does not have (``suggest``: the near
+        misses, :attr:`cluster_suggestions`, also named in the message: "Did you mean
+        cluster:proc ("procedures")?"), then :attr:`notes` (``unknown-value``,
+        ``repeated-filter``...); ``[]`` when all is well. The message names no surface
+        (the CLI adds its command, the web its wording)."""
         if not self.unknown_clusters:
             return [dict(n) for n in self.notes]
         names = ", ".join(f'"{c}"' for c in self.unknown_clusters)
         s = "s" if len(self.unknown_clusters) > 1 else ""
-        msg = (f"No cluster{s} {names} in this store, so {'they match' if s else 'it matches'} nothing. "
+        hint = ""
+        if self.cluster_suggestions:
+            hint = "Did you mean " + " or ".join(
+                f"cluster:{i}" + (f' ("{label}")' if label.strip().lower() != i else "") + (f" for {v}" if s else "")
+                for v, i, label in self.cluster_suggestions) + "? "
+        msg = (f"No cluster{s} {names} in this store, so {'they match' if s else 'it matches'} nothing. {hint}"
                f"Known clusters: {', '.join(self.known_clusters) or '(none)'}.")
-        return [{"kind": "unknown-cluster", "warning": msg, "known": list(self.known_clusters)},
+        return [{"kind": "unknown-cluster", "warning": msg, "known": list(self.known_clusters),
+                 "suggest": {v: i for v, i, _ in self.cluster_suggestions}},
                 *(dict(n) for n in self.notes)]
 
     def to_dict(self) -> dict:

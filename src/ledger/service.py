@@ -342,7 +342,8 @@ class Ledger:
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
                             unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now) + _text_notes(q))
+                            notes=labelled + _filter_notes(query, now) + _text_notes(q),
+                            cluster_suggestions=self._near_clusters(unknown))
 
     def _resolve_clusters(self, q):
         """``(q, unknown, known, notes)`` for a parsed query ``q``: a ``cluster:`` value
@@ -384,7 +385,33 @@ class Ledger:
         now = self.clock()
         q, unknown, known, labelled = self._resolve_clusters(parse(query or "", now))
         return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now) + _text_notes(q)).warnings()
+                            notes=labelled + _filter_notes(query, now) + _text_notes(q),
+                            cluster_suggestions=self._near_clusters(unknown)).warnings()
+
+    def _near_clusters(self, unknown) -> tuple[tuple[str, str, str], ...]:
+        """``(value, id, label)`` for each ``cluster:`` value in ``unknown`` (naming no
+        cluster) that is a near miss of a cluster's id, label (case-insensitive) or the
+        label's slug: the cluster whose spelling :func:`difflib.get_close_matches` rates
+        highest, at 0.75 or more (one dropped, added or swapped letter in a word of 4+,
+        the cutoff :func:`ledger.query.parser.near_key` uses for filter keys):
+        ``procedurs`` is ``proc`` ("procedures"), ``prco`` is ``proc``. Only read when a
+        value named no cluster (difflib imports ``re``: off the agent verbs' usual path)."""
+        if not unknown:
+            return ()
+        import difflib
+
+        spellings: dict[str, str] = {}
+        labels = self.store.cluster_labels()
+        for i, label in labels.items():
+            for sp in (i, label.strip().lower(), slugify(label)):
+                spellings.setdefault(sp, i)
+        out = []
+        for v in unknown:
+            near = difflib.get_close_matches(v, list(spellings), n=1, cutoff=0.75)
+            if near:
+                i = spellings[near[0]]
+                out.append((v, i, labels[i]))
+        return tuple(out)
 
     def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = DEFAULT_MODE) -> SearchResult:
         """Counted search for agents: the returned page gets hits+1, last read = now and
