@@ -114,6 +114,8 @@ def test_agent_verbs_stay_inside_the_import_budget(db, verb, engine):
     else:
         assert "psycopg" not in mods
     assert sorted(mods - budget) == []
+    if verb[0] in ("remember", "show"):  # they parse no query: the parser is imported by searches only
+        assert not {"ledger.query", "ledger.query.parser"} & mods
     for name in never:
         assert not any(m == name or m.startswith(name + ".") for m in mods), name
 

@@ -25,7 +25,6 @@ from .frozen import Frozen
 from .ids import PREFIXES
 from .models import Candidate, Cluster, Conflict, Event, FileKey, Memory, SearchResult, Source
 from .paths import db_file
-from .query import filter_warnings, parse
 from .store import Store
 from .text import slugify, storable_problem
 from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names from the service
@@ -45,7 +44,7 @@ from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names 
 
 # Start-up budget (docs/benchmarks.md "Start-up"): the agent verbs import this module,
 # so what only some methods need (ingest, the proposer, the store's conflict queries
-# `cq`, statistics, pathlib, typing) is imported inside those methods.
+# `cq`, the query parser, statistics, pathlib, typing) is imported inside those methods.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -65,9 +64,19 @@ _NARROWING = ("kind", "pending_only", "pinned_only", "conflicted_only")
 MAX_PROPOSALS_PER_WRITE = 20  # best-scored candidates kept per write: a flood helps nobody judge
 
 
+def _parse(query: str | None, now_ms: int):
+    """:func:`ledger.query.parse` of ``query`` (None reads as "") at ``now_ms``: imported
+    on the first search, since remember and show parse no query. Raises InvalidQuery."""
+    from .query import parse
+
+    return parse(query or "", now_ms)
+
+
 def _filter_notes(query: str | None, now_ms: int) -> tuple[dict, ...]:
     """:func:`ledger.query.filter_warnings` of ``query`` at ``now_ms`` (epoch ms UTC,
     the instant the search parsed it at), as SearchResult keeps them."""
+    from .query import filter_warnings
+
     return tuple(filter_warnings(query or "", now_ms))
 
 
@@ -338,7 +347,7 @@ class Ledger:
             raise InvalidInput("limit and offset must be zero or more.", field="limit", value=min(limit, offset))
         t0 = time.perf_counter()
         now = self.clock() if now is None else now
-        q, unknown, known, labelled = self._resolve_clusters(parse(query or "", now))
+        q, unknown, known, labelled = self._resolve_clusters(_parse(query, now))
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
                             unknown_clusters=unknown, known_clusters=known,
@@ -383,7 +392,7 @@ class Ledger:
         (:meth:`ledger.models.SearchResult.warnings`), without running it: for ``export``
         and other readers that stream their results. Raises InvalidQuery as search does."""
         now = self.clock()
-        q, unknown, known, labelled = self._resolve_clusters(parse(query or "", now))
+        q, unknown, known, labelled = self._resolve_clusters(_parse(query, now))
         return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known,
                             notes=labelled + _filter_notes(query, now) + _text_notes(q),
                             cluster_suggestions=self._near_clusters(unknown)).warnings()
@@ -419,7 +428,7 @@ class Ledger:
         with :meth:`search`, which never counts. A query with ``asof:`` counts nothing
         (the result's ``not_counted`` is :data:`ASOF_NOT_COUNTED`): it reads the past, and
         its page may hold memories dropped since."""
-        q = parse(query or "", self.clock())
+        q = _parse(query, self.clock())
         if not q.terms and not q.has_filters:
             raise InvalidInput('What should I recall? Give words or a filter, e.g. ledger recall deploy steps  or  ledger recall cluster:proc')
         res = self._search(query, limit=limit, mode=mode)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from .. import strength as S
 from ..errors import InvalidInput
 from ..models import Memory
-from ..query import Query
 from ..vocab import RELEVANCE_WEIGHT, SORTS, STRENGTH_WEIGHT
 from . import textindex
 from .rows import MEMORY_COLS, MEMORY_FROM, batches, read_snapshot
@@ -15,6 +14,8 @@ from .sqlbits import LIVE, filter_sql, strength_filter_sql, strength_sql
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
     from typing import Sequence
+
+    from ..query import Query  # annotations only: remember and show never parse a query
 
 _MAX_STRENGTH = max(S.MAX_STRENGTH, S.PINNED_STRENGTH, S.CHUNK_MAX)  # for the page bound in search
 # The top-k bound is only tried when the most common exact phrase can add less than this

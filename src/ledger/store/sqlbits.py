@@ -13,7 +13,10 @@ import math
 
 from .. import strength as S
 from ..clock import DAY_MS
-from ..query import Query
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - annotations only: remember and show never parse a query
+    from ..query import Query
 
 LIVE = "m.deleted_at IS NULL"
 
