@@ -17,16 +17,17 @@ import pytest
 from conftest import is_pg, pg_driver_modules, store_sql
 
 # Every module an agent verb may import beyond the interpreter's own start-up (`python -c
-# pass`). The standard library part is what the C module _sqlite3, the tokeniser
-# (unicodedata) and contextlib bring with them; not the sqlite3 package, whose dbapi2
-# imports datetime for adapters ledger never uses (ledger.store._sqlite). Not argparse
+# pass`). The standard library part is what the C module _sqlite3 (functools) and the
+# tokeniser (unicodedata) bring with them; not the sqlite3 package, whose dbapi2 imports
+# datetime for adapters ledger never uses (ledger.store._sqlite), nor contextlib (the
+# store's transactions are small classes). Not argparse
 # (with gettext and locale), threading or dataclasses (inspect, ast, dis, tokenize: about 0.9x `python -c pass`):
 # docs/benchmarks.md "Start-up". Not re either (with enum, copyreg and its parser: about
 # 4 ms): ledger's patterns are built from stored matcher code (ledger.regex), and the
 # `_sre` engine is all they need.
 STDLIB_BUDGET = frozenset("""
     __future__ _collections _functools _operator _sqlite3 _sre collections collections.abc
-    contextlib functools itertools keyword math operator reprlib types unicodedata
+    functools itertools keyword math operator reprlib types unicodedata
 """.split())
 # What --json adds: json, which imports re (and so enum and re's parser) itself.
 JSON_EXTRA = frozenset("""

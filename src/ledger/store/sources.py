@@ -3,7 +3,6 @@ a source and its chunks, listing sources, trust, and dropping a source."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
@@ -18,6 +17,7 @@ from .rows import batches
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` stays off the CLI start-up path
+    import contextlib
     from typing import Sequence
 
 #: ``deleted_at`` of a chunk whose source is still being ingested: before every real
@@ -118,6 +118,8 @@ class SourcesMixin:
                 self._insert_chunks(sid, filename, cluster_id, agent, chunks, 0, n, now, neighbours, None, ids)
                 self.log(now, agent, "sources.ingest", None, f"{filename} · {plural(n, 'chunk')}")
             return sid, ids
+        import contextlib  # here: ingest only; the agent verbs import this module but not contextlib
+
         try:
             i = 0
             while i < n:
