@@ -10,6 +10,7 @@ import time
 from conftest import BOTH_ENGINES, iso
 
 from ledger.clock import FixedClock
+from ledger.query import parse_when
 from ledger.service import Ledger
 
 ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
@@ -65,3 +66,33 @@ def test_resolve_merge_with_a_fixed_clock(store_target, clock: FixedClock):
         led.resolve(res.conflict_id, "merge", by="human")
         assert texts(led, f"invoice terms asof:{iso(before)}") == ["The invoice terms are net 30", "The invoice terms are net 45"]
         assert texts(led, "invoice terms") == ["The invoice terms are net 45"]
+
+
+# ------------------------------------------------------------------ an asof: before the store
+def test_an_asof_before_the_first_memory_says_why(store_target, clock: FixedClock):
+    """Fresh-user defect: an ``asof:`` earlier than the store's first memory returned
+    nothing and said nothing. The result carries ``early-asof`` naming the first
+    memory's instant (a dropped memory counts: it existed); not at or after it."""
+    with Ledger.open(store_target, clock=clock) as led:
+        empty = led.search("deploy asof:2020-01-01")
+        assert empty.total == 0 and empty.warnings() == []  # an empty store: nothing to compare with
+        first = led.remember("Deploys go out on Fridays", cluster="proc", agent="a").memory.id
+        t0 = clock()
+        clock.advance(ms=86_400_000)
+        led.remember("Deploy freezes start in December", cluster="proc", agent="a")
+        led.forget([first], agent="a")
+        for q, typed in ((f"deploy asof:{iso(t0 - 1)}", iso(t0 - 1)), ("deploy asof:2020-01-01", "2020-01-01"),
+                         ("asof:2020-01-01", "2020-01-01"), ("deploy asof:1d asof:2w", "2w")):
+            for res in (led.search(q), led.recall(q, agent="a")):
+                assert res.total == 0
+                w = [x for x in res.warnings() if x["kind"] == "early-asof"]
+                assert len(w) == 1, (q, res.warnings())
+                (w,) = w
+                assert w["values"] == [typed] and w["key"] == "asof"
+                assert parse_when(w["first"], clock()) == t0  # the instant, as a query value
+                assert f"asof:{typed} is before this store's first memory ({w['first']})" in w["warning"]
+            assert led.query_warnings(q)[-1] == w
+        # At the first memory's instant, or later: it was there, no warning.
+        for q in (f"deploy asof:{iso(t0)}", "deploy asof:1h", "deploy"):
+            assert [x for x in led.search(q).warnings() if x["kind"] == "early-asof"] == [], q
+        assert led.search(f"deploy asof:{iso(t0)}").total == 1

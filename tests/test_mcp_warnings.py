@@ -44,8 +44,9 @@ QUERIES = {
     "cluster:nope deploy": ["unknown-cluster"],
     "kind:bogus deploy": ["unknown-value"],
     "deploy strength:>10 strength:>90": ["repeated-filter"],
+    # (asof:2h is also before this store's first memory, written a moment ago)
     "type:chat kind:nope cluster:prco cluster:proc deploy asof:1h asof:2h": ["unknown-cluster", "unknown-value",
-                                                                          "repeated-filter"],
+                                                                          "repeated-filter", "early-asof"],
     "deploy cluster:proc": [],
     # filters that can never match (fresh-user defect: accepted in silence, warnings [])
     "strength:<0": ["empty-range"],
@@ -218,9 +219,40 @@ def test_a_future_asof_is_read_as_now_and_every_surface_says_so(store):
     rc, out, errout = cli("recall", *q.split(), db=store)
     assert rc == 0 and "Staging deploys" in out
     assert "⚠ asof:2099-01-01 is in the future" in errout
-    # A past asof is not in the future: no such warning.
-    rc, out, _ = cli("search", "deploy", "asof:2020-01-01", "--json", db=store)
-    assert json.loads(out)["warnings"] == []
+    # A past asof (after the first memory) is not in the future: no such warning.
+    import time
+
+    from conftest import iso
+
+    rc, out, _ = cli("search", "deploy", f"asof:{iso(int(time.time() * 1000))}", "--json", db=store)
+    assert json.loads(out)["warnings"] == [] and json.loads(out)["total"] == 1
+
+
+def test_an_asof_before_the_first_memory_says_why_on_every_surface(store):
+    """``asof:2020-01-01`` on a store begun today matched nothing and said nothing; the
+    CLI (text and --json) and both MCP tools carry ``early-asof`` naming the first memory."""
+    from ledger.service import Ledger
+
+    with Ledger.open(store) as led:
+        led.remember("Staging deploys need the VPN up", cluster="proc", agent="a")
+    q = "deploy asof:2020-01-01"
+
+    async def go():
+        async with connect(store) as s:
+            return ok(await s.call_tool("recall", {"query": q})), ok(await s.call_tool("search", {"query": q}))
+
+    recalled, searched = run(go)
+    rc, out, errout = cli("search", *q.split(), "--json", db=store)
+    assert rc == 0, errout
+    body = json.loads(out)
+    (w,) = body["warnings"]
+    assert w["kind"] == "early-asof" and w["values"] == ["2020-01-01"] and w["first"] > "2020"
+    assert body["total"] == 0 == searched["total"] == recalled["total"]
+    assert searched["warnings"] == [w] == recalled["warnings"]
+    rc, out, errout = cli("recall", *q.split(), db=store)
+    assert rc == 0 and "⚠ asof:2020-01-01 is before this store's first memory" in errout, errout
+    rc, _, errout = cli("recall", *q.split(), "--json", db=store)
+    assert [x["kind"] for x in stderr_warnings(errout)] == ["early-asof"]
 
 
 @pytest.mark.parametrize("query,words", [

@@ -351,7 +351,7 @@ class Ledger:
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
                             unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now) + _text_notes(q),
+                            notes=labelled + _filter_notes(query, now) + self._asof_notes(q, query) + _text_notes(q),
                             cluster_suggestions=self._near_clusters(unknown))
 
     def _resolve_clusters(self, q):
@@ -394,8 +394,29 @@ class Ledger:
         now = self.clock()
         q, unknown, known, labelled = self._resolve_clusters(_parse(query, now))
         return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now) + _text_notes(q),
+                            notes=labelled + _filter_notes(query, now) + self._asof_notes(q, query) + _text_notes(q),
                             cluster_suggestions=self._near_clusters(unknown)).warnings()
+
+    def _asof_notes(self, q, query: str | None) -> tuple[dict, ...]:
+        """``({"kind": "early-asof", "key": "asof", "values": [as typed], "first": ISO
+        instant, "warning"},)`` when the parsed query ``q`` has an ``asof:`` earlier than
+        the store's first memory (:meth:`Store.first_created_ms`): the store held nothing
+        then, so the search matches nothing, and an empty answer would read as "nothing
+        is known". ``()`` otherwise (no ``asof:``, an empty store, or a later one). One
+        index read, only for a query with ``asof:``."""
+        if q.asof_ms is None:
+            return ()
+        first = self.store.first_created_ms()
+        if first is None or q.asof_ms >= first:
+            return ()
+        from .query.parser import format_instant
+
+        # As typed: the last asof: of the text wins, as in the parser.
+        typed = [t.split(":", 1)[1] for t in (query or "").split() if t[:5].lower() == "asof:"][-1]
+        when = format_instant(first)
+        return ({"kind": "early-asof", "key": "asof", "values": [typed], "first": when,
+                 "warning": f"asof:{typed} is before this store's first memory ({when}), so it matches nothing: the "
+                            f"store held nothing then. Give asof:{when} or later."},)
 
     def _near_clusters(self, unknown) -> tuple[tuple[str, str, str], ...]:
         """``(value, id, label)`` for each ``cluster:`` value in ``unknown`` (naming no

@@ -449,6 +449,13 @@ def _never_warnings(last: dict[str, str], now_ms: int | None) -> list[dict]:
     return out
 
 
+def format_instant(ms: int) -> str:
+    """Epoch ms UTC as a query value ``asof:``/``after:``/``before:`` takes back:
+    ``2026-01-01`` at UTC midnight, else ``2026-01-01T10:00:00Z`` (``.mmm`` when there are
+    milliseconds); :func:`parse_when` reads it as ``ms`` exactly."""
+    return _format_ms(ms)
+
+
 def _format_ms(ms: int) -> str:
     """Epoch ms UTC -> ``2026-01-01`` at UTC midnight, else ``2026-01-01T10:00:00Z``
     (with ``.mmm`` when there are milliseconds)."""

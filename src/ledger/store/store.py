@@ -186,6 +186,13 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
         """Every cluster id, sorted (one index read, no counts)."""
         return [r[0] for r in self._conn.execute("SELECT id FROM clusters ORDER BY id")]
 
+    def first_created_ms(self) -> int | None:
+        """When the store's first memory was written (epoch ms UTC; dropped memories
+        count, they existed), or None for a store with no memory. One read of the
+        ``memories_created`` index."""
+        row = self._conn.execute("SELECT min(created_at) FROM memories").fetchone()
+        return row[0] if row else None
+
     def cluster_labels(self) -> dict[str, str]:
         """``{id: label}`` of every cluster, by id (one read, no counts)."""
         return {r[0]: r[1] for r in self._conn.execute("SELECT id, label FROM clusters ORDER BY id")}
