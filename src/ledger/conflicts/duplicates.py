@@ -43,6 +43,7 @@ _QUOTED = _compile(r"\"([^\"]+)\"|'([^']+)'|`([^`]+)`")
 _SENTENCE_END = (".", "!", "?", ":")
 
 
+@lru_cache(maxsize=4096)  # pure; remember compares one text with up to 200 peers
 def normal(text: str) -> str:
     """``text`` compared for exact duplicates: case and whitespace folded, final
     punctuation dropped."""
@@ -108,10 +109,16 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(_stem(t) for t in content_tokens(text))
 
 
+@lru_cache(maxsize=8192)
+def _token_set(text: str) -> frozenset[str]:
+    return frozenset(content_tokens(text))
+
+
 def _raw_overlap(a: str, b: str) -> float:
-    """Jaccard of the unstemmed content tokens (cached by the signals module): a cheap
-    first cut, since stemming only merges a few inflections."""
-    x, y = set(content_tokens(a)), set(content_tokens(b))
+    """Jaccard of the unstemmed content tokens (each text's set cached: the duplicate
+    check and the proposer both ask for every peer): a cheap first cut, since stemming
+    only merges a few inflections."""
+    x, y = _token_set(a), _token_set(b)
     return len(x & y) / len(x | y) if x and y else 0.0
 
 
