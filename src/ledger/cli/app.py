@@ -415,6 +415,9 @@ def export(query, db, as_json):
     """
     with read_store(db, as_json) as led:
         _warn_unknown_clusters(led, " ".join(query))
+        dashed = verbs.options_as_query_warning("export", query, {"--db": db, "--json": as_json})
+        if dashed:
+            verbs.emit_warning(dashed, _JSON_ERRORS)
         try:
             for line in led.export_lines(" ".join(query)):
                 click.echo(line, nl=False)

@@ -17,6 +17,7 @@ import sys
 
 from ..errors import InvalidInput
 from ..paths import default_agent
+from ..vocab import DEFAULT_MODE
 
 #: The verbs :mod:`ledger.cli.fast` may run without click.
 FAST_VERBS = ("recall", "search", "remember", "show")
@@ -205,6 +206,11 @@ def recall(query: tuple[str, ...], *, limit: int, mode: str, agent: str | None, 
     with _Opened(db, keep_open, read=True, as_json=as_json) as led:
         res = led.recall(" ".join(query), agent=default_agent(agent), limit=limit, mode=mode)
     warn_search(res, as_json)
+    dashed = options_as_query_warning("recall", query, {"--limit": None if limit == 10 else limit,
+                                                        "--mode": None if mode == DEFAULT_MODE else mode,
+                                                        "--agent": agent, "--db": db, "--json": as_json})
+    if dashed:
+        emit_warning(dashed, as_json)
     if res.not_counted:
         # The hits go out but the read was not counted (store locked or full): say so on
         # stderr, so stdout keeps its format.
@@ -226,12 +232,17 @@ def search(query: tuple[str, ...], *, limit: int, mode: str, sort: str | None, d
         res = led.search(" ".join(query), limit=limit, mode=mode, sort=sort)
         now = led.clock()
     warn_search(res, as_json)
+    dashed = options_as_query_warning("search", query, {"--limit": None if limit == 25 else limit,
+                                                        "--mode": None if mode == DEFAULT_MODE else mode,
+                                                        "--sort": sort, "--db": db, "--json": as_json})
+    if dashed:
+        emit_warning(dashed, as_json)
     if not as_json:
         return search_table(res, now, color)
     # The body says everything stderr said: a missing store first (the hits are empty
     # because nothing was there, not because nothing matched), then the query's own.
     d = res.to_dict()
-    d["warnings"] = [*opened.warnings, *d["warnings"]]
+    d["warnings"] = [*opened.warnings, *d["warnings"], *([dashed] if dashed else [])]
     return dumps(d)
 
 
@@ -310,12 +321,23 @@ REMEMBER_OPTIONS = {"--text": True, "--cluster": True, "--note": True, "--supers
                     "--topic": True, "--agent": True, "--db": True, "--json": False}
 
 
-def _option_words(words: tuple[str, ...]) -> list[tuple[str, int]]:
-    """``[(option, index)]`` for the words that are exactly one of
-    :data:`REMEMBER_OPTIONS` (``--note`` or ``--note=x``). Both CLI paths take such a
-    word as an option unless it comes after ``--``, so among the words it did. A word
-    that merely starts with one (``"--force is bad"``, ``--notes``) is not counted."""
-    return [(w.partition("=")[0], i) for i, w in enumerate(words) if w.partition("=")[0] in REMEMBER_OPTIONS]
+#: The options of the verbs whose words are a query (the click commands'
+#: :func:`ledger.cli.app.recall`, ``search`` and ``export``; a test compares them) and
+#: whether each takes a value: a word after ``--`` that is one of them is searched as
+#: typed, with an ``options-as-text`` warning (:func:`options_as_query_warning`).
+QUERY_OPTIONS = {
+    "recall": {"--limit": True, "--mode": True, "--agent": True, "--db": True, "--json": False},
+    "search": {"--limit": True, "--mode": True, "--sort": True, "--db": True, "--json": False},
+    "export": {"--db": True, "--json": False},
+}
+
+
+def _option_words(words: tuple[str, ...], options: dict[str, bool] = REMEMBER_OPTIONS) -> list[tuple[str, int]]:
+    """``[(option, index)]`` for the words that are exactly one of ``options``
+    (``--note`` or ``--note=x``). Both CLI paths take such a word as an option unless it
+    comes after ``--``, so among the words it did. A word that merely starts with one
+    (``"--force is bad"``, ``--notes``) is not counted."""
+    return [(w.partition("=")[0], i) for i, w in enumerate(words) if w.partition("=")[0] in options]
 
 
 def _options_first(words: tuple[str, ...], found: list[tuple[str, int]], given: dict) -> str:
@@ -335,20 +357,63 @@ def _options_first(words: tuple[str, ...], found: list[tuple[str, int]], given: 
         opts += ["--file", q(f)]
     if given["as_json"]:
         opts.append("--json")
+    return _reordered("remember", opts, words, found, REMEMBER_OPTIONS, always_dash=True)
+
+
+def _reordered(verb: str, opts: list[str], words: tuple[str, ...], found: list[tuple[str, int]],
+               options: dict[str, bool], *, always_dash: bool = False) -> str:
+    """``ledger <verb> <opts> <the found options with their values> [--] <other words>``,
+    shell-quoted (``opts`` already are). ``--`` goes before the other words when
+    ``always_dash`` or when one of them starts with ``-``."""
+    import shlex  # only on this path: shlex imports re
+
+    q = shlex.quote
+    opts = list(opts)
     taken: set[int] = set()
     for name, i in found:
         if i in taken:
             continue
         taken.add(i)
         opts.append(q(words[i]))
-        if REMEMBER_OPTIONS[name] and "=" not in words[i]:
+        if options[name] and "=" not in words[i]:
             if i + 1 < len(words) and not any(j == i + 1 for _, j in found):
                 taken.add(i + 1)
                 opts.append(q(words[i + 1]))
             else:  # the option ends the line: show where its value goes
                 opts.append("<id>" if name == "--cluster" else "<value>")
-    rest = [q(w) for i, w in enumerate(words) if i not in taken]
-    return " ".join(["ledger", "remember", *opts, *(["--"] if rest else []), *rest])
+    left = [w for i, w in enumerate(words) if i not in taken]
+    dash = ["--"] if left and (always_dash or any(w.startswith("-") and w != "-" for w in left)) else []
+    return " ".join(["ledger", verb, *opts, *dash, *(q(w) for w in left)])
+
+
+def options_as_query_warning(verb: str, words: tuple[str, ...], given: dict[str, object]) -> dict | None:
+    """``{"kind": "options-as-text", "warning", "options": [names]}`` when words of a
+    ``recall``/``search``/``export`` query (``words``, as the command got them) are that
+    verb's own options (:data:`QUERY_OPTIONS`, with or without a value): they came after
+    ``--`` and were searched as words, as ``--`` says (a query may well look for
+    ``--limit``), so the message shows the command that would have taken them as
+    options. ``given``: the options the command did take, by name (``None``/``False``:
+    not given; their defaults are not shown). None when no word is an option."""
+    options = QUERY_OPTIONS[verb]
+    found = _option_words(words, options)
+    if not found:
+        return None
+    import shlex
+
+    opts: list[str] = []
+    for name, value in given.items():
+        if value is True:
+            opts.append(name)
+        elif value is not None and value is not False:
+            opts += [name, shlex.quote(str(value))]
+    names = list(dict.fromkeys(name for name, _ in found))
+    shown = " ".join(words)
+    shown = shown if len(shown) <= 80 else shown[:79] + "…"
+    one = len(names) == 1
+    return {"kind": "options-as-text", "options": names,
+            "warning": f"{', '.join(names)} came after --, so {'it was' if one else 'they were'} searched as "
+                       f'words of the query: "{shown}". If {"it was an option" if one else "they were options"}, put '
+                       f"the options first: {_reordered(verb, opts, words, found, options)}"}
 
 
 def options_as_text_warning(claim: str, words: tuple[str, ...], found: list[tuple[str, int]], given: dict) -> dict:
