@@ -424,6 +424,19 @@ def porter_stems(words) -> dict[str, str]:
     return out
 
 
+def cjk_phrases_oracle(run: str) -> list[list[str]]:
+    """docs/search.md "CJK", written out: a query run is the phrase of its character
+    pairs; a run of 4 or more characters is also each distinct pair alone (the first 64)."""
+    pairs = [run[i:i + 2] for i in range(len(run) - 1)] or [run]
+    if len(run) < 4:
+        return [pairs]
+    alone: list[str] = []
+    for p in pairs:
+        if p not in alone:
+            alone.append(p)
+    return [pairs] + [[p] for p in alone[:64]]
+
+
 def prefix_extras_oracle(vocab, w: str) -> list[str]:
     """docs/search.md "Prefixes", from the stems themselves: the vocabulary words that
     start with ``w`` whose stem does not start with the stem of ``w`` (FTS5's prefix
@@ -481,7 +494,8 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
                         continue
                     fuzzy += [quote(v) for v in sorted(vocab) if v != w and v not in qt.words and quote(v) not in fuzzy
                               and T.edit_distance(w, v, k) <= k]
-            side = [quote(T.encode_compound(c)) for c in qt.compounds] + [quote(" ".join(T.bigrams(r))) for r in qt.cjk]
+            side = [quote(T.encode_compound(c)) for c in qt.compounds] + [quote(" ".join(ph)) for r in qt.cjk
+                                                                               for ph in cjk_phrases_oracle(r)]
             side += [quote(" ".join(T.encode_symbol(c) for c in r)) for r in qt.symbols]
             p: dict[int, float] = {}
             for parts, table, w in ((exact, "w", ", 1.0, 0.3"), (side, "s", "")):
@@ -908,7 +922,7 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
                     fuzzy += [lex(v) for v in sorted(vocab) if v != w and v not in qt.words and lex(v) not in fuzzy
                               and T.edit_distance(w, v, k) <= k]
             side = [lex("x" + c.encode().hex()) for c in qt.compounds]
-            side += ["(" + " <-> ".join(lex(b) for b in T.bigrams(r)) + ")" for r in qt.cjk]
+            side += ["(" + " <-> ".join(lex(b) for b in ph) + ")" for r in qt.cjk for ph in cjk_phrases_oracle(r)]
             seqs = [r[0] for r in rows]
             words = [" ".join(re.findall(r"[^\W_]+", oracle_words(r[2]))) for r in rows]
             ctx = [r[14] for r in rows]

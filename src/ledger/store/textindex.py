@@ -247,7 +247,8 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
     * fuzzy, on the word index: the vocabulary neighbours of the words, words already
       asked for left out; in ``hybrid`` mode only of words the vocabulary does not
       hold, in ``fuzzy`` mode of every word, never in ``keyword`` mode;
-    * side: compounds, CJK runs (the phrase of a run's bigrams) and runs of symbols
+    * side: compounds, CJK runs (the phrase of a run's bigrams; of a run of 4+
+      characters also each bigram, :func:`ledger.terms.cjk_query_phrases`) and runs of symbols
       (the phrase of their tokens).
 
     ``conn`` is only needed for the fuzzy phrases (``None`` skips them)."""
@@ -275,7 +276,8 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
                 if n not in asked and n not in seen:
                     seen.add(n)
                     fuzzy.append(_q(n))
-    side = [_q(T.encode_compound(c)) for c in qt.compounds] + [_q(" ".join(T.bigrams(r))) for r in qt.cjk]
+    side = [_q(T.encode_compound(c)) for c in qt.compounds]
+    side += [_q(" ".join(ph)) for r in qt.cjk for ph in T.cjk_query_phrases(r)]
     side += [_q(T.symbol_phrase(r)) for r in qt.symbols]
     return exact, fuzzy, side
 

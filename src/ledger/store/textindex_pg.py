@@ -216,7 +216,8 @@ def term_lists(conn, raw_terms, mode: str) -> tuple[list[str], list[str], list[s
     """The terms of the three expressions, as tsquery texts: exact (words, a prefix
     ``:*`` in ``hybrid``/``fuzzy`` mode for 3+ characters, and phrases), fuzzy (the
     vocabulary neighbours, as :func:`.textindex.expressions` chooses them) and side
-    (compounds; CJK runs as the phrase of their bigrams)."""
+    (compounds; CJK runs as the phrase of their bigrams, long runs also as each bigram:
+    :func:`ledger.terms.cjk_query_phrases`)."""
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
     pre = T.prefix_words(qt, mode, QUERY_STOPWORDS)
     extra = prefix_extras(conn, pre) if conn is not None else {}
@@ -237,7 +238,7 @@ def term_lists(conn, raw_terms, mode: str) -> tuple[list[str], list[str], list[s
                     seen.add(n)
                     fuzzy.append(_lexeme(n))
     side = [_lexeme(encode_compound(c)) for c in qt.compounds]
-    side += ["(" + " <-> ".join(_lexeme(b) for b in T.bigrams(r)) + ")" for r in qt.cjk]
+    side += ["(" + " <-> ".join(_lexeme(b) for b in ph) + ")" for r in qt.cjk for ph in T.cjk_query_phrases(r)]
     side += ["(" + " <-> ".join(_lexeme(x) for x in symbol_phrase(r)) + ")" for r in qt.symbols]
     return exact, fuzzy, side
 
