@@ -246,7 +246,7 @@ def test_every_lexicon_word_is_in_the_docs():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from ledger.conflicts.values import at_word_start, haystack, probe, read  # noqa: E402
+from ledger.conflicts.values import at_word_start, haystack, may_share, probe, read  # noqa: E402
 
 _WORDS = ["auth", "service", "port", "8080", "90s", "2 GB", "lib/config.py", "tests/data/", "is", "not",
           "enabled", "on", "off", "tabs", "snake_case", "moved", "from", "to", "09:30", "4pm", "Friday",
@@ -256,7 +256,11 @@ _WORDS = ["auth", "service", "port", "8080", "90s", "2 GB", "lib/config.py", "te
           "10:30xyz", "abc10:30", "50%off", "12-factor", "8'threads", "x'90s", "4p.m.later", "app.py-cache",
           "src/app.py.bak", ".nvmrc's", "friday's", "'quoted'", "’tis", "2fa", "parties", "copied", "capped",
           # U+0345 alone is no letter but case folds to iota; İ folds to i and a combining dot
-          "\u0345abc", "a\u0345b", "İstanbul", "ǰob", "ß", "Straße", "ΣΟΦΟΣ", "ᾳbc"]
+          "\u0345abc", "a\u0345b", "İstanbul", "ǰob", "ß", "Straße", "ΣΟΦΟΣ", "ᾳbc",
+          # values taken out right after a word: the word's run in the text goes on
+          "runs10:30", "o'friday", "it'enabled", "rock'n'roll", "x'12'y", "deploy’s", "src'lib/a.py", "caf\u00e9s",
+          # am/pm ends a value at an ASCII word boundary, right before a letter
+          "4pm\u00e9deploy", "10:30am\ufb01le", "4PM\u00df"]
 
 
 @settings(max_examples=500)
@@ -269,15 +273,27 @@ def test_every_frame_word_starts_a_word_of_the_haystack(text):
     for w in read(text).words:
         assert w[:-1].casefold() in hay
         assert at_word_start(hay, probe(w)), (w, hay)
+        assert may_share(hay, w, probe(w)), (w, hay)
 
 
 @pytest.mark.parametrize("hay, part, found", [
     ("the auth service", "auth", True), ("oauth", "auth", False), ("oauth auth", "auth", True),
     ("auth", "auth", True), ("x-auth", "auth", True), ("10:30auth", "auth", True), ("'auth", "auth", True),
-    ("", "auth", False), ("éauth", "auth", False),
+    ("", "auth", False), ("éauth", "auth", False), ("4pméauth", "éauth", True), ("xéauth", "éauth", False),
 ])
 def test_at_word_start(hay, part, found):
     assert at_word_start(hay, part) is found
+
+
+@pytest.mark.parametrize("text, word, shared", [
+    ("the auth service", "auth", True), ("the authors", "auth", False), ("the author", "auth", False),
+    ("oauth tokens", "auth", False), ("ran auth10:30", "auth", True), ("auth's", "auth", True),
+    ("the expired key", "expir", True), ("the expiry date", "expir", False), ("cafés", "caf", True),
+])
+def test_may_share_reads_the_run_at_a_word_start(text, word, shared):
+    # "authors" stems to "author", not "auth"; a run holding a digit, an apostrophe or a
+    # letter outside ASCII may hide a value taken out, so it is not ruled out.
+    assert may_share(haystack(text), word, probe(word)) is shared
 
 
 def test_probe_drops_only_a_final_y():

@@ -45,8 +45,8 @@ from ledger.conflicts.values import (
     STOPWORDS,
     Quantity,
     Values,
-    at_word_start,
     haystack,
+    may_share,
     normalise,
     probe,
     quantity,
@@ -356,11 +356,12 @@ def suspect(a: str, b: str) -> Suspicion | None:
     if not probes:
         return None
     # share >= SHARE_FLOOR needs at least SHARE_FLOOR * len(words of a) shared frame
-    # words, and each frame word of b starts a word of haystack(b) (values.probe): rule
-    # a peer out with substring tests before reading its values (the store compares a
-    # new claim with up to 200 peers, most of them unread in a fresh process).
+    # words, and each frame word of b starts a word of haystack(b) that stems to it
+    # (values.may_share): rule a peer out with substring tests before reading its values
+    # (the store compares a new claim with up to 200 peers, most of them unread in a
+    # fresh process).
     hay = haystack(b)
-    if sum(at_word_start(hay, p) for p in probes) < SHARE_FLOOR * len(probes):
+    if sum(may_share(hay, w, p) for w, p in probes) < SHARE_FLOOR * len(probes):
         return None
     va = read(a)
     vb = read(b)
@@ -380,10 +381,11 @@ def suspect(a: str, b: str) -> Suspicion | None:
 
 
 @lru_cache(maxsize=1024)
-def _probes(text: str) -> tuple[str, ...]:
-    """:func:`~ledger.conflicts.values.probe` of each frame word of ``text``, one per word
-    (cached: remember compares one new claim with up to 200 peers)."""
-    return tuple(probe(w) for w in read(text).words)
+def _probes(text: str) -> tuple[tuple[str, str], ...]:
+    """``(word, probe(word))`` for each frame word of ``text``
+    (:func:`~ledger.conflicts.values.probe`; cached: remember compares one new claim with
+    up to 200 peers)."""
+    return tuple((w, probe(w)) for w in read(text).words)
 
 
 def pair_key(a_id: str, b_id: str) -> tuple[str, str]:

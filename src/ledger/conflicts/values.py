@@ -34,6 +34,7 @@ __all__ = [
     "haystack",
     "probe",
     "at_word_start",
+    "may_share",
     "same_quantity",
     "stems",
 ]
@@ -726,17 +727,51 @@ def probe(word: str) -> str:
     return w[:-1] if w.endswith("y") else w
 
 
+def _word_start(hay: str, i: int) -> bool:
+    # Only the "m" of a clock time's am/pm ends a value right before a letter: those
+    # patterns find word boundaries in ASCII, so "4pmédeploy" loses "4pm" and leaves
+    # "édeploy" (or "4pmﬁle", whose "ﬁ" case folds to "fi").
+    return i == 0 or not hay[i - 1].isalpha() or hay[i - 1] == "m"
+
+
 def at_word_start(hay: str, part: str) -> bool:
     """Whether ``part`` occurs in ``hay`` at its start or right after a character that is
-    no letter (``str.isalpha``). A part of a text never follows a letter: what precedes it
-    is a space or punctuation, ``-``, ``_``, an apostrophe, or the end of a value taken
-    out, and every value ends with a digit, ``%``, ``.`` or a whole word; a lone U+0345 is
-    the one character that is no letter and case folds to one (:func:`haystack` makes it
-    a space). ``tests/test_signals_kinds.py`` checks this on generated texts."""
+    no letter (``str.isalpha``) or is an ``m``. A part of a text never follows another
+    letter: what precedes it is a space or punctuation, ``-``, ``_``, an apostrophe, or
+    the end of a value taken out, and every value ends with a digit, ``%``, ``.``, a whole
+    word or the ``m`` of "am"/"pm"; a lone U+0345 is the one character that is no letter
+    and case folds to one (:func:`haystack` makes it a space).
+    ``tests/test_signals_kinds.py`` checks this on generated texts."""
     i = hay.find(part)
-    while i > 0 and hay[i - 1].isalpha():
+    while i >= 0 and not _word_start(hay, i):
         i = hay.find(part, i + 1)
     return i >= 0
+
+
+def may_share(hay: str, word: str, part: str) -> bool:
+    """Whether the frame word ``word`` (``part`` = its :func:`probe`) can be a frame word
+    of the text whose :func:`haystack` is ``hay``: :func:`at_word_start`, and the run of
+    word characters and apostrophes starting there stems to ``word``, or cannot be judged
+    that way (it or ``word`` holds a digit, an apostrophe or a character outside ASCII:
+    case folding "Straße" gives the ASCII run "strasse", whose stem is no "straß"). A stricter
+    test than :func:`at_word_start` alone, as exact: a frame word is the stem of a part,
+    and a part ends where the run ends unless a value taken out starts right after it,
+    which happens only at a digit or after an apostrophe (clock times such as
+    ``abc10:30`` and values after ``'``), so a run of ASCII letters alone is the whole
+    part; for an ASCII word, case folding its part is lower-casing it, which :func:`_stem`
+    does first."""
+    i = hay.find(part)
+    n = len(hay)
+    while i >= 0:
+        if _word_start(hay, i):
+            j = i + len(part)
+            while j < n and (hay[j].isalnum() or hay[j] == "'"):
+                j += 1
+            run = hay[i:j]
+            if not (run.isascii() and run.isalpha() and word.isascii()) or _stem(run) == word:
+                return True
+        i = hay.find(part, i + 1)
+    return False
 
 
 def stems(text: str) -> frozenset[str]:
