@@ -213,7 +213,8 @@ def test_fuzzy_matches_whole_words_within_a_few_edits(ledger):
     # makes invoice and invoicing one term
     assert set(ids(ledger.search("invoise", mode="fuzzy"))) == {m.id, other.id}
     assert ids(ledger.search("invoise", mode="keyword")) == []
-    assert ids(ledger.search("paymnet")) == []  # 7 letters: 1 edit allowed, a swap is 2
+    assert ids(ledger.search("paymnet")) == [far.id]  # a swap of adjacent letters (terms.swaps)
+    assert ids(ledger.search("paymnxt")) == []  # 7 letters: 1 edit allowed; this is 2, and no swap
     assert ids(ledger.search("paymentss")) == [far.id]  # 9 letters: 2 edits allowed
     assert ids(ledger.search("terns")) == [m.id]  # 5 letters, 1 edit
     assert ledger.search("zzzz qqqq", mode="fuzzy").total == 0
@@ -424,6 +425,14 @@ def porter_stems(words) -> dict[str, str]:
     return out
 
 
+def one_swap_oracle(a: str, b: str) -> bool:
+    """docs/search.md "Fuzzy neighbours", written out: ``b`` is ``a`` with two adjacent,
+    different letters swapped."""
+    diff = [i for i in range(len(a)) if len(a) == len(b) and a[i] != b[i]]
+    return len(a) == len(b) and len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] \
+        and a[diff[1]] == b[diff[0]]
+
+
 def cjk_phrases_oracle(run: str) -> list[list[str]]:
     """docs/search.md "CJK", written out: a query run is the phrase of its character
     pairs; a run of 4 or more characters is also each distinct pair alone (the first 64)."""
@@ -493,7 +502,7 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
                     if not (w.isalpha() and 3 <= len(w) <= 40) or (mode == "hybrid" and any(v.startswith(w) for v in vocab)):
                         continue
                     fuzzy += [quote(v) for v in sorted(vocab) if v != w and v not in qt.words and quote(v) not in fuzzy
-                              and T.edit_distance(w, v, k) <= k]
+                              and (T.edit_distance(w, v, k) <= k or (k and one_swap_oracle(w, v)))]
             side = [quote(T.encode_compound(c)) for c in qt.compounds] + [quote(" ".join(ph)) for r in qt.cjk
                                                                                for ph in cjk_phrases_oracle(r)]
             side += [quote(" ".join(T.encode_symbol(c) for c in r)) for r in qt.symbols]
@@ -920,7 +929,7 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
                     if not (w.isalpha() and 3 <= len(w) <= 40) or (mode == "hybrid" and any(v.startswith(w) for v in vocab)):
                         continue
                     fuzzy += [lex(v) for v in sorted(vocab) if v != w and v not in qt.words and lex(v) not in fuzzy
-                              and T.edit_distance(w, v, k) <= k]
+                              and (T.edit_distance(w, v, k) <= k or (k and one_swap_oracle(w, v)))]
             side = [lex("x" + c.encode().hex()) for c in qt.compounds]
             side += ["(" + " <-> ".join(lex(b) for b in ph) + ")" for r in qt.cjk for ph in cjk_phrases_oracle(r)]
             seqs = [r[0] for r in rows]

@@ -157,7 +157,14 @@ def test_edit_distance_is_levenshtein_up_to_the_cap():
 def test_edit_distance():
     assert T.edit_distance("kitten", "sitting", 5) == 3
     assert T.edit_distance("deploy", "deploy", 1) == 0
-    assert T.edit_distance("teh", "the", 2) == 2  # a swap is two edits
+    assert T.edit_distance("teh", "the", 2) == 2  # a swap is two edits (neighbours through terms.swaps)
+
+
+def test_swaps_are_the_words_one_adjacent_swap_away():
+    assert T.swaps("deplyo") == {"edplyo", "dpelyo", "delpyo", "depylo", "deploy"}
+    assert T.swaps("teh") == set()  # under 4 letters: no fuzzy neighbours at all
+    assert T.swaps("book") == {"obok", "boko"}  # the two o's swapped are the same word
+    assert "deploy" not in T.swaps("deploy")
     assert T.edit_distance("abc", "abcdef", 2) == 3  # capped
     assert T.max_edits("cat") == 0 and T.max_edits("cats") == 1 and T.max_edits("deployment") == 2
 
@@ -182,8 +189,10 @@ def test_neighbours_through_the_index_equal_a_scan_of_the_vocabulary(led):
         for _ in range(2):  # typos of real words: 1-2 random edits
             x = list(w)
             i = rnd.randrange(len(x))
-            op = rnd.choice("sid")
-            if op == "s":
+            op = rnd.choice("sidt")
+            if op == "t" and i + 1 < len(x):  # a swap of adjacent letters (terms.swaps)
+                x[i], x[i + 1] = x[i + 1], x[i]
+            elif op == "s":
                 x[i] = rnd.choice(letters)
             elif op == "i":
                 x.insert(i, rnd.choice(letters))

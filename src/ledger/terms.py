@@ -416,11 +416,32 @@ def max_edits(word: str) -> int:
     return 0 if n < MIN_FUZZY else 1 if n < 8 else 2
 
 
+def swaps(word: str) -> set[str]:
+    """The words one swap of two adjacent, different letters away from ``word``
+    (``deplyo`` -> ``edplyo``, ``dpelyo``, ``delpyo``, ``depylo``, ``deploy``), for a
+    word that has fuzzy neighbours at all (:func:`max_edits` at least 1; empty
+    otherwise). A swap is the commonest typing error and costs 2 in
+    :func:`edit_distance`, more than a word of 4-7 letters may be away; so a word's
+    neighbours are the words within :func:`max_edits` of it *and* the words one swap
+    away (docs/search.md "Fuzzy neighbours"). Each is looked up as it is, not through
+    the trigram bound (a swap changes up to 4 trigrams, and a bound of 4 per edit
+    would read most of the vocabulary for long words)."""
+    if not max_edits(word):
+        return set()
+    out = set()
+    for i in range(len(word) - 1):
+        a, b = word[i], word[i + 1]
+        if a != b:
+            out.add(word[:i] + b + a + word[i + 2:])
+    return out
+
+
 def edit_distance(a: str, b: str, cap: int) -> int:
     """Levenshtein distance (insert, delete or substitute one character, each costing 1)
     between ``a`` and ``b``, or ``cap + 1`` as soon as it is known to exceed ``cap``.
     Plain Levenshtein, not Damerau: a swap of two letters counts 2, which keeps the
-    trigram bound of :func:`padded_trigrams` at 3 per edit.
+    trigram bound of :func:`padded_trigrams` at 3 per edit (words one swap away are
+    neighbours through :func:`swaps` instead).
 
     Runs once per candidate neighbour of every unknown query word, so it only computes
     what the cap needs: for ``cap`` 1 a comparison of the tails after the common

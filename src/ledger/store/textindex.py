@@ -112,8 +112,9 @@ def neighbours(conn: sqlite3.Connection, word: str) -> list[str]:
 
 def neighbours_of(conn: sqlite3.Connection, words) -> dict[str, list[str]]:
     """For each of ``words``, the vocabulary words within :func:`ledger.terms.max_edits`
-    of it (Levenshtein), itself excluded, sorted. Words that cannot have neighbours
-    (short, digits) map to ``[]``.
+    of it (Levenshtein) or one swap of adjacent letters away (:func:`ledger.terms.swaps`),
+    itself excluded, sorted. Words that cannot have neighbours (short, digits) map to
+    ``[]``.
 
     Exact: a word within k edits of ``w`` holds at least m = d - 3k of ``w``'s d
     distinct padded trigrams (:func:`ledger.terms.padded_trigrams`), so it holds at
@@ -121,7 +122,8 @@ def neighbours_of(conn: sqlite3.Connection, words) -> dict[str, list[str]]:
     rarest are read from the trigram index over the vocabulary, for words of a length
     within k; each word found is checked for m trigrams and then with
     :func:`ledger.terms.edit_distance`. When m < 1 (words like ``aaaa``) every
-    vocabulary word of a near length is checked."""
+    vocabulary word of a near length is checked. The swaps are looked up as they are,
+    in one read of the vocabulary."""
     if _pg(conn):
         return _textindex_pg().neighbours_of(conn, words)
     out: dict[str, list[str]] = {}
@@ -152,9 +154,20 @@ def neighbours_of(conn: sqlite3.Connection, words) -> dict[str, list[str]]:
         found[w] = [p[1:-1] for (p,) in rows if _holds(p, grams, need)]
     for w, k in scan:
         found[w] = [r[0] for r in conn.execute("SELECT term FROM vocab WHERE length(term) BETWEEN ? AND ?", (len(w) - k, len(w) + k))]
+    swapped = {w: T.swaps(w) for w, *_ in plan}
+    every = sorted(set().union(*swapped.values()))
+    held = set()
+    for part in _chunks(every, 500):
+        held.update(r[0] for r in conn.execute(f"SELECT term FROM vocab WHERE term IN ({','.join('?' * len(part))})", part))
     for w, k, _, _ in plan:
-        out[w] = sorted(v for v in found[w] if v != w and T.edit_distance(w, v, k) <= k)
+        near = {v for v in found[w] if v != w and T.edit_distance(w, v, k) <= k}
+        out[w] = sorted(near | (swapped[w] & held))
     return out
+
+
+def _chunks(items: list, size: int):
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
 
 
 def _holds(padded: str, grams, need: int) -> bool:
@@ -179,7 +192,8 @@ def neighbours_brute(words, word: str) -> list[str]:
     k = T.max_edits(word)
     if k == 0 or not T.is_fuzzy_word(word):
         return []
-    return sorted(w for w in set(words) if w != word and T.edit_distance(word, w, k) <= k)
+    swapped = T.swaps(word)
+    return sorted(w for w in set(words) if w != word and (T.edit_distance(word, w, k) <= k or w in swapped))
 
 
 # ------------------------------------------------------------------------------ prefixes

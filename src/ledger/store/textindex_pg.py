@@ -141,7 +141,8 @@ def neighbours_of(conn, words) -> dict[str, list[str]]:
     Exact by the same pigeonhole bound: a neighbour holds at least one of any
     d - m + 1 of the word's d distinct padded trigrams. Each such trigram becomes a
     LIKE pattern (a space is a word edge: `` ab`` is ``ab%``), which pg_trgm's GIN
-    index answers; candidates are checked for m trigrams and by edit distance."""
+    index answers; candidates are checked for m trigrams and by edit distance. Words
+    one swap away (:func:`ledger.terms.swaps`) are looked up as they are."""
     out: dict[str, list[str]] = {}
     for w in dict.fromkeys(words):
         out[w] = []
@@ -168,7 +169,10 @@ def neighbours_of(conn, words) -> dict[str, list[str]]:
                 continue
             if T.edit_distance(w, v, k) <= k:
                 found.append(v)
-        out[w] = sorted(found)
+        swapped = sorted(T.swaps(w))
+        if swapped:
+            found += [r[0] for r in conn.execute("SELECT term FROM vocab WHERE term = ANY (?::text[])", (swapped,))]
+        out[w] = sorted(set(found))
     return out
 
 
