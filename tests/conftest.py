@@ -379,6 +379,11 @@ class Cli:
                            capture_output=True, env=full_env, timeout=timeout)
         return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
+    def create_store(self) -> None:
+        """Create the test's store, empty and migrated (no read command creates one,
+        docs/store.md "A missing store"; a write would add a memory or a cluster)."""
+        Ledger.open(self.db).close()
+
 
 @pytest.fixture
 def cli(store_target) -> Cli:

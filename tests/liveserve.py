@@ -15,10 +15,12 @@ from conftest import LEDGER_BIN
 class LiveServe:
     """``with LiveServe(db) as srv: httpx.get(srv.url + "api/stats")``. ``srv.url`` ends
     in ``/``; ``srv.banner`` is the JSON line ``serve --json`` printed. The constructor
-    raises AssertionError with the server's stderr when it does not start."""
+    raises AssertionError with the server's stderr when it does not start. ``db=None``:
+    no ``--db``, the store the environment names (``env``)."""
 
-    def __init__(self, db: Path | str, *args: str, prefix: tuple[str, ...] = (), env: dict | None = None):
-        self.proc = subprocess.Popen([*prefix, LEDGER_BIN, "serve", "--db", str(db), "--port", "0", "--json", *args],
+    def __init__(self, db: Path | str | None, *args: str, prefix: tuple[str, ...] = (), env: dict | None = None):
+        store = ["--db", str(db)] if db is not None else []
+        self.proc = subprocess.Popen([*prefix, LEDGER_BIN, "serve", *store, "--port", "0", "--json", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env={**os.environ, "NO_COLOR": "1", **(env or {})})
         first = self.proc.stdout.readline()

@@ -210,6 +210,7 @@ def test_clusters_list_and_add(cli):
 
 
 def test_conflicts_and_judge(cli):
+    cli.create_store()  # conflicts on a missing store is a no-store error (test_store_files.py)
     assert ok(*cli("conflicts")) == "nothing to judge\n"
     assert json.loads(ok(*cli("conflicts", "--json"))) == []
     a = remember(cli, "Renews every 12 months", "money")
@@ -342,6 +343,7 @@ def test_ingest_from_file_stdin_and_text(cli, tmp_path):
 
 
 def test_ingest_refuses_unreadable_input(cli, tmp_path):
+    cli.create_store()  # `sources` below reports on it
     blob = tmp_path / "blob.txt"
     blob.write_bytes(b"hello\x00world" * 10)
     assert "binary content" in fail(*cli("ingest", str(blob), "--cluster", "reading"))

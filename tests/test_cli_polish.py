@@ -197,7 +197,8 @@ def test_a_folder_as_the_store_says_to_name_the_file(cli, tmp_path):
         assert "it is a folder, not a store file" in err and "$LEDGER_DB" in err and str(folder / "ledger.db") in err, err
         assert "permissions" not in err
     assert list(folder.iterdir()) == []  # nothing written into it
-    ok(*cli("stats", db=folder / "ledger.db"))  # the suggestion works
+    ok(*cli("remember", "a fact", "--cluster", "proc", db=folder / "ledger.db"))  # the suggestion works
+    assert "1  memory " in ok(*cli("stats", db=folder / "ledger.db"))
 
 
 @pytest.mark.parametrize("args,usage,example", [

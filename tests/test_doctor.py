@@ -33,7 +33,7 @@ def doctor(cli, project, *extra, env=None):
 def test_a_good_installation(cli, project, tmp_path):
     rc, out, err = cli("install", "claude-code", "--dir", project, db=None, env={"HOME": str(tmp_path)})
     assert rc == 0, err
-    cli("clusters")  # creates the store and migrates it (a read verb would not create it)
+    cli.create_store()  # a read verb would not create it
     rc, checks, text = doctor(cli, project, env={"HOME": str(tmp_path)})
     assert rc == 0
     assert checks["ledger"]["status"] == "ok"
@@ -82,7 +82,7 @@ def test_a_store_that_is_not_a_database_fails(cli, project, tmp_path):
 
 
 def test_pending_migrations_are_named_and_the_file_is_left_alone(cli, project, tmp_path):
-    cli("clusters")  # creates the store (a read verb would not)
+    cli.create_store()  # a read verb would not
     [(last,)] = store_sql(cli.db, "SELECT name FROM _migrations ORDER BY name DESC LIMIT 1")
     store_sql(cli.db, "DELETE FROM _migrations WHERE name = ?", (last,))
     rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})

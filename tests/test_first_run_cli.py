@@ -10,7 +10,7 @@ import subprocess
 import urllib.request
 
 import pytest
-from conftest import LEDGER_BIN
+from conftest import LEDGER_BIN, Cli
 
 
 def _command_paths() -> list[list[str]]:
@@ -81,6 +81,7 @@ def test_unknown_command_with_json(cli):
 
 
 def test_serve_accepts_requests_as_soon_as_it_prints_the_url(store_target):
+    Cli(store_target).create_store()  # serve --db <a missing store> is refused (test_store_files.py)
     for attempt in range(3):
         with subprocess.Popen([LEDGER_BIN, "serve", "--port", "0", "--db", str(store_target)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) as proc:
@@ -100,6 +101,7 @@ def test_serve_accepts_requests_as_soon_as_it_prints_the_url(store_target):
 
 
 def test_serve_busy_port_with_json_is_a_json_error(store_target):
+    Cli(store_target).create_store()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()

@@ -95,6 +95,7 @@ def test_ingest_reads_any_utf8_text_file_under_its_name(cli, tmp_path, name):
 def test_ingest_still_refuses_binary_and_parser_formats(cli, tmp_path, name, data, hint, why):
     path = tmp_path / name
     path.write_bytes(data)
+    cli.create_store()  # `sources` below reports on it (on a missing store it is an error)
     msg = fail(*cli("ingest", str(path), "--cluster", "proc"))
     assert why in msg and hint in msg
     assert json.loads(ok(*cli("sources", "--json"))) == []

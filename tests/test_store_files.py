@@ -31,7 +31,7 @@ def _tables_and_migrations(path) -> tuple[set[str], int]:
         conn.close()
 
 
-@pytest.mark.parametrize("verb", [("remember", "Uses pytest", "--cluster", "code"), ("clusters",)])
+@pytest.mark.parametrize("verb", [("remember", "Uses pytest", "--cluster", "code"), ("clusters", "add", "Client work")])
 def test_a_new_store_file_alone_holds_the_schema(cli, tmp_path, verb):
     """The agent verbs end with os._exit (no close, no checkpoint): creating a store
     checkpoints the migrations' writes into the file, so copying the .db alone gives a
@@ -49,7 +49,7 @@ def test_a_new_store_file_alone_holds_the_schema(cli, tmp_path, verb):
 def test_an_ordinary_write_keeps_the_fast_exit_and_loses_nothing(cli):
     """After creation, a remember goes to the WAL (no checkpoint per call); the next
     process sees it, and `ledger export` carries it."""
-    ok(*cli("clusters"))
+    cli.create_store()
     mid = remember(cli, "Deploys go out on Tuesdays", "proc")
     assert mid in ok(*cli("export"))
 
@@ -77,36 +77,111 @@ def test_db_help_names_urls_and_config(cli):
 
 
 # --------------------------------------------- 5. a missing store is not read as an empty one
-READ_VERBS = [("recall", "foo"), ("search", "foo"), ("show", "m_abc"), ("stats",), ("export",), ("sources",),
-              ("conflicts",), ("review", "--plain")]
+#: The reads an agent makes before its first write: on a missing store they answer as the
+#: new store would (nothing found; the clusters it starts with) and warn, exit 0.
+WARN_READS = [("recall", "foo"), ("search", "foo"), ("clusters",)]
+#: The reads that report on a store: on a missing one they fail with kind no-store, exit 1
+#: and nothing on stdout (zero counts or an empty list read as an empty store).
+REPORT_READS = [("stats",), ("export",), ("export", "cluster:proc"), ("sources",), ("conflicts",),
+                ("review", "--plain"), ("review",), ("checkpoints",), ("checkpoints", "show", "3")]
 
 
-@pytest.mark.parametrize("verb", READ_VERBS, ids=lambda v: v[0])
+def _no_store_line(target) -> str:
+    return (f"No store at {target}: nothing to read, and nothing was created. Check the path (--db, $LEDGER_DB, "
+            f'store.db in `ledger config`); the first write creates the store, e.g. ledger remember "Prefers metric '
+            f'units" --cluster prefs --db {target}')
+
+
+@pytest.mark.parametrize("verb", WARN_READS, ids=lambda v: v[0])
 def test_reading_a_missing_store_says_so_and_creates_nothing(cli, tmp_path, verb):
     """Read verbs on a missing store file answer from an empty store in memory, warn on
-    stderr naming the path and how to create it, and create no file or folder."""
+    stderr naming the path and how to create it, and create no file or folder.
+    `ledger clusters` created the store (and its folders) until the fresh-user pass."""
     target = tmp_path / "nonexistent-dir" / "sub" / "x.db"
     rc, out, err = cli(*verb, db=target)
-    if verb[0] == "show":
-        # The error stays one line, and blames the missing store, not the id ("It may have
-        # been mistyped" sent the user hunting for a typo in a good id).
-        assert rc == 1 and err.count("\n") == 1 and "m_abc" in err and "mistyped" not in err, err
-        assert err.startswith(f"✕ No store at {target}: nothing to read, and nothing was created"), err
-    else:
-        assert rc == 0 and f"⚠ No store at {target}" in err and "ledger remember" in err, err
+    assert rc == 0 and err == f"⚠ {_no_store_line(target)}\n", err
     assert not (tmp_path / "nonexistent-dir").exists()
     # the same through $LEDGER_DB, with --json a JSON warning
     rc, out, err = cli(*verb, "--json", db=None, env={"LEDGER_DB": str(target)})
-    if verb[0] != "show":
-        assert rc == 0 and '"kind": "no-store"' in err, err
-    else:
-        assert rc == 1 and json.loads(err)["kind"] == "unknown-memory" and str(target) in err, err
+    assert rc == 0 and json.loads(err) == {"warning": _no_store_line(target), "kind": "no-store", "path": str(target)}
     if verb[0] == "search":  # the body says it too: empty because there is no store
         [w] = json.loads(out)["warnings"]
         assert w == {**json.loads(err), "kind": "no-store", "path": str(target)}, (w, err)
-    if verb[0] == "stats":  # the store asked for is named, not the empty stand-in
-        assert json.loads(out)["db"] == str(target), out
+    if verb[0] == "clusters":  # the clusters the first write will create the store with
+        assert "prefs" in {c["id"] for c in json.loads(out)}, out
     assert not (tmp_path / "nonexistent-dir").exists()
+
+
+def test_show_on_a_missing_store_blames_the_store_not_the_id(cli, tmp_path):
+    target = tmp_path / "nonexistent-dir" / "sub" / "x.db"
+    rc, out, err = cli("show", "m_abc", db=target)
+    # The error stays one line, and blames the missing store, not the id ("It may have
+    # been mistyped" sent the user hunting for a typo in a good id).
+    assert rc == 1 and err.count("\n") == 1 and "m_abc" in err and "mistyped" not in err, err
+    assert err.startswith(f"✕ No store at {target}: nothing to read, and nothing was created"), err
+    rc, out, err = cli("show", "m_abc", "--json", db=None, env={"LEDGER_DB": str(target)})
+    assert rc == 1 and json.loads(err)["kind"] == "unknown-memory" and str(target) in err, err
+    assert not (tmp_path / "nonexistent-dir").exists()
+
+
+@pytest.mark.parametrize("verb", REPORT_READS, ids=" ".join)
+def test_a_report_on_a_missing_store_fails_with_no_store_and_creates_nothing(cli, tmp_path, verb):
+    """stats, conflicts, sources (and review, export, checkpoints) printed an empty
+    store's report on stdout with exit 0, the missing store said on stderr only: a
+    script reading `stats --json` saw 0 memories. They fail as every command fails: one
+    line on stderr (with --json the JSON error object, kind no-store, and the path),
+    nothing on stdout, exit 1, whatever --json says."""
+    target = tmp_path / "nonexistent-dir" / "sub" / "x.db"
+    rc, out, err = cli(*verb, db=target)
+    assert (rc, out, err) == (1, "", f"✕ {_no_store_line(target)}\n")
+    rc, out, err = cli(*verb, "--json", db=None, env={"LEDGER_DB": str(target)})
+    assert (rc, out) == (1, "") and json.loads(err) == {"error": _no_store_line(target), "kind": "no-store",
+                                                        "path": str(target)}, err
+    assert not (tmp_path / "nonexistent-dir").exists()
+    # the default store ($LEDGER_HOME/ledger.db) is not created either
+    home = tmp_path / "home"
+    rc, out, err = cli(*verb, db=None, env={"LEDGER_HOME": str(home)})
+    assert rc == 1 and out == "" and f"No store at {home / 'ledger.db'}" in err, err
+    assert not home.exists()
+
+
+def test_a_bad_query_on_a_missing_store_is_still_named(cli, tmp_path):
+    """The report runs on an empty stand-in first: a typo in the query is said before
+    the missing store (fixing the path alone would not have been enough)."""
+    target = tmp_path / "nonexistent-dir" / "x.db"
+    msg = fail(*cli("export", "strenght:>40", db=target))
+    assert "did you mean strength:?" in msg and "No store" not in msg, msg
+    assert not target.parent.exists()
+
+
+def test_a_report_on_a_store_that_exists_but_is_empty_still_reports(cli):
+    """The no-store error is for a missing file only: an empty store is reported as such."""
+    cli.create_store()
+    assert json.loads(ok(*cli("stats", "--json")))["memories"] == 0
+    assert json.loads(ok(*cli("sources", "--json"))) == [] and json.loads(ok(*cli("conflicts", "--json"))) == []
+    assert ok(*cli("export")) == ""
+
+
+def test_serve_on_a_named_missing_store_refuses_and_creates_nothing(cli, tmp_path):
+    """`ledger serve --db <typo>` served (and created) an empty store at the typo. A
+    store named by --db or $LEDGER_DB must exist; it fails before binding a port."""
+    target = tmp_path / "nonexistent-dir" / "sub" / "x.db"
+    rc, out, err = cli("serve", "--port", "0", db=target, timeout=60)
+    assert (rc, out, err) == (1, "", f"✕ {_no_store_line(target)}\n")
+    rc, out, err = cli("serve", "--port", "0", "--json", db=None, env={"LEDGER_DB": str(target)}, timeout=60)
+    assert rc == 1 and out == "" and json.loads(err)["kind"] == "no-store", err
+    assert not (tmp_path / "nonexistent-dir").exists()
+
+
+def test_serve_creates_the_default_store_on_first_run(tmp_path):
+    """The default store ($LEDGER_HOME/ledger.db) is created by serve, as before: the
+    UI's first-run page says how to connect an agent and waits for its first write."""
+    from liveserve import LiveServe
+
+    home = tmp_path / "home"
+    with LiveServe(None, env={"LEDGER_HOME": str(home), "LEDGER_DB": ""}) as srv:
+        assert srv.banner["memories"] == 0 and srv.banner["store"] == str(home / "ledger.db")
+    assert (home / "ledger.db").is_file()
 
 
 #: Writes that act on an id of the store: on a store that does not exist the id cannot be
@@ -213,7 +288,7 @@ def test_ctrl_c_during_import_says_nothing_was_saved_and_to_rerun(cli, tmp_path)
     with open(export, "w") as fh:  # 20000 distinct memories: an import long enough to interrupt
         for i in range(20000):
             fh.write(json.dumps({**one, "id": f"m_test{i:010d}", "text": f"Fact {i} about host-{i}"}) + "\n")
-    ok(*cli("clusters"))
+    cli.create_store()
     p = subprocess.Popen([LEDGER_BIN, "import", str(export), "--db", str(cli.db)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"})
     # Interrupt once the import holds the store's write lock (it is writing), not by a timer.
@@ -234,3 +309,20 @@ def test_ctrl_c_during_import_says_nothing_was_saved_and_to_rerun(cli, tmp_path)
     with Ledger.open(cli.db) as led:
         assert led.stats()["memories"] == 0
     assert "imported 20000 memories" in ok(*cli("import", str(export), timeout=600))
+
+
+def test_the_interactive_review_on_a_missing_store_creates_nothing(tmp_path):
+    """`ledger review` at a terminal opens the TUI on the store, which created it: stdin
+    and stdout are a real pseudo-terminal here, so the TUI path is the one taken."""
+    import pty
+
+    target = tmp_path / "nonexistent-dir" / "x.db"
+    main, sub = pty.openpty()
+    try:
+        p = subprocess.run([LEDGER_BIN, "review", "--db", str(target)], stdin=sub, stdout=sub, stderr=subprocess.PIPE,
+                           env={**os.environ, "NO_COLOR": "1"}, timeout=60)
+    finally:
+        os.close(sub)
+        os.close(main)
+    assert p.returncode == 1 and p.stderr.decode() == f"✕ {_no_store_line(target)}\n", p.stderr
+    assert not target.parent.exists()

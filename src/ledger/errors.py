@@ -127,6 +127,25 @@ class UnreadableSource(LedgerError):
     kind = "unreadable-source"
 
 
+class NoStore(LedgerError):
+    """A read that reports on a store (its counts, its conflicts, its sources, an export
+    of it) was asked of a store file that does not exist. Nothing was created; the
+    message names ``path`` and says how a store is created. Not a
+    :class:`StoreUnavailable`: the store is not failing, it is not there. HTTP 404."""
+
+    kind = "no-store"
+    status = 404
+
+    def __init__(self, message: str, *, path: str, **kw):
+        super().__init__(message, **kw)
+        self.path = path
+
+    def fields(self) -> dict:
+        d = super().fields()
+        d["path"] = self.path
+        return d
+
+
 class StoreUnavailable(LedgerError):
     """The database file cannot be opened or written (permissions, disk full, locked
     past the busy timeout, not a SQLite file). SQLite's own errors are translated into

@@ -16,7 +16,19 @@ from ..errors import InvalidInput, LedgerError
 from ..paths import db_path, default_agent
 from ..vocab import DEFAULT_MODE, DEFAULT_SOURCE_TRUST, MODES, SORTS
 from . import verbs
-from .base import WholeNumber, _color, _json, _open, _out, _words, cli, common, lookup_store, read_store  # noqa: F401 - shared by setup
+from .base import (  # noqa: F401 - shared by setup
+    WholeNumber,
+    _color,
+    _json,
+    _open,
+    _out,
+    _words,
+    cli,
+    common,
+    lookup_store,
+    read_store,
+    report_store,
+)
 
 
 def _warn_unknown_clusters(led, query: str) -> None:
@@ -118,7 +130,9 @@ def clusters(ctx, db, as_json):
         return
     from .render import clusters_table
 
-    with _open(db) as led:
+    # A read: a store that does not exist is not created; the clusters a new one starts
+    # with are listed, with a no-store warning (an agent runs this before its first write).
+    with read_store(db, as_json) as led:
         cs = led.clusters()
     _json([c.to_dict() for c in cs]) if as_json else _out(clusters_table(cs, _color()))
 
@@ -156,7 +170,7 @@ def conflicts(limit, db, as_json):
     """
     from .render import candidates_text
 
-    with read_store(db, as_json) as led:
+    with report_store(db, as_json) as led:
         cands = led.candidates(limit)
     _json([c.to_dict() for c in cands]) if as_json else _out(candidates_text(cands))
 
@@ -324,10 +338,12 @@ def review(plain, db, as_json):
     if not plain and not as_json and sys.stdin.isatty() and sys.stdout.isatty():
         from ..tui.app import run as run_tui
 
+        verbs.require_store(db)  # the interactive review would create the store
+
         sys.exit(run_tui(str(db_path(db))))
     from ..tui.plain import plain_dump, queue_json
 
-    with read_store(db, as_json) as led:
+    with report_store(db, as_json) as led:
         q = led.review_queue(200)
         now = led.clock()
     _json(queue_json(q)) if as_json else _out(plain_dump(q, now))
@@ -343,7 +359,7 @@ def sources(ctx, db, as_json):
         return
     from .render import sources_table
 
-    with read_store(db, as_json) as led:
+    with report_store(db, as_json) as led:
         ss = led.sources()
     _json([s.to_dict() for s in ss]) if as_json else _out(sources_table(ss, _color()))
 
@@ -392,15 +408,8 @@ def stats(db, as_json):
     """Store size, review queue, conflicts, agents, disk."""
     from .render import stats_text
 
-    opened = read_store(db, as_json)
-    with opened as led:
+    with report_store(db, as_json) as led:
         st = led.stats()
-    if opened.stand_in:
-        # No store there (nothing was created): name the store asked for, not the empty
-        # stand-in in memory.
-        from ..paths import db_file
-
-        st["db"] = db_file(opened.asked)
     _json(st) if as_json else _out(stats_text(st, _color()))
 
 
@@ -413,7 +422,7 @@ def export(query, db, as_json):
     \b
     ledger export cluster:code > code.jsonl
     """
-    with read_store(db, as_json) as led:
+    with report_store(db, as_json) as led:
         _warn_unknown_clusters(led, " ".join(query))
         dashed = verbs.options_as_query_warning("export", query, {"--db": db, "--json": as_json})
         if dashed:
@@ -555,6 +564,13 @@ def serve(host, port, open_browser, allow_remote, allow_hosts, db, as_json):
     ledger serve --host 0.0.0.0 --allow-remote --allow-host box.lan   # prints a token
     ledger serve --port 0 --json     # one line {"url", "store", ..., "token" if any} once listening
     """
+    from ..paths import db_file, home_dir
+
+    if db_file(db) != os.path.join(home_dir(), "ledger.db"):
+        # A store named by --db, $LEDGER_DB or the config must exist: a mistyped name
+        # would serve (and create) an empty store. The default one is created on first
+        # run, as before: the UI's first-run page shows how to connect an agent.
+        verbs.require_store(db)
     from ..web.server import serve as run_server
 
     rc = run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote, on_error=_err,
@@ -568,12 +584,13 @@ from . import config as _config  # noqa: E402,F401
 from . import setup as _setup  # noqa: E402,F401
 
 
-def _err(message: str, kind: str = "error") -> None:
+def _err(message: str, kind: str = "error", **extra) -> None:
     """Print an error on stderr: ``✕ <message>``, or with ``--json`` one JSON object
-    ``{"error": <message>, "kind": <slug>}`` so a script can branch on ``kind``."""
+    ``{"error": <message>, "kind": <slug>, **extra}`` so a script can branch on ``kind``
+    (``extra``: e.g. the ``path`` of a ``no-store`` error)."""
     try:
         if _JSON_ERRORS:
-            click.echo(json.dumps({"error": message, "kind": kind}, ensure_ascii=False), err=True)
+            click.echo(json.dumps({"error": message, "kind": kind, **extra}, ensure_ascii=False), err=True)
         else:
             click.echo(f"✕ {message}", err=True)
     except (OSError, ValueError):
@@ -751,9 +768,10 @@ def run(args: list[str]) -> int:
         # (e.g. `ledger config list` finding a bad value) instead of exiting.
         return rc if isinstance(rc, int) else 0
     except LedgerError as exc:
+        from ..errors import NoStore
         from .hints import phrase
 
-        _err(phrase(exc), exc.kind)
+        _err(phrase(exc), exc.kind, **({"path": exc.path} if isinstance(exc, NoStore) else {}))
         return 1
     except click.exceptions.NoSuchOption as exc:
         hint = _dash_hint(exc, args)

@@ -126,12 +126,26 @@ class WholeNumber(click.IntRange):
 
 
 def read_store(db: str | None, as_json: bool = False):
-    """For the read commands (stats, export, sources, conflicts): the store as a context
-    manager, an empty one in memory with a warning when the file does not exist
-    (:func:`.verbs.read_target`)."""
+    """For ``clusters``, a read an agent makes before its first write: the store as a
+    context manager, or when its file does not exist an empty one in memory (the
+    clusters a new store starts with) and a ``no-store`` warning on stderr
+    (:func:`.verbs.read_target`). Creates nothing."""
     from .verbs import _Opened
 
     return _Opened(db, False, read=True, as_json=as_json)
+
+
+def report_store(db: str | None, as_json: bool = False):
+    """For the reads that report on a store (stats, conflicts, sources, review, export):
+    the store as a context manager. A store file that does not exist raises
+    :class:`ledger.errors.NoStore` (exit 1; ``{"error", "kind": "no-store"}`` with
+    ``--json``, nothing on stdout) naming the path and how to create the store: zero
+    counts or an empty list would read as an empty store. The body runs first on an
+    empty stand-in in memory, so its input errors (a bad query) are reported as usual.
+    Creates nothing."""
+    from .verbs import _Opened
+
+    return _Opened(db, False, as_json=as_json, must_exist=True)
 
 
 def common(*, agent: bool = False) -> Callable:

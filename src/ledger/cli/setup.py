@@ -365,7 +365,9 @@ def checkpoints(ctx, session, project_dir, limit, full, db, as_json):
     from ..paths import db_path
     from ..store.watch import checkpoints as list_checkpoints
     from ..store.watch import open_store
+    from .verbs import require_store
 
+    require_store(db)  # a read: a store that does not exist is not created
     conn = open_store(str(db_path(db)))
     try:
         rows = list_checkpoints(conn, session=session, project=os.path.abspath(project_dir) if project_dir else None, limit=limit)
@@ -398,6 +400,9 @@ def checkpoints_show(checkpoint_id, db, as_json):
     raw = checkpoint_id.lstrip("#")
     if not raw.isdigit():
         raise InvalidInput(f"checkpoint id must be a number like 12 (from `ledger checkpoints`), got {checkpoint_id!r}")
+    from .verbs import require_store
+
+    require_store(db)
     conn = open_store(str(db_path(db)))
     try:
         row = checkpoint(conn, int(raw))

@@ -27,11 +27,18 @@ class _Opened:
     """``with _Opened(db, keep_open) as led``: the store, closed at the end unless
     ``keep_open`` (the console command ends with ``os._exit`` right after printing, and
     closing the last connection would checkpoint the WAL with two fsyncs first; every
-    write is committed by then, so the next process finds the WAL as it was)."""
+    write is committed by then, so the next process finds the WAL as it was).
 
-    def __init__(self, db: str | None, keep_open: bool, *, read: bool = False, as_json: bool = False):
-        self.asked, self.keep_open, self.as_json = db, keep_open, as_json
-        self.db = read_target(db) if read else db
+    ``read``: a store file that does not exist is not created; an empty store in memory
+    stands in and a ``no-store`` warning is printed at the end. ``must_exist``: the same
+    stand-in, but the end raises :class:`ledger.errors.NoStore` instead of warning (the
+    body's own errors, a bad query, come first). Either way an id not found in the
+    stand-in is re-raised naming the missing store (:func:`no_store_error`)."""
+
+    def __init__(self, db: str | None, keep_open: bool, *, read: bool = False, as_json: bool = False,
+                 must_exist: bool = False):
+        self.asked, self.keep_open, self.as_json, self.must_exist = db, keep_open, as_json, must_exist
+        self.db = read_target(db) if read or must_exist else db
 
     @property
     def stand_in(self) -> bool:
@@ -56,6 +63,14 @@ class _Opened:
         if not self.stand_in:
             return
         if exc_type is None:
+            if self.must_exist:
+                # The body ran on the empty stand-in, so its input errors (a bad query)
+                # came first; its answer (zero counts, an empty list) would read as an
+                # empty store.
+                from ..errors import NoStore
+
+                w = no_store_warning(self.asked)
+                raise NoStore(w["warning"], path=w["path"])
             emit_warning(no_store_warning(self.asked), self.as_json)
         elif getattr(exc, "kind", None) in UNKNOWN_ID:
             # "No memory m_x. It may have been mistyped." blamed the id: there is no store.
@@ -84,6 +99,24 @@ def read_target(db: str | None) -> str | None:
     if not os.path.isdir(d):
         return db
     return ":memory:"
+
+
+def missing_store(db: str | None) -> bool:
+    """Whether ``db`` (or the default store) names a store file that does not exist, in a
+    folder that could hold it (:func:`read_target`): a read then has nothing to read."""
+    return read_target(db) == ":memory:" and db != ":memory:"
+
+
+def require_store(db: str | None) -> None:
+    """For the commands that report on a store without opening it through
+    :class:`_Opened` (the interactive review, checkpoints, serve on a named store):
+    raise :class:`ledger.errors.NoStore` when its file does not exist, with the no-store
+    warning's words (the path, and how to create the store). Nothing is created."""
+    if missing_store(db):
+        from ..errors import NoStore
+
+        w = no_store_warning(db)
+        raise NoStore(w["warning"], path=w["path"])
 
 
 def no_store_warning(db: str | None) -> dict:
