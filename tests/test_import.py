@@ -123,7 +123,11 @@ def test_a_bad_file_changes_nothing_and_names_the_line(new_store, cli, tmp_path)
         assert rc == 1 and needle in json.loads(err)["error"] and json.loads(err)["kind"] == "invalid-input"
     rc, out, err = cli("import", str(tmp_path / "missing.jsonl"), db=other)
     assert rc == 1 and "Cannot read" in err
-    assert j(cli, "stats", db=other)["memories"] == 0
+    if isinstance(other, str):  # a PostgreSQL schema: it exists, empty
+        assert j(cli, "stats", db=other)["memories"] == 0
+    else:  # a failed import did not even create the store file (stats says there is none)
+        rc, out, err = cli("stats", "--json", db=other)
+        assert rc == 1 and json.loads(err)["kind"] == "no-store" and not other.parent.exists(), err
 
 
 def test_import_from_stdin_pipe(new_store, cli, tmp_path):

@@ -58,6 +58,7 @@ def test_a_missing_dependency_is_one_line_naming_the_reinstall(tmp_path, cli):
         pkg.mkdir(parents=True)
         (pkg / "__init__.py").write_text(f"raise ModuleNotFoundError(\"No module named '{mod}'\", name='{mod}')\n")
     env = {"PYTHONPATH": str(tmp_path / "shadow") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cli.create_store()  # serve on a missing store would fail first (no-store)
     for argv, mod in ((["serve", "--port", "0"], "starlette"), (["review", "--help"], None)):
         rc, out, err = cli(*argv, env=env, timeout=30)
         if mod is None:

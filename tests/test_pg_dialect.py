@@ -170,5 +170,10 @@ def test_ledger_config_selects_the_shared_store(pg_url, tmp_path):
     assert json.loads(run("stats", "--json"))["db"] == pg_url
     assert json.loads(run("search", "team store", "--json"))["total"] == 1
     local = tmp_path / "local.db"
+    # $LEDGER_DB wins: stats reports on local.db, which does not exist (and is not created)
+    p = subprocess.run([LEDGER_BIN, "stats", "--json"], capture_output=True, text=True, timeout=60,
+                       env={**env, "LEDGER_DB": str(local)})
+    assert p.returncode == 1 and json.loads(p.stderr)["path"] == str(local) and not local.exists(), p.stderr
+    run("remember", "A fact kept locally", "--cluster", "code", "--db", str(local))
     assert json.loads(run("stats", "--json", extra={"LEDGER_DB": str(local)}))["db"] == str(local)
-    assert json.loads(run("stats", "--json", "--db", str(local)))["memories"] == 0
+    assert json.loads(run("stats", "--json", "--db", str(local)))["memories"] == 1
