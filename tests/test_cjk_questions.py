@@ -12,7 +12,6 @@ import pytest
 from conftest import BOTH_ENGINES
 
 from ledger import terms as T
-from ledger.service import Ledger
 
 ENGINES = BOTH_ENGINES
 
@@ -28,11 +27,10 @@ MEMORIES = [
 
 
 @pytest.fixture()
-def led(store_target):
-    with Ledger.open(store_target) as led:
-        for t in MEMORIES:
-            led.remember(t, cluster="code", agent="a")
-        yield led
+def led(ledger):
+    for t in MEMORIES:
+        ledger.remember(t, cluster="code", agent="a")
+    return ledger
 
 
 def _texts(led, query, **kw):

@@ -8,8 +8,6 @@ from __future__ import annotations
 import pytest
 from conftest import BOTH_ENGINES
 
-from ledger.service import Ledger
-
 ENGINES = BOTH_ENGINES
 
 TEXTS = ["We deploy from the main branch", "Staging needs the VPN", "The recieve queue drains hourly",
@@ -17,11 +15,10 @@ TEXTS = ["We deploy from the main branch", "Staging needs the VPN", "The recieve
 
 
 @pytest.fixture()
-def led(store_target):
-    with Ledger.open(store_target) as led:
-        for t in TEXTS:
-            led.remember(t, cluster="code", agent="a")
-        yield led
+def led(ledger):
+    for t in TEXTS:
+        ledger.remember(t, cluster="code", agent="a")
+    return ledger
 
 
 def _texts(led, q, mode="hybrid"):
