@@ -306,6 +306,8 @@ WORDS = (
     # Latin words, numbers and compounds against CJK text (written without spaces)
     "我们用Redis做缓存 設定ファイルはconfig.yamlにあります サーバーはpython3.11で動きます node.js版本20来构建 "
     "데이터베이스는PostgreSQL입니다 ｋａｆｋａの設定 時々deployする"
+    # versions glued to words (docs/search.md "Terms"), and names that stay whole
+    " python3.11 node18 es2015 v2.4.1 Python3 s3 h264 on1 10ms"
 ).split()
 TYPO = ["deploymnt", "cachng", "kafak", "brokr", "invoce", "timout", "rollbak", "certifcate"]
 AGENTS = ["alice", "bob", "carol", "dave", "erin"]
@@ -391,10 +393,27 @@ _CJK = ("\u1100-\u11ff\u3005-\u3007\u303b\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff
 _CJK_EDGE = re.compile(rf"(?<=[{_CJK}])(?=[^{_CJK}\s])|(?<=[^{_CJK}\s])(?=[{_CJK}])")
 
 
-def oracle_words(text: str) -> str:
-    """A memory's text as the word index must see it: NFKC, a space at every edge
-    between a CJK character and another non-space character."""
+def oracle_spaced(text: str) -> str:
+    """NFKC, a space at every edge between a CJK character and another non-space
+    character: the text compounds (the side index) are read from."""
     return _CJK_EDGE.sub(" ", unicodedata.normalize("NFKC", text))
+
+
+def _version_apart(m) -> str:
+    # docs/search.md "Terms": a word of 2+ letters (or v) then ASCII digits is the two
+    # words, unless the letters are a stop word (the oracles' own statement of it: each
+    # word checked by string methods, not ledger.terms' pattern).
+    w = m.group(0)
+    head = w.rstrip("0123456789")
+    if head != w and head.isalpha() and (len(head) >= 2 or head in ("v", "V")) and head.lower() not in T._STOP_HEADS:
+        return head + " " + w[len(head):]
+    return w
+
+
+def oracle_words(text: str) -> str:
+    """A memory's text as the word index must see it: :func:`oracle_spaced`, then a
+    space between the letters and the number of each word like python3 or v2."""
+    return re.sub(r"[^\W_]+", _version_apart, oracle_spaced(text))
 
 
 def _oracle_index(conn, rows):
@@ -407,7 +426,7 @@ def _oracle_index(conn, rows):
     o.execute("CREATE VIRTUAL TABLE s USING fts5 (terms, tokenize = 'porter unicode61')")
     o.executemany("INSERT INTO w (rowid, text, context) VALUES (?, ?, ?)",
                   [(r[0], oracle_words(r[2]), oracle_words(ctx.get(r[0], ""))) for r in rows])
-    side = [(r[0], T.side_text(oracle_words(r[2]))) for r in rows]
+    side = [(r[0], T.side_text(oracle_spaced(r[2]))) for r in rows]
     o.executemany("INSERT INTO s (rowid, terms) VALUES (?, ?)", [x for x in side if x[1]])
     return o
 
@@ -606,6 +625,11 @@ QUERIES = [
     "版本 時々",
     # Terms as people type them: a trailing * is "starts with" (in keyword mode too),
     # punctuation left at a word's ends still searches the word.
+    "3.11",
+    "node 18",
+    "2015 es2015",
+    "2.4.1 v2.4",
+    "python3 s3",
     "deploy*",
     "depl* kafka",
     "ca*",
@@ -935,7 +959,7 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
             seqs = [r[0] for r in rows]
             words = [" ".join(re.findall(r"[^\W_]+", oracle_words(r[2]))) for r in rows]
             ctx = [r[14] for r in rows]
-            sides = [" ".join(["x" + c.encode().hex() for c in T.compounds(oracle_words(r[2]))] +
+            sides = [" ".join(["x" + c.encode().hex() for c in T.compounds(oracle_spaced(r[2]))] +
                               [" ".join(T.bigrams(run)) for run in T.cjk_runs(r[2])]) for r in rows]
             doc = "setweight(to_tsvector('english', u.t), 'A') || setweight(to_tsvector('english', u.c), 'D')"
 

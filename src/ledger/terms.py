@@ -5,7 +5,8 @@ Pure and stdlib only (L0); the store turns these into FTS5 rows and MATCH expres
 Three kinds of term, for text as people write it:
 
 * **word**: a run of letters and digits, as SQLite's ``unicode61`` tokenizer sees it,
-  after NFKC folding (fullwidth ``Ｐｙｔｈｏｎ`` is ``python``). Words go to the word index
+  after NFKC folding (fullwidth ``Ｐｙｔｈｏｎ`` is ``python``); a version glued to its
+  word is two words (:func:`split_versions`: ``python3`` is ``python`` ``3``). Words go to the word index
   (BM25, porter stemming) and alphabetic words of 3+ letters to the vocabulary that
   fuzzy matching expands into.
 * **compound**: letters or digits joined by symbols that are part of a term in code and
@@ -120,11 +121,45 @@ def set_apart_cjk(text: str) -> str:
     return "".join(out) if changed else text
 
 
+# A word that is letters then a number: python3, node18, es2015, and v2 (a version). The
+# letters are 2+ (one letter and digits is a name: s3, m1, h264, x86), and the word
+# starts and ends at a non-letter, non-digit (``_`` separates words, as for the word
+# index). Digits are ASCII (NFKC has folded fullwidth ones already).
+_VERSIONED = regex.compile(r"(?<![^\W_])([^\W\d_]{2,}|[vV])([0-9]+)(?![^\W_])")
+#: Letters that are not split from the number after them: English stop words of 2-3
+#: letters (PostgreSQL's ``english`` list), which PostgreSQL's word index drops, so
+#: ``on1`` searched as the phrase "on 1" would be any text with a 1 there.
+_STOP_HEADS = frozenset("""
+    me my we our you he him his she her it its who am is are was be has had do did an the and but if or as of at
+    by for to up in out on off why how all any few no nor not own so too can don now
+""".split())
+
+
+def _split_number(m) -> str:
+    head = m.group(1)
+    return m.group(0) if head.lower() in _STOP_HEADS else head + " " + m.group(2)
+
+
+def split_versions(text: str) -> str:
+    """``text`` with a space between the letters and the number of every word that is
+    letters then digits (docs/search.md "Terms"): ``python3.11`` is ``python 3.11``,
+    ``node18`` is ``node 18``, ``es2015`` is ``es 2015``, ``v2.4.1`` is ``v 2.4.1``, so the
+    word index holds the number as a word of its own and ``3.11``, ``18``, ``2015`` and
+    ``2.4.1`` (and ``python``, ``node`` in keyword mode) find them. Left whole: one letter
+    and digits other than ``v`` (``s3``, ``h264``, ``x86``: names, not a word and its
+    version), a stop word and digits (``on1``), digits then letters (``10ms``, ``2fa``)
+    and words with more than one letter-digit edge (``log4j``, ids, hashes)."""
+    if not any(d in text for d in "0123456789"):  # most text: ten scans in C, no regex
+        return text
+    return _VERSIONED.sub(_split_number, text)
+
+
 def word_text(text: str) -> str:
     """What the word index is fed for ``text``: NFKC (:func:`nfkc`: fullwidth text is
-    found by ASCII queries), CJK runs set apart (:func:`set_apart_cjk`). Case is kept (the
-    tokenizers fold it). Identity for ASCII."""
-    return set_apart_cjk(nfkc(text))
+    found by ASCII queries), CJK runs set apart (:func:`set_apart_cjk`), a version's
+    number set apart from the word it is glued to (:func:`split_versions`). Case is kept
+    (the tokenizers fold it). Identity for ASCII text without such a word."""
+    return split_versions(set_apart_cjk(nfkc(text)))
 
 
 def _split_cjk(text: str) -> tuple[list[str], str]:
@@ -179,8 +214,9 @@ def is_fuzzy_word(word: str) -> bool:
 
 def vocabulary_words(text: str) -> set[str]:
     """The words of ``text`` that go into the fuzzy vocabulary (folded; CJK runs set
-    apart, so ``redis`` of ``我们用Redis做缓存`` is one)."""
-    return {w for w in _WORD.findall(set_apart_cjk(fold(text))) if is_fuzzy_word(w)}
+    apart, so ``redis`` of ``我们用Redis做缓存`` is one; versions too, so ``python`` of
+    ``python3.11`` is one: :func:`split_versions`)."""
+    return {w for w in _WORD.findall(split_versions(set_apart_cjk(fold(text)))) if is_fuzzy_word(w)}
 
 
 def _clean(token: str) -> str:
@@ -354,6 +390,10 @@ def split_query(terms, stopwords=frozenset()) -> QueryTerms:
     that writes ``--force``); a shorter one (``c++``, ``c#``, ``-v``, ``50%``) only as
     written: ``c++`` never asks for ``c``.
 
+    A word that is letters then a number (``python3``, ``node18``) is the phrase of the
+    two, as the word index holds it (:func:`split_versions`); in a compound its parts are
+    split the same way (``python3.11`` is also the phrase "python 3 11").
+
     A trailing ``*`` means "starts with": it is not part of the term, and a word it
     ends (``deploy*``, ``-deploy*``) is in ``starred``, a prefix in every mode
     (:func:`prefix_words`). Words in ``stopwords`` are dropped unless nothing else is
@@ -368,8 +408,11 @@ def split_query(terms, stopwords=frozenset()) -> QueryTerms:
             star = tok.endswith("*")
             if star:
                 tok = _clean(tok.rstrip("*"))
-            parts = _WORD.findall(tok)
+            parts = _WORD.findall(split_versions(tok))
             if not parts:
+                continue
+            if len(parts) == 2 and not any(c in _JOINER_SET for c in tok):
+                phrases.append(" ".join(parts))  # python3: the word index holds "python 3"
                 continue
             if any(c in _JOINER_SET for c in tok) and len(tok) <= MAX_COMPOUND:
                 comps.append(tok)

@@ -774,3 +774,54 @@ def m020_vocab_stems(conn: sqlite3.Connection) -> None:
         return
     conn.execute("CREATE VIRTUAL TABLE vocab_fts USING fts5 (term, content = '', tokenize = 'porter unicode61', detail = none)")
     conn.execute("INSERT INTO vocab_fts (rowid, term) SELECT id, term FROM vocab")
+
+
+@migration
+def m021_versions_apart(conn: sqlite3.Connection) -> None:
+    """A version's number is found by itself (docs/search.md "Terms", issue 14): ``3.11``
+    finds ``python3.11``, ``18`` finds ``node18``, ``2.4.1`` finds ``v2.4.1``. The word
+    index is fed each word that is letters then digits with a space between the two
+    (:func:`ledger.terms.split_versions`, part of :func:`ledger.terms.word_text`), and the
+    vocabulary gets the letters as a word. Rows of ``memories_fts`` and of
+    ``memory_text_fts`` (texts kept for ``asof:``) whose stored form is not the one this
+    version writes are written again: only rows whose stored word text (or, for a chunk,
+    neighbour context) has a letter directly before a digit are read into Python (a scan
+    in SQL finds them), and of those only the ones whose form changes are written. The
+    side index (compounds, CJK, symbols) does not change: only the word rows are."""
+    from .. import terms as T
+    from . import textindex
+
+    pg = is_postgres(conn)
+    if pg:
+        from . import textindex_pg
+
+        words_of, key, hkey = textindex_pg.words_of, "seq", "hid"
+        glued = "{0} ~ '[[:alpha:]][0-9]'"
+    else:
+        words_of, key, hkey = T.word_text, "rowid", "rowid"
+        # An ASCII letter, or any character outside printable ASCII (a letter of another
+        # script; also a control character: read, compared, left alone), before a digit.
+        glued = "({0} GLOB '*[A-Za-z][0-9]*' OR {0} GLOB '*[^ -~][0-9]*')"
+    rows = conn.execute(
+        f"""SELECT m.seq, m.text, f.text, f.context FROM memories_fts f JOIN memories m ON m.seq = f.{key}
+            WHERE {glued.format('f.text')} OR {glued.format('f.context')}""").fetchall()
+    vocab: set[str] = set()
+    for seq, text, words, context in rows:
+        # The stored context is already in the index's form; its new form is that form's.
+        new, ctx = words_of(text), words_of(context)
+        if new == words and ctx == context:
+            continue
+        if pg:
+            conn.execute("UPDATE memories_fts SET text = ?, context = ? WHERE seq = ?", (new, ctx, seq))
+        else:
+            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+            conn.execute("INSERT INTO memories_fts (rowid, text, context) VALUES (?, ?, ?)", (seq, new, ctx))
+        vocab |= T.vocabulary_words(text)
+    textindex.add_words(conn, sorted(vocab))  # known words cost a probe; the new ones are the letters split off
+    old = conn.execute(
+        f"""SELECT h.rowid, h.text, t.text FROM memory_text_history h JOIN memory_text_fts t ON t.{hkey} = h.rowid
+            WHERE {glued.format('t.text')}""").fetchall()
+    for hid, text, words in old:
+        if words_of(text) != words:
+            conn.execute(f"DELETE FROM memory_text_fts WHERE {hkey} = ?", (hid,))
+            textindex.index_old_text(conn, hid, text)
