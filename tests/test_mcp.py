@@ -20,6 +20,9 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_types import Implementation
 
 TOOLS = {"recall", "search", "show", "remember", "conflicts", "judge", "checkpoint"}
+#: What an MCP client must not be told to type: the CLI commands of the tools and flags.
+CLI_SYNTAX = ("ledger recall", "ledger search", "ledger remember", "ledger show", "ledger conflicts", "ledger judge",
+              "ledger checkpoint", "Try: ledger", " --")
 COMPACT = {"id", "strength", "text", "cluster"}
 
 
@@ -283,13 +286,23 @@ def test_bad_arguments_are_tool_errors_with_the_clis_words_and_the_server_goes_o
             return out
 
     e = run(go)
-    # The CLI's message, word for word, after the SDK's "Error executing tool <name>: ".
-    assert e["cluster"].endswith(cli_error(store, "remember", "x is y", "--cluster", "nope"))
-    assert e["cluster_typo"].endswith(cli_error(store, "remember", "x is y", "--cluster", "prefz"))
-    assert e["show"].endswith(cli_error(store, "show", "m_doesnotexist"))
+    # After the SDK's "Error executing tool <name>: ", the core's message as the CLI gives
+    # it, with what to do next in the tools' terms (argument names, tool names) where the
+    # CLI names its commands and flags: "e.g. ledger recall deploy steps" reached agents.
+    known = cli_error(store, "remember", "x is y", "--cluster", "nope").split(" Create it with")[0]
+    assert e["cluster"] == (f"Error executing tool remember: {known} Write to one of them; if none fits, the user "
+                            "can add one (`ledger clusters add <label>`).")
+    assert e["cluster_typo"].startswith(f"Error executing tool remember: {known.replace('nope', 'prefz')}")
+    assert e["show"].endswith(cli_error(store, "show", "m_doesnotexist").replace("`ledger search`", "`search`"))
     assert e["query"].endswith(cli_error(store, "recall", "strength:>abc"))
-    assert e["verdict"].endswith(cli_error(store, "judge", "cc_x", "--verdict", "maybe"))
-    assert "Nothing to remember" in e["empty"] and "What should I recall?" in e["nothing"]
+    assert e["verdict"].endswith(cli_error(store, "judge", "cc_x", "--verdict", "maybe").replace("--verdict", "verdict"))
+    assert e["empty"].endswith('Nothing to remember. Give claim one self-contained sentence, e.g. "Prefers metric '
+                               'units", with a cluster such as "prefs".')
+    assert e["nothing"].endswith('What should I recall? Give words or a filter. For example query "deploy steps" or '
+                                 'query "cluster:proc"; `search` with an empty query lists the newest.')
+    for name, text in e.items():
+        if name != "after":
+            assert not any(cli in text for cli in CLI_SYNTAX), (name, text)
     assert "cluster" in e["missing"] and "Field required" in e["missing"]
     assert "limit" in e["type"] and "greater than or equal to 1" in e["range"]
     assert "files needs paths" in e["files"] and "m_nothere" in e["supersedes"] and "Nothing was remembered" in e["supersedes"]

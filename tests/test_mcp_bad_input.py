@@ -80,7 +80,7 @@ def test_megabyte_arguments_get_a_short_answer(store):
         assert len(text) <= MAX_ERROR_CHARS + 100, (name, len(text))
     # A megabyte "id" is named as too long to be one, not echoed back.
     assert "(1,000,002 characters): a memory id is about 16 characters" in e["show"], e["show"]
-    assert e["show"].rstrip().endswith("lists ids.")
+    assert e["show"].rstrip().endswith("`search` lists ids.")
     assert "characters cut" in e["kind"]  # other long arguments are cut by the server
     assert "Unknown kind" in e["kind"] and "max 20000" in e["claim"] and "Nothing was remembered" in e["supersedes"]
 
@@ -166,3 +166,87 @@ def test_a_folder_as_a_remembered_file_is_a_clear_tool_error(store, tmp_path):
     e, after = run(go)
     assert f"{tmp_path} is a folder; a fact is keyed to a file." in e, e
     assert after["total"] == 0
+
+
+# A valid call of each tool: the one every bad-argument case below starts from.
+VALID = {"recall": {"query": "deploy"}, "search": {"query": "deploy"}, "show": {"id": "m_nothere"},
+         "remember": {"claim": "the deploy runs at noon", "cluster": "proc"}, "conflicts": {},
+         "judge": {"candidate": "cc_nothere", "verdict": "conflict"}, "checkpoint": {}}
+
+
+def test_every_listed_tool_refuses_arguments_it_does_not_take(store):
+    # Fresh-user finding: search {"query": "deploy", "mode": "bogus"} and {"offset": -5}
+    # answered normal hits (the SDK drops names a tool does not take), while the CLI and
+    # /api/search refuse them. Every tool the server lists, so a new tool cannot slip by.
+    async def go():
+        async with connect(store) as s:
+            tools = {t.name: t.input_schema for t in (await s.list_tools()).tools}
+            out = {name: err(await s.call_tool(name, {**VALID[name], "bogus_arg": 1})) for name in tools}
+            out["offset"] = err(await s.call_tool("search", {"query": "deploy", "offset": -5}))
+            out["limt"] = err(await s.call_tool("recall", {"query": "deploy", "limt": 5}))
+            out["two"] = err(await s.call_tool("conflicts", {"limit": 2, "page": 2, "Limit": 3}))
+            return tools, out, ok(await s.call_tool("search", {}))
+
+    tools, e, after = run(go)
+    assert set(tools) == set(VALID)
+    for name, schema in tools.items():
+        assert schema["additionalProperties"] is False, name  # the schema says what the server enforces
+        takes = ", ".join(schema["properties"]) or "no arguments"
+        assert e[name] == (f"Error executing tool {name}: unknown argument bogus_arg: nothing was done. "
+                           f"{name} takes {takes}."), e[name]
+    assert e["offset"].endswith("unknown argument offset: nothing was done. search takes query, limit, mode, sort, "
+                                "detail."), e["offset"]
+    assert "unknown argument limt (did you mean limit?)" in e["limt"]
+    assert "unknown arguments page, Limit (did you mean limit?):" in e["two"]
+    assert after["total"] == 0  # the remember with a bogus argument wrote nothing
+
+
+@pytest.mark.parametrize("tool,args,needle", [
+    ("search", {"mode": "bogus"}, "mode: Input should be 'hybrid', 'keyword' or 'fuzzy' (got 'bogus')"),
+    ("recall", {"mode": "Keyword"}, "mode: Input should be 'hybrid', 'keyword' or 'fuzzy' (got 'Keyword')"),
+    ("search", {"sort": "size"}, "sort: Input should be 'relevance', 'strength', 'hits', 'created' or 'last' "
+                                 "(got 'size')"),
+    ("search", {"limit": -5}, "limit: Input should be greater than or equal to 1 (got -5)"),
+    ("recall", {"limit": 1001}, "limit: Input should be less than or equal to 1000 (got 1001)"),
+    ("conflicts", {"limit": 0}, "limit: Input should be greater than or equal to 1 (got 0)"),
+    ("search", {"detail": "maybe"}, "detail: Input should be a valid boolean"),
+    ("judge", {"verdict": "maybe"}, 'verdict must be "conflict" or "unrelated", got "maybe".'),
+    ("judge", {"detector": 5}, "detector must be from 0 to 1 (your confidence), got 5.0."),
+    ("judge", {"kind": "bogus"}, 'Unknown kind "bogus". Kinds: direct contradiction, value drift'),
+])
+def test_values_out_of_range_or_choice_say_what_is_allowed(store, tool, args, needle):
+    # The CLI's choices and ranges, in the argument's own name (never --mode).
+    async def go():
+        async with connect(store) as s:
+            return err(await s.call_tool(tool, {**VALID[tool], **args}))
+
+    e = run(go)
+    assert needle in e and "--" not in e, e
+
+
+def test_mode_and_sort_are_the_clis(store):
+    # The CLI's search takes --mode and --sort, recall --mode: the tools take the same,
+    # with the same answers.
+    from ledger.service import Ledger
+
+    with Ledger.open(store) as led:
+        led.remember("the deploy script lives in ops/deploy.sh", cluster="proc", agent="t")
+        led.remember("deployment happens every friday at noon", cluster="proc", agent="t")
+        led.remember("the deploy needs the VPN up", cluster="proc", agent="t")
+
+    async def go():
+        async with connect(store) as s:
+            return {(mode, sort): [h["id"] for h in ok(await s.call_tool("search", {"query": "deploy", "mode": mode,
+                                                                                     "sort": sort}))["hits"]]
+                    for mode in ("keyword", "fuzzy") for sort in ("created", "relevance")}
+
+    got = run(go)
+    for (mode, sort), ids in got.items():
+        cli = subprocess.run([LEDGER_BIN, "search", "deploy", "--mode", mode, "--sort", sort, "--db", str(store),
+                              "--json"], capture_output=True, text=True, timeout=60, env=dict(os.environ))
+        assert cli.returncode == 0, cli.stderr
+        import json
+
+        assert ids == [m["id"] for m in json.loads(cli.stdout)["hits"]], (mode, sort)
+    newest_first = got[("fuzzy", "created")]
+    assert len(newest_first) == 3 and newest_first == sorted(newest_first, reverse=True)  # ids grow with time

@@ -95,13 +95,14 @@ def _text_notes(q) -> tuple[dict, ...]:
                         f"list memories."},)
 
 
-def clean_text(text: str | None, *, empty: str) -> str:
-    """A claim's text, trimmed and checked: not empty (``empty`` is the message), at most
-    20,000 characters, no NUL bytes, valid Unicode (no unpaired surrogates, which a
+def clean_text(text: str | None, *, empty: str, field: str | None = None) -> str:
+    """A claim's text, trimmed and checked: not empty (``empty`` is the message, and
+    ``field`` the input named in the error, so a surface can add its own example), at
+    most 20,000 characters, no NUL bytes, valid Unicode (no unpaired surrogates, which a
     terminal can pass in from undecodable bytes). Raises InvalidInput."""
     text = (text or "").strip()
     if not text:
-        raise InvalidInput(empty)
+        raise InvalidInput(empty, field=field, value="" if field else None)
     if len(text) > MAX_TEXT_CHARS:
         raise InvalidInput(f"A claim is one self-contained fact; this text has {len(text)} characters (max {MAX_TEXT_CHARS}). Use `ledger ingest` for documents.")
     if "\x00" in text:
@@ -235,7 +236,7 @@ class Ledger:
         from .redact import redact_counted  # here, not at the top: read verbs never import it
         from .store import conflicts as cq
 
-        text = clean_text(text, empty='Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
+        text = clean_text(text, empty="Nothing to remember.", field="claim")
         # Whatever is stored is redacted first (docs/architecture.md): hooks hand claims
         # back into agents' context and a PostgreSQL store shares them with a team.
         text, redacted = redact_counted(text)
@@ -247,7 +248,7 @@ class Ledger:
             try:
                 supersedes = self.resolve_id(supersedes)
             except UnknownMemory as e:
-                raise UnknownMemory(f"{e} Nothing was remembered; check the id with `ledger search`.",
+                raise UnknownMemory(f"{e} Nothing was remembered.",
                                     field="supersedes", value=supersedes) from None
             if self.store.row(supersedes).deleted_at is not None:
                 raise InvalidInput(f"{supersedes} was already dropped; there is nothing live to supersede. Remember the new fact without superseding.",
@@ -451,7 +452,8 @@ class Ledger:
         its page may hold memories dropped since."""
         q = _parse(query, self.clock())
         if not q.terms and not q.has_filters:
-            raise InvalidInput('What should I recall? Give words or a filter, e.g. ledger recall deploy steps  or  ledger recall cluster:proc')
+            # No surface's syntax here: each phrases its own example (cli/hints.py, mcp/server.py).
+            raise InvalidInput("What should I recall? Give words or a filter.", field="query", value=query)
         res = self._search(query, limit=limit, mode=mode)
         now = self.clock()
         try:

@@ -20,6 +20,10 @@ NEXT = {
                         "`ledger resolve <id> a|b|both|merge|dismiss` takes either.",
 }
 
+#: The CLI's example for a required text left blank, by the field the core names.
+BLANK = {"query": "For example: ledger recall deploy steps  or  ledger recall cluster:proc",
+         "claim": 'Try: ledger remember "Prefers metric units" --cluster prefs'}
+
 #: Where the CLI lists each kind of id, for a blank one (:func:`ledger.errors.missing_id`).
 _LISTS = {"memory": NEXT["unknown-memory"], "source": NEXT["unknown-source"], "candidate": NEXT["unknown-candidate"],
           "conflict": NEXT["unknown-conflict"]}
@@ -48,6 +52,8 @@ def phrase(exc: LedgerError) -> str:
         if exc.reason == "error":
             return f"{msg} Please report this as a ledger bug."
         return msg
+    if exc.kind == "invalid-input" and exc.field in BLANK and not str(exc.value or "").strip():
+        return f"{msg} {BLANK[exc.field]}"
     if exc.kind == "invalid-input" and exc.field in _LISTS and not str(exc.value or "").strip():
         if "`ledger " in msg:  # the CLI's own wording already says where
             return msg

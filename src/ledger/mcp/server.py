@@ -31,7 +31,7 @@ from the MCP ``initialize`` request (``clientInfo.name``: ``claude-code``, ``cur
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -50,7 +50,7 @@ from pydantic import Field, ValidationError
 
 from .. import __version__, wire
 from ..errors import LedgerError
-from ..vocab import DEFAULT_MODE
+from ..vocab import DEFAULT_MODE, MODES, SORTS
 
 #: Used when neither $LEDGER_AGENT nor the client's name is known.
 FALLBACK_AGENT = "mcp"
@@ -94,8 +94,55 @@ WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 # changes nothing (an error says so), so it is idempotent; it drops nothing.
 JUDGE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
+Mode = Annotated[Literal[MODES], Field(description="hybrid: words, and words no memory holds widened to their "
+                                                    "neighbours; keyword: whole words only; fuzzy: every word "
+                                                    "widened (as `ledger search --mode`).")]
+Sort = Annotated[Literal[SORTS] | None, Field(description="Order by relevance, strength, hits, created or last (last "
+                                                          "read); default: the score (relevance and strength).")]
 Detail = Annotated[bool, Field(description="Full records (as `ledger recall --json`) instead of the compact "
                                             "id, strength, text, cluster.")]
+
+
+#: What to call next, by error kind, in the tools' terms (the CLI's hints name commands).
+NEXT = {"unknown-memory": "`search` lists ids.",
+        "unknown-candidate": "`conflicts` lists the ones waiting.",
+        "unknown-conflict": "Conflicts are resolved by the user (`ledger review`), not through these tools."}
+#: An example for a required text left blank, by the field the core names.
+BLANK = {"query": 'For example query "deploy steps" or query "cluster:proc"; `search` with an empty query lists '
+                  'the newest.',
+         "claim": 'Give claim one self-contained sentence, e.g. "Prefers metric units", with a cluster such as '
+                  '"prefs".'}
+
+
+def phrase(exc: LedgerError) -> str:
+    """The tool error text for ``exc``: the core's message (which names no surface) with
+    what to do next in this server's terms, the tools and their argument names, where
+    the CLI's :func:`ledger.cli.hints.phrase` names its commands and flags. What only the
+    user can do (add a cluster, resolve a conflict, move the store) says so."""
+    from ..errors import NotAClaim, StoreUnavailable, UnknownCluster
+
+    msg = exc.message
+    if isinstance(exc, UnknownCluster):
+        if exc.suggestion:
+            return f'{msg} Clusters are named by id. Did you mean cluster "{exc.suggestion}"?'
+        return (f"{msg} Known clusters: {', '.join(exc.choices)}. Write to one of them; if none fits, the user can "
+                "add one (`ledger clusters add <label>`).")
+    if isinstance(exc, NotAClaim) and exc.source_id:
+        return f"{msg} Chunks are reviewed with their document ({exc.source_id}) by the user."
+    if isinstance(exc, StoreUnavailable):
+        if exc.reason == "read-only":
+            if "writable" in msg:  # the core said what to do; add where this server's store is chosen
+                return f"{msg} To use another store, {WHERE_THE_STORE_IS_SET}"
+            return f"{msg} The user can check the file and its permissions" + (f" ({exc.path})." if exc.path else ".")
+        if exc.reason == "error":
+            return f"{msg} Please report this as a ledger bug."
+        return msg
+    if exc.kind == "invalid-input" and exc.field in BLANK and not str(exc.value or "").strip():
+        return f"{msg} {BLANK[exc.field]}"
+    nxt = NEXT.get(exc.kind)
+    if nxt and nxt not in msg:
+        msg = f"{msg} {nxt}"
+    return msg
 
 
 def compact(m) -> dict:
@@ -125,9 +172,35 @@ def arguments_message(exc: ValidationError) -> str:
     parts = []
     for e in exc.errors(include_url=False):
         where = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
-        got = f" (got {type(e.get('input')).__name__})" if str(e.get("type", "")).endswith("_type") else ""
+        kind = str(e.get("type", ""))
+        got = ""
+        if kind.endswith("_type"):
+            got = f" (got {type(e.get('input')).__name__})"
+        elif kind in ("literal_error", "greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+            got = f" (got {clip_error(repr(e.get('input')), 80)})"
         parts.append(f"{where}: {e.get('msg', 'invalid')}{got}")
     return "bad arguments: " + "; ".join(parts)
+
+
+def unknown_arguments(tool: str, schema: dict, arguments: dict) -> str:
+    """The complaint about argument names ``tool`` does not take (``schema``: its input
+    schema), or "" when every name is one of its properties. The SDK's own check drops
+    them without a word, so ``search {"mode": "bogus"}`` or a misspelt ``limt`` read as
+    a plain search; the complaint names each, its nearest real name when one is close,
+    and every name the tool takes."""
+    import difflib
+
+    known = list(schema.get("properties", {}))
+    extra = [k for k in arguments if k not in known]
+    if not extra:
+        return ""
+    said = []
+    for k in extra:
+        near = difflib.get_close_matches(str(k), known, n=1, cutoff=0.7)
+        said.append(f"{clip_error(str(k), 80)} (did you mean {near[0]}?)" if near else clip_error(str(k), 80))
+    takes = ", ".join(known) if known else "no arguments"
+    return (f"unknown argument{'s' if len(extra) > 1 else ''} {', '.join(said)}: nothing was done. "
+            f"{tool} takes {takes}.")
 
 
 class _MCPServer(MCPServer):
@@ -136,6 +209,11 @@ class _MCPServer(MCPServer):
     tool X"), and every tool error at most :data:`MAX_ERROR_CHARS` long."""
 
     async def call_tool(self, name, arguments, context=None):
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            unknown = unknown_arguments(name, tool.parameters, arguments or {})
+            if unknown:
+                raise ToolError(clip_error(f"Error executing tool {name}: {unknown}"))
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
@@ -258,6 +336,8 @@ class Server:
         for fn, ann in ((self.recall, COUNTED_READ), (self.search, READ), (self.show, READ), (self.remember, WRITE),
                         (self.conflicts, READ), (self.judge, JUDGE), (self.checkpoint, READ)):
             self.app.add_tool(fn, name=fn.__name__, annotations=ann)
+            # The schema says what call_tool enforces: no argument beyond the listed ones.
+            self.app._tool_manager.get_tool(fn.__name__).parameters["additionalProperties"] = False
 
     # ------------------------------------------------------------------ helpers
     def _agent(self, ctx: Context | None) -> str:
@@ -295,8 +375,6 @@ class Server:
                 del warnings[:]  # the stand-in's; the real write says its own
                 out = self._work(work, self.db, False)
         except LedgerError as exc:
-            from ..cli.hints import phrase
-
             raise ToolError(phrase(exc)) from exc
         except Exception as exc:
             if type(exc).__module__ == "sqlite3":
@@ -358,7 +436,7 @@ class Server:
     def recall(self, query: Annotated[str, Field(description="Words and filters, e.g. 'deploy steps cluster:proc "
                                                              "strength:>40'.")],
                limit: Annotated[int, Field(ge=1, le=1000, description="At most this many memories.")] = 10,
-               detail: Detail = False, ctx: Context | None = None) -> dict[str, Any]:
+               mode: Mode = DEFAULT_MODE, detail: Detail = False, ctx: Context | None = None) -> dict[str, Any]:
         """Recall memories for a question: your read. Every memory returned gets stronger
         (counted as a retrieval by you); memories nobody reads fade. Returns {warnings,
         hits: [{id, strength 0-1, text, cluster, stale?}], total}; `notCounted` says why
@@ -370,7 +448,7 @@ class Server:
         warnings: list[dict] = []
 
         def work(led):
-            res = led.recall(query, agent=agent, limit=limit, mode=DEFAULT_MODE)
+            res = led.recall(query, agent=agent, limit=limit, mode=mode)
             warnings.extend(res.warnings())
             out = {"hits": self._memories(res.hits, detail), "total": res.total}
             if res.not_counted:
@@ -381,14 +459,14 @@ class Server:
 
     def search(self, query: Annotated[str, Field(description="Words and filters; empty lists the newest.")] = "",
                limit: Annotated[int, Field(ge=1, le=10000, description="At most this many memories.")] = 25,
-               detail: Detail = False) -> dict[str, Any]:
+               mode: Mode = DEFAULT_MODE, sort: Sort = None, detail: Detail = False) -> dict[str, Any]:
         """Browse the store without counting a read (for looking around, not for answering:
         use recall for that). Returns {warnings, hits: [{id, strength, text, cluster}],
         total}; `warnings` as for recall."""
         warnings: list[dict] = []
 
         def work(led):
-            res = led.search(query, limit=limit)
+            res = led.search(query, limit=limit, mode=mode, sort=sort)
             warnings.extend(res.warnings())
             return {"hits": self._memories(res.hits, detail), "total": res.total}
 

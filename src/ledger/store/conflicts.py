@@ -180,8 +180,8 @@ def get_pending_candidate(store: Store, candidate_id: str, now: int) -> Candidat
         if judged and judged[0] == "retired":
             gone = [x for (x,) in store._conn.execute(
                 "SELECT id FROM memories WHERE id IN (?, ?) AND deleted_at IS NOT NULL", (judged[1], judged[2]))]
-            raise UnknownCandidate(f"Candidate {candidate_id} no longer stands: {gone[0] if gone else 'one side'} was dropped. "
-                                   "`ledger conflicts` lists the ones waiting.")
+            raise UnknownCandidate(f"Candidate {candidate_id} no longer stands: {gone[0] if gone else 'one side'} was dropped.",
+                                   field="candidate", value=candidate_id)
         if judged:
             raise UnknownCandidate(f"Candidate {candidate_id} was already judged ({judged[0]}).", field="candidate", value=candidate_id)
         raise UnknownCandidate(f"No pending conflict candidate {candidate_id}.", field="candidate", value=candidate_id)
