@@ -208,7 +208,8 @@ class NewerStore(StoreUnavailable):
 #: (not a SQLite file, a damaged page), ``bad-path`` (the path cannot hold a store: a
 #: file where a folder must be, a folder where the file must be), ``error`` (anything
 #: else: a bug).
-STORE_REASONS = ("disk-full", "newer-store", "read-only", "locked", "corrupt", "bad-path", "unreachable", "missing-driver", "error")
+STORE_REASONS = ("disk-full", "newer-store", "read-only", "locked", "corrupt", "bad-path", "unreachable", "missing-driver",
+                 "migrating", "error")
 
 
 def store_unavailable(message: str, *, reason: str = "error", **kw) -> StoreUnavailable:

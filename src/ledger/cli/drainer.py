@@ -33,6 +33,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ledger __drain", description="Store this machine's spooled observations (started by the hook).")
     ap.add_argument("--db", default=None, help="the store (default: $LEDGER_DB)")
     ap.add_argument("--linger", type=float, default=LINGER_S, help="seconds to wait for more work once idle")
+    ap.add_argument("--migrate", action="store_true",
+                    help="open the store at once, applying pending schema changes, even with nothing spooled")
     a = ap.parse_args(argv)
     from ..log import log_line
     from ..paths import db_file
@@ -51,6 +53,12 @@ def main(argv: list[str]) -> int:
         from ..watcher.engine import Engine
 
         cfg = config_mod.load_logged()
+        if a.migrate:  # a hook left a large store's schema changes to this process (no time budget)
+            try:
+                engine = Engine.open(db, cfg, time.time_ns() // 1_000_000, notes=notes)
+            except StoreUnavailable as exc:
+                log_line(f"drain: could not open the store to apply its schema changes ({exc}); the next hook tries again")
+                return 1
         idle_since = time.monotonic()
         busy = 0
         while True:

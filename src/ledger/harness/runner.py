@@ -21,6 +21,12 @@ from ..log import log_line
 #: open). The store's default (10 s) equals the hook timeout ``ledger install`` sets, so
 #: a store locked by a long writer would have the harness kill the hook at its limit.
 HOOK_BUSY_TIMEOUT_MS = 2_000
+#: A hook applies pending schema changes itself only to a store of at most this many
+#: memories (the longest, m021, rewrites index rows: about 0.15 s of CPU per 2,000
+#: memories). A larger store is migrated by the detached drain process, which has no
+#: time budget, while the hook spools its finished tool call and answers nothing
+#: (docs/watcher.md "Migrations").
+HOOK_MIGRATE_AT_MOST = 2_000
 
 
 def write_answer(text: str, stream=None) -> None:
@@ -134,13 +140,30 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
         _mark_carry(offline.spool, events[0])
     try:
         engine = Engine.open(db, cfg, now, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS, spawn_distill=spawn,
-                             session_state=_session_state, notes=notes)
+                             session_state=_session_state, notes=notes, defer_migrations_above=HOOK_MIGRATE_AT_MOST)
     except StoreUnavailable as exc:
+        reason = getattr(exc, "reason", "")
         # A shared store out of reach (network, server down): a finished tool call waits
         # in this machine's spool and the next hook that reaches the store drains it.
         # The hook still fails open: the error is logged by hook_main, the agent goes on.
-        if getattr(exc, "reason", "") == "unreachable":
+        if reason in ("unreachable", "migrating"):
             offline.spool_observation(event, exc)
+        if reason == "migrating":
+            # A large store with schema changes pending: the drain process applies them
+            # (no time budget) and then stores what waits in the spool.
+            try:
+                if drainer is not None:
+                    pid = drainer(db)
+                else:
+                    from ..watcher.spool import spawn_drainer
+
+                    pid = spawn_drainer(db, migrate=True)
+                handed = f"handed to the drain process ({f'pid {pid}' if pid else 'already running'})"
+            except OSError as err:
+                handed = f"the drain process could not be started ({err}); the next hook tries again"
+            log_line(f"{harness} {event.raw_event_name or event.kind}: {exc} {handed[0].upper()}{handed[1:]}; "
+                     "this call answers nothing.")
+            return ""
         raise
     try:
         answers = [engine.handle(e) for e in events]

@@ -151,17 +151,35 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
             conn.execute(stmt)
 
 
-def migrate(conn: sqlite3.Connection) -> list[str]:
+def migrate(conn: sqlite3.Connection, *, defer_above: int | None = None) -> list[str]:
     """Apply every migration not yet recorded; return the names applied.
+
+    ``defer_above`` (a number of memories): when migrations are pending and the store
+    holds more memories than that, raise :class:`~ledger.errors.StoreUnavailable` with
+    reason ``migrating`` instead, writing nothing. A hook passes it: some migrations
+    rewrite index rows (``m021_versions_apart``: about 7 s of CPU at 100k memories), a
+    hook has a 2 s budget and is killed by its harness at 10 s, and a killed migration
+    rolls back, so every later hook would start it again; the hook hands the store to a
+    detached process instead (docs/watcher.md "Migrations"). A new store (no memories)
+    is always migrated at once.
 
     Raises :class:`~ledger.errors.NewerStore` (before writing anything) when the store records a
     migration this version does not know: a newer ledger wrote it, and using it would
     fail later naming columns this version has never heard of."""
     check_not_newer(conn)
-    if "_migrations" not in table_names(conn):
+    tables = table_names(conn)
+    if "_migrations" not in tables:
         with atomic(conn):  # two processes may create a new store at once (PostgreSQL: no IF NOT EXISTS race)
             conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
     done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    pending = [name for name, _ in MIGRATIONS if name not in done]
+    if pending and defer_above is not None and "memories" in tables:
+        held = conn.execute("SELECT count(*) FROM (SELECT 1 FROM memories LIMIT ?) AS m", (defer_above + 1,)).fetchone()[0]
+        if held > defer_above:
+            raise StoreUnavailable(
+                f"The store needs {len(pending)} schema change(s) ({', '.join(pending[:3])}{', …' if len(pending) > 3 else ''}) "
+                f"and holds more than {defer_above:,} memories: they are applied by a process of their own, not here.",
+                reason="migrating")
     applied = []
     for name, fn in MIGRATIONS:
         if name in done:

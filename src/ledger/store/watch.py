@@ -40,11 +40,13 @@ def open_store(path: str, busy_timeout_ms: int | None = None) -> sqlite3.Connect
     return open_store_why(path, busy_timeout_ms)[0]
 
 
-def open_store_why(path: str, busy_timeout_ms: int | None = None) -> tuple[sqlite3.Connection, str | None]:
+def open_store_why(path: str, busy_timeout_ms: int | None = None, *,
+                   defer_migrations_above: int | None = None) -> tuple[sqlite3.Connection, str | None]:
     """:func:`open_store`, plus, when the store was opened read-only, what a write to it
     is told (:func:`.connection.read_only_message`: read-only, why, what to do; None
     when it can be written): ``(connection, message)``. The hook reads what it can from
     a read-only store and writes nothing to it (docs/watcher.md, "Read-only store").
+    ``defer_migrations_above``: see :func:`.migrations.migrate` (``defer_above``).
     Raises StoreUnavailable."""
     why = unwritable(path)
     if why is not None:
@@ -52,7 +54,11 @@ def open_store_why(path: str, busy_timeout_ms: int | None = None) -> tuple[sqlit
         require_current(conn, path, why)
         return conn, read_only_message(path, why)
     conn = connect(path, busy_timeout_ms=busy_timeout_ms)
-    migrate(conn)
+    try:
+        migrate(conn, defer_above=defer_migrations_above)
+    except BaseException:
+        conn.close()
+        raise
     return conn, None
 
 

@@ -158,13 +158,16 @@ class Engine:
 
     @classmethod
     def open(cls, db: str, cfg: dict, now: int, *, busy_timeout_ms: int | None = None, spawn_distill=None,
-             session_state=None, notes=None) -> Engine:
+             session_state=None, notes=None, defer_migrations_above: int | None = None) -> Engine:
         """An engine on a fresh connection to ``db`` (close it with :meth:`close`);
-        ``spawn_distill`` defaults to :func:`spawn_distiller` for ``db``."""
+        ``spawn_distill`` defaults to :func:`spawn_distiller` for ``db``.
+        ``defer_migrations_above``: raise StoreUnavailable (reason ``migrating``)
+        rather than apply pending migrations to a store of more memories than that
+        (:func:`ledger.store.migrations.migrate`)."""
         from .spool import spool_dir
 
         started = time.monotonic()
-        conn, why = W.open_store_why(db, busy_timeout_ms)
+        conn, why = W.open_store_why(db, busy_timeout_ms, defer_migrations_above=defer_migrations_above)
         engine = cls(conn, cfg, now, spawn_distill=spawn_distill if spawn_distill is not None else spawn_distiller(db),
                      session_state=session_state, spool=spool_dir(db), notes=notes, wait_ms=busy_timeout_ms,
                      read_only=why)

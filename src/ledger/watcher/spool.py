@@ -224,13 +224,15 @@ def release_if_idle(folder: str, drainer_fd: int) -> bool:
         _unlock(fd)
 
 
-def spawn_drainer(db: str, env: dict | None = None) -> int | None:
+def spawn_drainer(db: str, env: dict | None = None, *, migrate: bool = False) -> int | None:
     """Start the detached drain process for the store at ``db`` (``python -m ledger
     __drain``; the store is passed in ``$LEDGER_DB``, not on the command line, where
     ``ps`` would show a URL's password) unless one runs. Its own session, no
-    terminal, output discarded; our hooks disabled in it. Returns its pid, or None
-    when one was running. ``os.posix_spawn``: no ``subprocess`` import on the hook
-    path. Raises OSError when it cannot be started."""
+    terminal, output discarded; our hooks disabled in it. ``migrate``: it opens the
+    store first, applying pending schema changes, even with nothing spooled (a hook
+    left them to it: :data:`ledger.harness.runner.HOOK_MIGRATE_AT_MOST`). Returns its
+    pid, or None when one was running. ``os.posix_spawn``: no ``subprocess`` import on
+    the hook path. Raises OSError when it cannot be started."""
     import sys
 
     if drainer_running(spool_dir(db)):
@@ -241,5 +243,5 @@ def spawn_drainer(db: str, env: dict | None = None) -> int | None:
     actions = [(os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
                (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0)]
-    return os.posix_spawn(sys.executable, [sys.executable, "-m", "ledger", "__drain"], child_env,
-                          file_actions=actions, setsid=True)
+    argv = [sys.executable, "-m", "ledger", "__drain"] + (["--migrate"] if migrate else [])
+    return os.posix_spawn(sys.executable, argv, child_env, file_actions=actions, setsid=True)
