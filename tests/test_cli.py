@@ -76,7 +76,9 @@ def test_unknown_command(cli):
 
 def test_query_grammar_errors_exit_1(cli):
     assert fail(*cli("search", "asof:xyz")) == 'Cannot parse "asof:xyz": expected a date like 2026-01-01 or a span like 30m, 2h, 30d, 2w, 6mo, 1y'
-    assert fail(*cli("recall", "deploy", "strength:50")).startswith('Cannot parse "strength:50": expected strength:<N or strength:>N')
+    msg = fail(*cli("recall", "deploy", "strength:50"))
+    assert msg.startswith('Cannot parse "strength:50": strength:50 has no < or >; did you mean strength:>50')
+    assert msg.endswith("expected strength:<N or strength:>N, N a whole number from 0 to 100")
     assert fail(*cli("export", "before:soon", "--json")).startswith('Cannot parse "before:soon": ')
 
 
@@ -614,7 +616,10 @@ def test_trust_out_of_range_is_refused_on_both_paths(cli, tmp_path):
 def test_recall_with_nothing_to_look_for_is_an_error(cli):
     remember(cli, "A fact")
     assert "What should I recall" in fail(*cli("recall"))
-    assert "cluster: needs a value" in fail(*cli("recall", "cluster:"))  # the bare key is named, not dropped
+    # A bare key is no filter: searched as the word (pasted "Cluster: ..."), with a warning.
+    rc, out, err = cli("recall", "cluster:")
+    assert rc == 0 and out == "nothing remembered about that\n", (out, err)
+    assert err.startswith("⚠ cluster: has nothing after the colon"), err
 
 
 def test_a_database_error_is_a_store_error_with_the_clis_hint(cli):

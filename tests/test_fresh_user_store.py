@@ -202,18 +202,21 @@ def test_known_parameters_still_work(web):
     assert web.get("/api/memories/%E2%9C%93").status_code == 404  # valid UTF-8, just no such memory
 
 
-# ---------------------------------------------------------------- 8. a filter key with no value is an error
+# ---------------------------------------------------------------- 8. a filter key with no value
+# It used to be dropped (agent: matched everything), then refused; pasted text
+# ("Type: error in build") must not be, so it is searched as the word, with an
+# empty-filter warning (tests/test_query_polish.py).
 @pytest.mark.parametrize("query", ["agent:", "deploys cluster:", "kind:", "strength:", "after: tuesdays"])
-def test_search_and_recall_refuse_a_filter_key_without_a_value(cli, query):
+def test_search_and_recall_search_a_filter_key_without_a_value_as_a_word(cli, query):
     remember(cli, "Deploys go out on Tuesdays", "proc")
     key = next(t for t in query.split() if t.endswith(":"))
     for verb in ("search", "recall"):
-        msg = fail(*cli(verb, query))
-        assert f'Cannot parse "{key}": {key} needs a value' in msg, msg
-    obj = json.loads(fail_json := cli("search", query, "--json")[2])
-    assert obj["kind"] == "invalid-query" and fail_json.count("\n") == 1
+        rc, out, err = cli(verb, query)
+        assert rc == 0 and err.startswith(f"⚠ {key} has nothing after the colon, so it was searched as the word"), err
+    body = json.loads(ok(*cli("search", query, "--json")))
+    assert [w["kind"] for w in body["warnings"]] == ["empty-filter"]
 
 
-def test_web_search_refuses_a_filter_key_without_a_value(web):
+def test_web_search_searches_a_filter_key_without_a_value_as_a_word(web):
     r = web.get("/api/search", params={"q": "agent:"})
-    assert r.status_code == 400 and r.json()["kind"] == "invalid-query" and "agent: needs a value" in r.json()["error"]
+    assert r.status_code == 200 and [w["kind"] for w in r.json()["warnings"]] == ["empty-filter"]

@@ -55,6 +55,12 @@ QUERIES = {
     "deploy after:2099-01-01": ["empty-range"],
     # free text with nothing to search in it (fresh-user defect: `recall '*'` said nothing)
     "* cluster:proc": ["nothing-to-search"],
+    # fresh-user findings, 2026-12-01 (tests/test_query_polish.py)
+    "Type: error in build": ["empty-filter"],
+    "cluster:proc,code deploy": ["list-value"],
+    'cluster:"home & devices" deploy': ["quoted-value"],
+    "what is it": ["stopwords-only"],
+    "ｃｌｕｓｔｅｒ：proc deploys": [],
 }
 
 
@@ -85,7 +91,7 @@ def test_recall_and_search_carry_the_clis_query_warnings(store):
         # And `ledger recall --json`, whose body is a list, says it on stderr.
         rc, _, errout = cli("recall", *q.split(), "--json", db=store)
         assert [w["kind"] for w in stderr_warnings(errout)] == kinds, (q, errout)
-    assert got["deploy cluster:proc"][0]["total"] == 1
+    assert got["deploy cluster:proc"][0]["total"] == 1 == got["ｃｌｕｓｔｅｒ：proc deploys"][0]["total"]
     assert "Known clusters:" in got["cluster:nope deploy"][0]["warnings"][0]["warning"]
     assert got["deploy strength:>10 strength:>90"][1]["warnings"][0]["used"] == ">90"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from datetime import datetime, timezone
 
 import pytest
@@ -15,14 +16,13 @@ from ledger.query import (
     KEYS,
     MAX_MS,
     MIN_MS,
-    STRENGTH_REASON,
     WHEN_REASON,
     Query,
     format_query,
     parse,
     parse_when,
 )
-from ledger.query.parser import MAX_QUERY_CHARS, empty_value_reason
+from ledger.query.parser import MAX_QUERY_CHARS, filter_warnings
 
 DAY = 86_400_000
 # 2026-03-15T12:34:56.789Z
@@ -108,11 +108,14 @@ def test_values_are_not_validated():
 
 
 @pytest.mark.parametrize("key", ["agent", "strength", "asof", "after", "before", "cluster", "type", "kind", "Agent"])
-def test_bare_key_is_an_error_naming_it(key):
-    # A bare key used to be dropped, so `agent:` silently matched everything.
-    with pytest.raises(InvalidQuery) as info:
-        parse(f"hello {key}:", NOW)
-    assert info.value.token == f"{key}:" and f"{key.lower()}: needs a value" in info.value.reason
+def test_bare_key_is_searched_as_the_word_with_a_warning(key):
+    # A bare key used to be dropped (so `agent:` matched everything), then refused; pasted
+    # text ("Type: error in build") is searched as typed, and filter_warnings says how
+    # to filter (test_query_polish.py).
+    q = parse(f"hello {key}:", NOW)
+    assert q.terms == ("hello", f"{key.lower()}:") and not q.has_filters
+    (w,) = filter_warnings(f"hello {key}:", NOW)
+    assert w["kind"] == "empty-filter" and w["key"] == key.lower() and w["values"] == [f"{key}:"]
 
 
 def test_keys_and_hints():
@@ -150,9 +153,9 @@ def test_strength_rejects_bad_values(token):
     with pytest.raises(InvalidQuery) as exc:
         parse(f"hello {token} world", NOW)
     assert exc.value.token == token
-    assert exc.value.reason == STRENGTH_REASON
-    assert str(exc.value) == f'Cannot parse "{token}": {STRENGTH_REASON}'
-    assert STRENGTH_REASON == "expected strength:<N or strength:>N, N between 0 and 100"
+    # Each reason says what is wrong with this value (test_query_polish.py), then the rule.
+    assert exc.value.reason.endswith("expected strength:<N or strength:>N, N a whole number from 0 to 100")
+    assert str(exc.value) == f'Cannot parse "{token}": {exc.value.reason}'
 
 
 # --- time filters -------------------------------------------------------------
@@ -259,15 +262,22 @@ def test_format_query_round_trips_spans_as_absolute_instants():
 
 
 def _is_filter_shaped(token: str) -> bool:
-    i = token.find(":")
-    return i > 0 and token[:i].lower() in KEYS
+    folded = unicodedata.normalize("NFKC", token)  # fullwidth keys are keys (parser.tokens)
+    return any(i > 0 and t[:i].lower() in KEYS for t in (token, folded) for i in [t.find(":")])
+
+
+def _parsed_value(s: str) -> bool:
+    """A value parse can give back: it folds a value with NFKC and lower case (unless
+    the folded token would hold whitespace, then it keeps it as typed)."""
+    f = unicodedata.normalize("NFKC", s)
+    return f.lower() == s or len(f.split()) != 1 or f != f.strip()
 
 
 _word = st.text(st.characters(codec="utf-8", blacklist_characters="\x00"), min_size=1, max_size=12).map(str.lower).filter(
     lambda s: s == s.lower() and len(s.split()) == 1 and s.split()[0] == s
 )
 _term = _word.filter(lambda s: not _is_filter_shaped(s))
-_values = st.lists(_word, max_size=3, unique=True).map(tuple)
+_values = st.lists(_word.filter(_parsed_value), max_size=3, unique=True).map(tuple)
 _ms = st.one_of(st.none(), st.integers(MIN_MS, MAX_MS))
 
 
@@ -313,8 +323,8 @@ def test_parse_only_ever_raises_invalid_query(text, now):
             assert "NUL" in exc.reason
             return
         assert exc.token in text.split()
-        assert (exc.reason in (STRENGTH_REASON, WHEN_REASON) or exc.reason.startswith("unknown filter ")
-                or exc.reason == empty_value_reason(exc.token[:-1].lower()))
+        assert (exc.reason == WHEN_REASON or exc.reason.startswith("unknown filter ")
+                or exc.reason.endswith("expected strength:<N or strength:>N, N a whole number from 0 to 100"))
     else:
         assert isinstance(q, Query)
         assert parse(format_query(q), now) == q

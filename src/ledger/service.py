@@ -80,12 +80,40 @@ def _filter_notes(query: str | None, now_ms: int) -> tuple[dict, ...]:
     return tuple(filter_warnings(query or "", now_ms))
 
 
+def stopwords_only(q) -> bool:
+    """Whether the free text of the parsed query ``q`` is question stopwords and nothing
+    else (``what is the``: :data:`ledger.text.QUERY_STOPWORDS`, no other word, compound,
+    CJK or symbol, no starred word). Such text is not about anything: the store
+    searches it as typed (:func:`ledger.terms.split_query` keeps stopwords when nothing
+    else is left) and it matches nearly every memory."""
+    if not q.terms:
+        return False
+    from .text import QUERY_STOPWORDS
+
+    qt = T.split_query(q.terms, QUERY_STOPWORDS)
+    return bool(qt.words) and not (qt.phrases or qt.compounds or qt.cjk or qt.symbols or qt.starred) and all(
+        w in QUERY_STOPWORDS for w in qt.words)
+
+
+#: Why a recall whose words are all stopwords is not counted (``SearchResult.not_counted``).
+STOPWORDS_NOT_COUNTED = ("every word of the query is a stopword, so its page is not about anything and it "
+                         "strengthens nothing")
+
+
 def _text_notes(q) -> tuple[dict, ...]:
     """``({"kind": "nothing-to-search", "values": [terms as typed], "warning"},)`` when
     the free text of the parsed query ``q`` holds no term at all (no letter, digit or
     symbol :func:`ledger.terms.split_query` can search: ``*``, ``---``, ``()``): the
     search then matches nothing, and an empty answer would read as "nothing is known".
+    ``({"kind": "stopwords-only", "values": [terms], "warning"},)`` when every word is
+    a question stopword (:func:`stopwords_only`): the answer is not about anything.
     ``()`` otherwise."""
+    if stopwords_only(q):
+        shown = " ".join(q.terms)
+        return ({"kind": "stopwords-only", "values": list(q.terms),
+                 "warning": f'every word of "{shown}" is a stopword (what, is, the...), so the query names no topic '
+                            f"and what it finds is not about anything. Add a word that names the topic (what is the "
+                            f"deploy command){', or give the filters alone' if q.has_filters else ''}."},)
     if not q.terms or T.split_query(q.terms):
         return ()
     shown = " ".join(q.terms)
@@ -366,6 +394,8 @@ class Ledger:
         there are such. One read of the clusters table, only when ``q`` has ``cluster:``."""
         if not q.clusters:
             return q, (), (), ()
+        from .query.parser import has_own_warning
+
         labels = self.store.cluster_labels()
         ids: list[str] = []
         unknown: list[str] = []
@@ -381,7 +411,7 @@ class Ledger:
                     notes.append({"kind": "cluster-label", "values": [c], "ids": matched,
                                   "warning": f'cluster:{c} is the label "{label}" of cluster {", ".join(matched)}, '
                                              f"not an id; searched {named}. cluster: takes ids."})
-                else:
+                elif not has_own_warning(c):  # quoted-value or list-value says what to write
                     unknown.append(c)
             ids.extend(i for i in matched if i not in ids)
         if notes:
@@ -410,10 +440,10 @@ class Ledger:
         first = self.store.first_created_ms()
         if first is None or q.asof_ms >= first:
             return ()
-        from .query.parser import format_instant
+        from .query.parser import format_instant, tokens
 
-        # As typed: the last asof: of the text wins, as in the parser.
-        typed = [t.split(":", 1)[1] for t in (query or "").split() if t[:5].lower() == "asof:"][-1]
+        # As the parser read it (fullwidth folded): the last asof: of the text wins.
+        typed = [t.split(":", 1)[1] for t in tokens(query or "") if t[:5].lower() == "asof:"][-1]
         when = format_instant(first)
         return ({"kind": "early-asof", "key": "asof", "values": [typed], "first": when,
                  "warning": f"asof:{typed} is before this store's first memory ({when}), so it matches nothing: the "
@@ -449,18 +479,23 @@ class Ledger:
         ``agent`` as a reader; the search is logged with its timing. Shares one code path
         with :meth:`search`, which never counts. A query with ``asof:`` counts nothing
         (the result's ``not_counted`` is :data:`ASOF_NOT_COUNTED`): it reads the past, and
-        its page may hold memories dropped since."""
+        its page may hold memories dropped since. Nor does one whose words are all
+        stopwords (:func:`stopwords_only`, ``not_counted`` :data:`STOPWORDS_NOT_COUNTED`):
+        its page is not about anything."""
         q = _parse(query, self.clock())
         if not q.terms and not q.has_filters:
             # No surface's syntax here: each phrases its own example (cli/hints.py, mcp/server.py).
             raise InvalidInput("What should I recall? Give words or a filter.", field="query", value=query)
         res = self._search(query, limit=limit, mode=mode)
         now = self.clock()
+        # Stopwords alone (what is the) are not about anything: the page is arbitrary, and
+        # counting it would strengthen arbitrary memories (docs/search.md "Counted reads").
+        idle = stopwords_only(q)
         try:
             # Counting is worth a short wait, not an agent's turn: behind a long writer
             # (a large ingest) the results still go back, marked as not counted.
             with self.store.atomic(wait_ms=RECALL_COUNT_WAIT_MS):
-                if q.asof_ms is None:
+                if q.asof_ms is None and not idle:
                     self.store.count_read([m.id for m in res.hits], agent, now)
                 self.store.touch_agent(agent, now)
                 self.store.log(now, agent, "memory.search", None, f'{res.total} for "{query}"', res.took_ms)
@@ -471,6 +506,8 @@ class Ledger:
             # since and texts replaced since, and reading what the store held then says
             # nothing about what it holds now. It strengthens nothing (docs/search.md "asof:").
             return res.replace(not_counted=ASOF_NOT_COUNTED)
+        if idle and res.hits:
+            return res.replace(not_counted=STOPWORDS_NOT_COUNTED)
         # As in the seed, the hits are returned as ranked: strength before this read.
         return res
 

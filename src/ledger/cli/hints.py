@@ -32,11 +32,6 @@ _LISTS = {"memory": NEXT["unknown-memory"], "source": NEXT["unknown-source"], "c
 def phrase(exc: LedgerError) -> str:
     """The line the CLI prints for ``exc`` (without the ``✕``)."""
     msg = exc.message
-    if exc.kind == "invalid-query" and str(getattr(exc, "token", "")).lower() == "strength:":
-        # `ledger recall deploy strength:>40` typed unquoted: the shell took `>40` as a
-        # redirection (output to a file named 40; `<40` reads from one) and passed `strength:`.
-        return (f"{msg}. If you typed strength:>N or strength:<N, the shell took >N or <N for itself (>N writes "
-                "the output to a file named N): quote the filter, e.g. 'strength:>40' (or the whole query).")
     if isinstance(exc, UnknownCluster):
         if exc.suggestion:
             return f"{msg} Clusters are named by id. Did you mean --cluster {exc.suggestion}?"

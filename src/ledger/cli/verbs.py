@@ -181,7 +181,15 @@ def warn_warnings(warnings: list[dict], as_json: bool) -> None:
     for w in warnings:
         if w["kind"] == "unknown-cluster":
             w = {**w, "warning": w["warning"][:-1] + " (ledger clusters)."}
+        elif w["kind"] == "empty-filter" and w.get("key") == "strength":
+            w = {**w, "warning": w["warning"] + " " + SHELL_ATE_STRENGTH}
         emit_warning(w, as_json)
+
+
+#: Said with an empty ``strength:`` on the command line: typed unquoted, ``strength:>40``
+#: reaches ledger as ``strength:`` (the shell took ``>40`` as a redirection).
+SHELL_ATE_STRENGTH = ("If you typed strength:>N or strength:<N, the shell took >N or <N for itself (>N writes the "
+                      "output to a file named N): quote the filter, e.g. 'strength:>40' (or the whole query).")
 
 
 def emit_warning(w: dict, as_json: bool) -> None:

@@ -11,14 +11,20 @@ Grammar, in short:
   :func:`near_key`) is an error naming the keys, because it would otherwise match
   nothing in silence. Every other token (``colour:blue``, ``file.py:12``,
   ``http://x``, ``:nope``) is a lowercased free-text term, so pasted text still searches.
-* ``key:`` with an empty value is an error naming the key with an example value (it
-  used to be dropped, so ``agent:`` matched everything).
+* A token that is not ASCII is NFKC-folded first when its folded form is filter-shaped
+  (:func:`tokens`): fullwidth keys, colons and values (``ｃｌｕｓｔｅｒ：ｐｒｏｃ``) are filters.
+* ``key:`` with nothing after the colon (``Type:`` in pasted "Type: error in build") is
+  no filter: it is the free-text word, and :func:`filter_warnings` gives an
+  ``empty-filter`` warning with the filter to write instead (it used to be dropped, so
+  ``agent:`` matched everything, then refused, so pasted text failed).
 * ``agent:``, ``cluster:``, ``type:`` and ``kind:`` values are lowercased and not
   rejected; repeating one of these keys widens it (OR within a key, AND across keys).
   ``type:`` and ``kind:`` have a closed set of values (:data:`CLOSED_VALUES`): any other
   value matches nothing, and :func:`filter_warnings` says so (as the service does for a
   ``cluster:`` naming no cluster of the store).
-* ``strength:<N`` / ``strength:>N`` with N in 0..100, stored as N/100; they compare the
+* ``strength:<N`` / ``strength:>N`` with N a whole number in 0..100 (anything else is
+  an error naming what is wrong and the nearest valid bound, :func:`strength_reason`),
+  stored as N/100; they compare the
   0-100 integer surfaces show (:func:`ledger.strength.shown`, halves rounded up), so a
   memory shown as 51 is ``strength:>50`` and never ``strength:<51``.
 * ``asof:``, ``after:``, ``before:`` take a span (``30m``, ``2h``, ``30d``, ``2w``,
@@ -75,15 +81,103 @@ CLOSED_VALUES: dict[str, tuple[str, ...]] = {"type": ("chat", "doc"), "kind": ("
 
 STRENGTH_REASON = "expected strength:<N or strength:>N, N between 0 and 100"
 WHEN_REASON = "expected a date like 2026-01-01 or a span like 30m, 2h, 30d, 2w, 6mo, 1y"
-# A filter key with nothing after the colon used to be dropped, so `agent:` matched
-# everything; it is an error naming the key, with an example value.
-_EMPTY_EXAMPLES = {"agent": "agent:claude", "cluster": "cluster:code", "type": "type:claim", "kind": "kind:chunk",
-                   "strength": "strength:>50", "asof": "asof:2026-01-01", "after": "after:30d", "before": "before:2026-01-01"}
+
+#: One valid filter per key, as messages show it (a test parses each and checks it
+#: draws no warning).
+EXAMPLES: dict[str, str] = {"agent": "agent:claude", "cluster": "cluster:code", "type": "type:doc", "kind": "kind:claim",
+                            "strength": "strength:>50", "asof": "asof:2026-01-01", "after": "after:30d",
+                            "before": "before:2026-01-01"}
 
 
-def empty_value_reason(key: str) -> str:
-    """Why ``<key>:`` alone does not parse: what :class:`InvalidQuery` says for it."""
-    return f"{key}: needs a value, e.g. {_EMPTY_EXAMPLES.get(key, key + ':<value>')}; remove it to match every {key}"
+def empty_filter_warning(typed: str, key: str, after: str | None) -> dict:
+    """The ``empty-filter`` warning of a token that is a filter key and a colon with
+    nothing after it (``Type:`` in "Type: error in build", ``before:`` at the end):
+    :func:`parse` searches it as the plain word (pasted text is never refused), and the
+    warning says how to filter instead. ``typed``: the token as typed; ``after``: the
+    token that follows it, if any; when it would be a valid value of ``key``
+    (``cluster: proc``) the fix shown is ``key:<it>``, else :data:`EXAMPLES`' filter.
+    Shape ``{"kind": "empty-filter", "key", "values": [typed], "warning"}``."""
+    fix = EXAMPLES[key]
+    if after is not None and _split_filter(after) is None and _valid_value(key, after):
+        fix = f"{key}:{after.lower() if key in _MULTI_FIELDS else after}"
+    return {"kind": "empty-filter", "key": key, "values": [typed],
+            "warning": f'{typed} has nothing after the colon, so it was searched as the word "{key}". To filter with '
+                       f"{key}:, write the value right after the colon, with no space: {fix}."}
+
+
+def _valid_value(key: str, value: str) -> bool:
+    """Whether ``key:value`` parses and means something: a closed value of ``type:`` or
+    ``kind:``, a strength bound, an instant; any value of ``agent:`` or ``cluster:``."""
+    if key in CLOSED_VALUES:
+        return value.lower() in CLOSED_VALUES[key]
+    if key == "strength":
+        m = _STRENGTH_RE.fullmatch(value)
+        return m is not None and int(m.group(2)) <= 100
+    if key in _WHEN_FIELDS:
+        return parse_when(value, 0) is not None
+    return True
+
+
+def strength_reason(value: str) -> str:
+    """Why ``strength:<value>`` does not parse, naming what is wrong with this value and
+    the nearest valid filter when there is one: a fraction (``>0.5``: strength is shown
+    0-100, so ``strength:>50``; ``>50.5``: shown strengths are whole numbers, so
+    ``strength:>50``, the same memories), ``>=``/``<=``/``=`` (also ``≥``, ``≤``, ``=>``;
+    only strict bounds: ``>=50`` is ``>49``, ``=51`` is ``>50``), a ``%``, no ``<``/``>``,
+    a number outside 0..100, or no number. Every reason ends with the rule
+    (``expected strength:<N or strength:>N ...``)."""
+    rule = "expected strength:<N or strength:>N, N a whole number from 0 to 100"
+    v = value.replace("≥", ">=").replace("≤", "<=").replace("=>", ">=").replace("=<", "<=")
+    op = v[:2] if v[:2] in (">=", "<=") else v[:1] if v[:1] in ("<", ">", "=") else ""
+    rest = v[len(op):]
+    num = _number(rest.rstrip("%"))
+    if num is None:
+        if not rest:
+            return f"strength:{value} needs a number after {op}, e.g. {EXAMPLES['strength']}; {rule}"
+        return f"{rest} is not a number; {rule}"
+    wrong = []
+    if "." in rest and 0 < num < 1:
+        num *= 100
+        wrong.append("strength is on a 0-100 scale, not 0-1")
+    elif "." in rest:
+        wrong.append("shown strengths are whole numbers")
+    if rest.endswith("%"):
+        wrong.append("no % sign is needed")
+    if num < 0 or num > 100:
+        return f"{rest} is outside 0..100; {rule}"
+    if op == "":
+        return (f"strength:{value} has no < or >; did you mean strength:>{_whole(num, '>')} or "
+                f"strength:<{_whole(num, '<')}? {rule}")
+    if op == "=":
+        # Only one bound: the side that keeps the value and what is nearest to it.
+        wrong.append("= is not supported (a query takes one bound, < or >)")
+        fix = f"<{_whole(num, '>') + 1}" if num < 50 else f">{_whole(num, '<') - 1}"
+    elif len(op) == 2:
+        wrong.append(f"{op} is not supported, only the strict {op[0]}")
+        fix = f">{_whole(num, '<') - 1}" if op[0] == ">" else f"<{_whole(num, '>') + 1}"
+    else:
+        fix = f"{op}{_whole(num, op)}"
+    if fix in (">-1", "<101"):
+        return f"{'; '.join(wrong)}, and strength:{value} holds every memory: leave it out; {rule}"
+    return f"{'; '.join(wrong) or 'not a valid bound'}: did you mean strength:{fix}? {rule}"
+
+
+def _number(text: str) -> float | None:
+    """``text`` as a non-negative-or-negative decimal number (digits, one ``.``, an
+    optional leading ``-``), or None."""
+    body = text[1:] if text.startswith("-") else text
+    whole, _, frac = body.partition(".")
+    if not (whole or frac) or not (whole.isdigit() or not whole) or not (frac.isdigit() or not frac) or not body.isascii():
+        return None
+    return float(text)
+
+
+def _whole(num: float, op: str) -> int:
+    """The whole bound that keeps the same shown strengths: shown > 50.5 is shown > 50,
+    shown < 50.5 is shown < 51."""
+    import math
+
+    return math.floor(num) if op == ">" else math.ceil(num)
 
 _DAY_MS = 86_400_000
 # Span units in whole milliseconds (30.4 days = 2_626_560_000 ms exactly), so span
@@ -228,6 +322,27 @@ def unknown_key_reason(word: str, nearest: str) -> str:
     return f"unknown filter {word}:; did you mean {nearest}:? Filters: " + " ".join(f"{k}:" for k in KEYS)
 
 
+def tokens(text: str) -> list[str]:
+    """The whitespace-split tokens of ``text`` as :func:`parse` reads them: a token that
+    is not ASCII is NFKC-folded when its folded form is filter-shaped (its text before
+    the first colon, lowercased, is a key or a near miss of one, :func:`near_key`), so
+    fullwidth keys, colons and values typed with an input method (``ｃｌｕｓｔｅｒ:proc``,
+    ``cluster：proc``, ``strength:>５０``) are the filters they look like, as free text is
+    folded by the word index. Other tokens are kept as typed (free text is folded later,
+    :func:`ledger.terms.fold`); a folded form holding whitespace is not taken."""
+    out = text.split()
+    for i, token in enumerate(out):
+        if token.isascii():
+            continue
+        import unicodedata
+
+        f = unicodedata.normalize("NFKC", token)
+        j = f.find(":")
+        if j > 0 and len(f.split()) == 1 and (f[:j].lower() in KEYS or near_key(f[:j].lower())):
+            out[i] = f
+    return out
+
+
 def _split_filter(token: str) -> tuple[str, str] | None:
     """``(key, value)`` if ``token`` is filter-shaped (value may be ''), else None."""
     i = token.find(":")
@@ -330,19 +445,24 @@ def parse(text: str, now_ms: int) -> Query:
     terms: list[str] = []
     multi: dict[str, list[str]] = {field: [] for field in _MULTI_FIELDS.values()}
     single: dict[str, Any] = {}
-    for token in text.split():
+    typed = text.split()
+    for raw, token in zip(typed, tokens(text)):
         split = _split_filter(token)
         if split is None:
             i = token.find(":")
             if i > 0 and i < len(token) - 1:
                 nearest = near_key(token[:i].lower())
                 if nearest:
-                    raise InvalidQuery(token, unknown_key_reason(token[:i].lower(), nearest))
-            terms.append(token.lower())
+                    raise InvalidQuery(raw, unknown_key_reason(token[:i].lower(), nearest))
+            terms.append(raw.lower())
             continue
         key, value = split
         if not value:
-            raise InvalidQuery(token, empty_value_reason(key))
+            # "Type: error in build": pasted text, not a filter. Searched as the word
+            # (the token itself: the colon is no part of any word), with an
+            # empty-filter warning (filter_warnings) saying how to filter.
+            terms.append(token.lower())
+            continue
         if key in _MULTI_FIELDS:
             values = multi[_MULTI_FIELDS[key]]
             value = value.lower()
@@ -351,13 +471,13 @@ def parse(text: str, now_ms: int) -> Query:
         elif key == "strength":
             m = _STRENGTH_RE.fullmatch(value)
             if m is None or int(m.group(2)) > 100:
-                raise InvalidQuery(token, STRENGTH_REASON)
+                raise InvalidQuery(raw, strength_reason(value))
             single["strength_op"] = m.group(1)
             single["strength"] = int(m.group(2)) / 100
         else:
             ms = parse_when(value, now_ms)
             if ms is None:
-                raise InvalidQuery(token, WHEN_REASON)
+                raise InvalidQuery(raw, WHEN_REASON)
             single[_WHEN_FIELDS[key]] = ms
     return Query(
         terms=tuple(terms),
@@ -385,24 +505,38 @@ def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
     * ``{"kind": "future-asof", "key": "asof", "values": ["2099-01-01"], "used": "now",
       "warning": ...}`` (only with ``now_ms``): ``asof:`` later than ``now_ms``; the
       store knows nothing past now, so it reads as now.
+    * ``{"kind": "empty-filter", "key", "values": [token as typed], "warning"}``: a key
+      with nothing after the colon, searched as the word (:func:`empty_filter_warning`).
+    * ``{"kind": "list-value", "key", "values", "split", "warning"}``: ``cluster:a,b``;
+      a filter takes one value, repeating the key widens it.
+    * ``{"kind": "quoted-value", "key", "values", "phrase", "warning"}``:
+      ``cluster:"home & devices"``; quotes group nothing (how to name it instead).
+      Neither of the last two gets an ``unknown-value`` besides (:func:`has_own_warning`).
 
     ``now_ms`` (epoch ms UTC) resolves spans as :func:`parse` does; without it the
     checks that need a clock are skipped. For keys where the last occurrence wins, only
     the last value is checked. The message names no surface (callers add their command)."""
     seen: dict[str, list[str]] = {}
-    for token in text.split():
+    out: list[dict] = []
+    toks = tokens(text)
+    typed = text.split()
+    for i, token in enumerate(toks):
         split = _split_filter(token)
-        if split is None or not split[1]:
+        if split is None:
             continue
         key, value = split
+        if not value:
+            out.append(empty_filter_warning(typed[i], key, toks[i + 1] if i + 1 < len(toks) else None))
+            continue
+        if key in _MULTI_FIELDS:
+            out.extend(_one_value_warnings(key, value, toks[i + 1 :]))
         value = value.lower() if key in _MULTI_FIELDS else value
         if value not in seen.setdefault(key, []) or key not in _MULTI_FIELDS:
             seen[key].append(value)
-    out: list[dict] = []
     for key in KEYS:
         values = seen.get(key) or []
         if key in CLOSED_VALUES:
-            bad = [v for v in values if v not in CLOSED_VALUES[key]]
+            bad = [v for v in values if v not in CLOSED_VALUES[key] and not has_own_warning(v)]
             if bad:
                 valid = CLOSED_VALUES[key]
                 named = " and ".join(f"{key}:{v}" for v in bad)
@@ -416,6 +550,55 @@ def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
                                    f"{key}:{values[-1]}, is used. Give it once."})
     out.extend(_never_warnings({k: v[-1] for k, v in seen.items() if k not in _MULTI_FIELDS}, now_ms))
     return out
+
+
+#: Quote characters a value may start with: quoting does not group words in a query.
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」"}
+
+
+def has_own_warning(value: str) -> bool:
+    """Whether a value of a filter that takes names (``cluster:``, ``agent:``, ``type:``,
+    ``kind:``) gets a ``quoted-value`` or ``list-value`` warning of its own
+    (:func:`filter_warnings`), which says what the value should be: then no
+    ``unknown-value``/``unknown-cluster`` warning says it again."""
+    return value[:1] in _QUOTES or ("," in value and len([p for p in value.split(",") if p]) >= 2)
+
+
+def _one_value_warnings(key: str, value: str, following: list[str]) -> list[dict]:
+    """``list-value`` for ``cluster:proc,code`` (a filter takes one value; repeating the
+    key widens it), ``quoted-value`` for ``cluster:"home & devices"`` (the query splits
+    on whitespace, so the value is ``"home`` and the rest are words): see
+    :func:`filter_warnings`. ``following``: the tokens after this one."""
+    close = _QUOTES.get(value[0])
+    if close is not None:
+        words = [value[1:]]
+        for t in following:
+            if words[-1].endswith(close) and (len(words) > 1 or len(words[0]) > 0):
+                break
+            words.append(t)
+        phrase = " ".join(words)
+        phrase = phrase[: -len(close)] if phrase.endswith(close) else phrase
+        if len(words) == 1:
+            return [{"kind": "quoted-value", "key": key, "values": [value], "phrase": phrase,
+                     "warning": f"{key}:{value}: quotes are not part of the query language, so the quote marks are "
+                                f"part of the value and it matches no {key}. Write it without them: "
+                                f"{key}:{phrase.lower()}."}]
+        from ledger.text import slugify
+
+        slug = slugify(phrase) or "<id>"
+        how = (f"name a cluster by its id or by its label's slug: cluster:{slug} (for a label "
+               f'"{phrase}"); `ledger clusters` lists both') if key == "cluster" else f"write the value without spaces: {key}:{slug}"
+        return [{"kind": "quoted-value", "key": key, "values": [value], "phrase": phrase,
+                 "warning": f"{key}:{value[0]}{phrase}{close}: quotes do not group words in a query (it splits on spaces), "
+                            f"so {key}:{value.split()[0]} matches no {key} and the other words are searched as text. "
+                            f"To filter on a name with spaces, {how}."}]
+    parts = [p for p in value.split(",") if p]
+    if "," in value and len(parts) >= 2:
+        many = " ".join(f"{key}:{p.lower()}" for p in parts)
+        return [{"kind": "list-value", "key": key, "values": [value], "split": [p.lower() for p in parts],
+                 "warning": f'{key}:{value} is one value, "{value.lower()}": a filter takes one value, and commas do not '
+                            f"separate them. To match any of them, repeat the key: {many}."}]
+    return []
 
 
 def _never_warnings(last: dict[str, str], now_ms: int | None) -> list[dict]:
