@@ -174,6 +174,7 @@ def test_an_asof_recall_counts_no_read(cli):
     rc, out, err = cli("recall", "jenkins", f"asof:{then}")
     assert rc == 0 and dropped in out and live in out
     assert "not counted as a retrieval" in err and "asof:" in err
+    assert "The same recall without asof: reads the store as it is now and counts the read" in err
     rc, out, err = cli("recall", "jenkins", f"asof:{then}", "--json")
     assert {h["id"] for h in json.loads(out)} == {dropped, live}
     assert any(json.loads(ln).get("kind") == "not-counted" for ln in err.splitlines() if ln.startswith("{"))

@@ -51,7 +51,8 @@ QUERIES = {
     # filters that can never match (fresh-user defect: accepted in silence, warnings [])
     "strength:<0": ["empty-range"],
     "deploy strength:>100": ["empty-range"],
-    "deploy after:1w before:2w": ["empty-range"],
+    # (before:2w is also before this store's first memory, written a moment ago)
+    "deploy after:1w before:2w": ["empty-range", "early-before"],
     "deploy after:2099-01-01": ["empty-range"],
     # free text with nothing to search in it (fresh-user defect: `recall '*'` said nothing)
     "* cluster:proc": ["nothing-to-search"],
@@ -61,6 +62,8 @@ QUERIES = {
     'cluster:"home & devices" deploy': ["quoted-value"],
     "what is it": ["stopwords-only"],
     "ｃｌｕｓｔｅｒ：proc deploys": [],
+    # a before: earlier than the first memory (fresh-user defect: 0 and no word)
+    "deploy before:2020-01-01": ["early-before"],
 }
 
 
@@ -277,3 +280,23 @@ def test_filters_that_can_never_match_warn_in_cli_text(store, query, words):
         rc, out, errout = cli(verb, *query.split(), db=store)
         assert rc == 0, errout
         assert "⚠ " in errout and words in errout, (verb, errout)
+
+
+def test_a_misspelt_agent_gets_the_nearest_known_one_on_both_tools(store):
+    """Fresh-user finding: ``agent:testr`` returned 0 with no did-you-mean, while
+    ``cluster:`` had one. (Apart from QUERIES: each recall registers its caller, so the
+    list of known agents grows between the calls.)"""
+    from ledger.service import Ledger
+
+    with Ledger.open(store) as led:
+        led.remember("Staging deploys need the VPN up", cluster="proc", agent="tester")
+
+    async def go():
+        async with connect(store) as s:
+            return [ok(await s.call_tool(t, {"query": "deploy agent:testr"})) for t in ("recall", "search")]
+
+    for res in run(go):
+        (w,) = res["warnings"]
+        assert res["total"] == 0 and w["kind"] == "unknown-agent" and w["suggest"] == {"testr": "tester"}
+        assert "agent:testr is no agent this store has seen, so it matches nothing. Did you mean agent:tester?" \
+            in w["warning"] and "tester" in w["known"]

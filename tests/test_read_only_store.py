@@ -145,6 +145,9 @@ def test_mcp_reads_work_and_writes_are_clear_tool_errors(store):
     r = run(go)
     assert ids["make"] in [h["id"] for h in r["recall"]["hits"]]
     assert "read-only" in r["recall"].get("notCounted", "")
+    # and what to do about it: nothing for the hits; counting needs a writable store
+    assert r["recall"]["notCounted"].endswith("The hits are complete; reads are counted only in a store this user "
+                                              "can write to")
     assert r["search"]["total"] == 2 and r["show"]["id"] == ids["make"] and r["conflicts"]
     _says_read_only(r["remember"])
     _says_read_only(r["judge"])

@@ -758,6 +758,8 @@ def test_recall_answers_behind_a_long_writer_and_says_it_did_not_count(tmp_path)
         holder.wait()
     assert out.returncode == 0 and mid in out.stdout, out.stderr
     assert "not counted" in out.stderr and "busy" in out.stderr
+    assert "The hits are complete; only the read was not counted. Recall the same query again once the other write " \
+           "is done to count it" in out.stderr
     assert wall < 5, wall
     assert js.returncode == 0 and json.loads(js.stdout)[0]["id"] == mid
     assert json.loads(js.stderr.strip().splitlines()[-1])["kind"] == "not-counted"

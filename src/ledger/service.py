@@ -57,7 +57,16 @@ RECALL_COUNT_WAIT_MS = 1_500  # how long recall waits for the write lock to coun
 #: Why a recall with ``asof:`` is not counted (``SearchResult.not_counted``; the CLI's
 #: warning and MCP's ``notCounted`` say it).
 ASOF_NOT_COUNTED = ("a recall with asof: looks at what the store held then (memories dropped or edited since "
-                    "included), so it strengthens nothing")
+                    "included), so it strengthens nothing. The same recall without asof: reads the store as it is "
+                    "now and counts the read")
+#: What to do about a recall the store could not count, after why, by
+#: :attr:`StoreUnavailable.reason` (the store's own sentence says what to do about a
+#: full disk or a read-only file; the read itself needs nothing more then).
+NOT_COUNTED_NEXT = {"locked": "The hits are complete; only the read was not counted. Recall the same query again "
+                              "once the other write is done to count it",
+                    "read-only": "The hits are complete; reads are counted only in a store this user can write to"}
+#: How many agent ids an ``unknown-agent`` warning lists (the most recently seen).
+MAX_KNOWN_AGENTS = 12
 MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
 #: Search filters that make an export part of the store (no whole-store history then).
 _NARROWING = ("kind", "pending_only", "pinned_only", "conflicted_only")
@@ -97,7 +106,18 @@ def stopwords_only(q) -> bool:
 
 #: Why a recall whose words are all stopwords is not counted (``SearchResult.not_counted``).
 STOPWORDS_NOT_COUNTED = ("every word of the query is a stopword, so its page is not about anything and it "
-                         "strengthens nothing")
+                         "strengthens nothing. Recall the words that name the topic (a name, a file, an error "
+                         "message) to count the read")
+
+
+def _typed(query: str | None, key: str) -> str:
+    """The value of the last ``key:`` filter in ``query`` as typed (the last one wins, as
+    in the parser), for warnings that quote it."""
+    from .query.parser import tokens
+
+    n = len(key) + 1  # tokens as the parser read them (fullwidth folded)
+    found = [t.split(":", 1)[1] for t in tokens(query or "") if t[:n].lower() == key + ":"]
+    return found[-1] if found else ""  # "" only if the parser read a form this split does not
 
 
 def _text_notes(q) -> tuple[dict, ...]:
@@ -380,7 +400,8 @@ class Ledger:
         hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
                             unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now) + self._asof_notes(q, query) + _text_notes(q),
+                            notes=labelled + _filter_notes(query, now) + self._asof_notes(q, query)
+                            + self._agent_notes(q) + _text_notes(q),
                             cluster_suggestions=self._near_clusters(unknown))
 
     def _resolve_clusters(self, q):
@@ -425,29 +446,83 @@ class Ledger:
         now = self.clock()
         q, unknown, known, labelled = self._resolve_clusters(_parse(query, now))
         return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now) + self._asof_notes(q, query) + _text_notes(q),
+                            notes=labelled + _filter_notes(query, now) + self._asof_notes(q, query)
+                            + self._agent_notes(q) + _text_notes(q),
                             cluster_suggestions=self._near_clusters(unknown)).warnings()
 
     def _asof_notes(self, q, query: str | None) -> tuple[dict, ...]:
-        """``({"kind": "early-asof", "key": "asof", "values": [as typed], "first": ISO
-        instant, "warning"},)`` when the parsed query ``q`` has an ``asof:`` earlier than
-        the store's first memory (:meth:`Store.first_created_ms`): the store held nothing
-        then, so the search matches nothing, and an empty answer would read as "nothing
-        is known". ``()`` otherwise (no ``asof:``, an empty store, or a later one). One
-        index read, only for a query with ``asof:``."""
-        if q.asof_ms is None:
+        """The notes of a time filter that reaches back before the store's first memory
+        (:meth:`Store.first_created_ms`): the store held nothing then, so the search
+        matches nothing, and an empty answer would read as "nothing is known".
+
+        - ``{"kind": "early-asof", "key": "asof", "values": [as typed], "first": ISO
+          instant, "warning"}``: an ``asof:`` earlier than the first memory;
+        - ``{"kind": "early-before", "key": "before", ...}`` (same fields): a ``before:``
+          at or before it (``before:`` keeps memories created strictly earlier).
+
+        ``()`` otherwise (neither filter, an empty store, later ones). One index read,
+        only for a query with ``asof:`` or ``before:``."""
+        if q.asof_ms is None and q.before_ms is None:
             return ()
         first = self.store.first_created_ms()
-        if first is None or q.asof_ms >= first:
+        if first is None:
             return ()
-        from .query.parser import format_instant, tokens
+        from .query.parser import format_instant
 
-        # As the parser read it (fullwidth folded): the last asof: of the text wins.
-        typed = [t.split(":", 1)[1] for t in tokens(query or "") if t[:5].lower() == "asof:"][-1]
         when = format_instant(first)
-        return ({"kind": "early-asof", "key": "asof", "values": [typed], "first": when,
-                 "warning": f"asof:{typed} is before this store's first memory ({when}), so it matches nothing: the "
-                            f"store held nothing then. Give asof:{when} or later."},)
+        out = []
+        if q.asof_ms is not None and q.asof_ms < first:
+            typed = _typed(query, "asof")
+            out.append({"kind": "early-asof", "key": "asof", "values": [typed], "first": when,
+                        "warning": f"asof:{typed} is before this store's first memory ({when}), so it matches nothing: "
+                                   f"the store held nothing then. Give asof:{when} or later."})
+        if q.before_ms is not None and q.before_ms <= first:
+            typed = _typed(query, "before")
+            # before: keeps memories created strictly earlier: the first memory's own
+            # instant keeps nothing either, hence "later than".
+            out.append({"kind": "early-before", "key": "before", "values": [typed], "first": when,
+                        "warning": f"before:{typed} is not later than this store's first memory ({when}), so it "
+                                   f"matches nothing: nothing was stored before then. Give a before: later than "
+                                   f"{when}, or drop it."})
+        return tuple(out)
+
+    def _agent_notes(self, q) -> tuple[dict, ...]:
+        """``({"kind": "unknown-agent", "key": "agent", "values": [given], "known": [ids],
+        "suggest": {value: id}, "warning"},)`` when an ``agent:`` value of the parsed
+        query ``q`` is no agent this store has seen (case-insensitive: the parser
+        lowercases it), so it matches nothing; ``suggest`` holds the nearest known id of
+        each value that is a near miss (``agent:testr`` is ``tester``), at the cutoff
+        :meth:`_near_clusters` uses. ``known`` is the :data:`MAX_KNOWN_AGENTS` most
+        recently seen. ``()`` otherwise. One read of the agents table, only for a query
+        with ``agent:``."""
+        if not q.agents:
+            return ()
+        known = self.store.agent_ids()
+        by_lower = {}
+        for a in known:
+            by_lower.setdefault(a.lower(), a)
+        unknown = [v for v in q.agents if v not in by_lower]
+        if not unknown:
+            return ()
+        import difflib
+
+        suggest = {}
+        for v in unknown:
+            near = difflib.get_close_matches(v, list(by_lower), n=1, cutoff=0.75)
+            if near:
+                suggest[v] = by_lower[near[0]]
+        s = len(unknown) > 1
+        named = " and ".join(f"agent:{v}" for v in unknown)
+        hint = ""
+        if suggest:
+            hint = "Did you mean " + " or ".join(f"agent:{i}" + (f" for {v}" if s else "")
+                                                 for v, i in suggest.items()) + "? "
+        shown = known[:MAX_KNOWN_AGENTS]
+        more = f" and {len(known) - len(shown)} more" if len(known) > len(shown) else ""
+        what = "are no agents" if s else "is no agent"
+        return ({"kind": "unknown-agent", "key": "agent", "values": unknown, "known": shown, "suggest": suggest,
+                 "warning": f"{named} {what} this store has seen, so {'they match' if s else 'it matches'} nothing. "
+                            f"{hint}Known agents: {', '.join(shown) + more if shown else '(none)'}."},)
 
     def _near_clusters(self, unknown) -> tuple[tuple[str, str, str], ...]:
         """``(value, id, label)`` for each ``cluster:`` value in ``unknown`` (naming no
@@ -500,7 +575,9 @@ class Ledger:
                 self.store.touch_agent(agent, now)
                 self.store.log(now, agent, "memory.search", None, f'{res.total} for "{query}"', res.took_ms)
         except StoreUnavailable as exc:
-            return res.replace(not_counted=exc.message)
+            # Why (the store's own sentence) and what to do about the read itself.
+            nxt = NOT_COUNTED_NEXT.get(exc.reason, "The hits are complete; only the read was not counted")
+            return res.replace(not_counted=f"{exc.message.rstrip('.')}. {nxt}")
         if q.asof_ms is not None and res.hits:
             # A recall with asof: looks at the past: its page may hold memories dropped
             # since and texts replaced since, and reading what the store held then says

@@ -619,7 +619,9 @@ def _never_warnings(last: dict[str, str], now_ms: int | None) -> list[dict]:
     if asof is not None and asof > now_ms:
         out.append({"kind": "future-asof", "key": "asof", "values": [last["asof"]], "used": "now",
                     "warning": f"asof:{last['asof']} is in the future; the store knows nothing past now, so it is "
-                               f"read as now: the same memories as without asof:."})
+                               f"read as now: the same memories as without asof:. Drop asof: to read the store as "
+                               f"it is, or give a past instant to see what it held then (asof:2w, "
+                               f"asof:2026-01-01)."})
     if after is not None and before is not None and after >= before:
         out.append({"kind": "empty-range", "key": "after", "values": [last["after"], last["before"]],
                     "warning": f"after:{last['after']} before:{last['before']} matches nothing: after: is "

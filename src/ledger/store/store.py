@@ -236,6 +236,11 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
         """Register an agent on first sight; bump ``last_seen`` after that (:func:`ops.touch_agent`)."""
         ops.touch_agent(self._conn, agent, now)
 
+    def agent_ids(self) -> list[str]:
+        """Every agent id the store has seen, the most recently seen first (one read of
+        the agents table, no counts)."""
+        return [r[0] for r in self._conn.execute("SELECT id FROM agents ORDER BY last_seen DESC, id")]
+
     def agents(self) -> list[Agent]:
         rows = self._conn.execute("SELECT * FROM agents ORDER BY last_seen DESC").fetchall()
         # max(): rows an older import left with last_seen before first_seen read consistent.
