@@ -11,9 +11,10 @@ Shapes come from :mod:`ledger.wire`, as the CLI's ``--json``: lists are compact
 the full memory as ``ledger recall --json`` prints it. Every result starts with
 ``warnings`` (a list, ``[]`` when all is well): the CLI's stderr warnings as data
 (``{"kind", "warning", ...}``: a query's filter warnings, ``no-store``, ``new-store``,
-``redacted``, ``missing-file``). Errors are tool errors
-(``isError`` results) carrying the CLI's wording (:func:`ledger.cli.hints.phrase`); the
-server itself never stops on one.
+``redacted``, ``missing-file``). Errors are tool errors (``isError`` results): the core's
+message with what to do in the tools' terms (:func:`phrase`; the CLI's
+:func:`ledger.cli.hints.phrase` names its commands instead), and an argument a tool does
+not take is one (:func:`unknown_arguments`); the server itself never stops on one.
 
 A read never creates a store: a store file that does not exist is answered from an empty
 stand-in with a ``no-store`` warning naming the path, as the CLI's reads; ``remember``
