@@ -58,7 +58,7 @@ def test_both_paths_warn_alike_and_json_carries_it(db, via):
     assert rc == 0
     (w,) = [json.loads(line) for line in err.splitlines()]
     assert w["kind"] == "options-as-text" and w["options"] == ["--limit", "--json"]
-    assert w["warning"].endswith("ledger search --sort strength --json --limit=3 --json deploy")
+    assert w["warning"].endswith("ledger search --sort strength --limit=3 --json deploy")  # --json once
     body = json.loads(out)
     assert body["warnings"] == [w]
 
@@ -80,6 +80,11 @@ def test_fast_path_and_click_print_the_same(db, args):
 def test_recall_names_the_option_and_its_missing_value(db):
     err = run(db, ["recall", "--agent", "codex", "--", "deploy", "--mode"])[2]
     assert "--mode came after --" in err and err.endswith("ledger recall --agent codex --mode <value> deploy\n"), err
+
+
+def test_an_option_given_before_and_after_double_dash_is_shown_once(db):
+    rc, out, err = run(db, ["search", "--limit", "5", "--", "deploy", "--limit", "1"])
+    assert rc == 0 and err.endswith("put the options first: ledger search --limit 1 deploy\n"), err
 
 
 def test_export_warns_too(db):

@@ -206,11 +206,26 @@ def test_a_stopwords_recall_warns_and_counts_nothing(ledger):
     ("agent:claude,codex deploy", "agent:claude agent:codex"),
     ("type:chat,doc", "type:chat type:doc"),
     ("KIND:Claim,Chunk", "kind:claim kind:chunk"),
+    ("cluster:code, proc deploy", "cluster:code cluster:proc"),  # a list typed with a space after the comma
+    ("cluster:code, proc, home", "cluster:code cluster:proc cluster:home"),
 ])
 def test_a_comma_list_says_to_repeat_the_key(text, fix):
     (w,) = filter_warnings(text, NOW)  # no unknown-value besides: this one says what to write
     assert w["kind"] == "list-value" and w["warning"].endswith(f"repeat the key: {fix}.")
     assert filter_warnings(fix, NOW) == []
+
+
+def test_a_trailing_comma_alone_says_to_drop_it():
+    (w,) = filter_warnings("cluster:code,", NOW)
+    assert w["kind"] == "list-value" and w["warning"].endswith("Write cluster:code.")
+
+
+@pytest.mark.parametrize("text", ["how do i", "what is the", "is it the"])
+def test_the_stopwords_warning_quotes_only_what_was_typed(text):
+    from ledger.service import _text_notes
+
+    (w,) = _text_notes(parse(text, NOW))
+    assert f'every word of "{text}" is a stopword, so' in w["warning"]  # no fixed list of words not typed
 
 
 def test_a_quoted_label_says_how_to_name_it(ledger):

@@ -131,7 +131,7 @@ def _text_notes(q) -> tuple[dict, ...]:
     if stopwords_only(q):
         shown = " ".join(q.terms)
         return ({"kind": "stopwords-only", "values": list(q.terms),
-                 "warning": f'every word of "{shown}" is a stopword (what, is, the...), so the query names no topic '
+                 "warning": f'every word of "{shown}" is a stopword, so the query names no topic '
                             f"and what it finds is not about anything. Add a word that names the topic (what is the "
                             f"deploy command){', or give the filters alone' if q.has_filters else ''}."},)
     if not q.terms or T.split_query(q.terms):

@@ -442,7 +442,10 @@ def options_as_query_warning(verb: str, words: tuple[str, ...], given: dict[str,
     import shlex
 
     opts: list[str] = []
+    moved = {name for name, _ in found}
     for name, value in given.items():
+        if name in moved:
+            continue  # the one after -- is the one meant (the last given wins): shown once, from there
         if value is True:
             opts.append(name)
         elif value is not None and value is not False:

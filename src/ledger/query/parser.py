@@ -561,7 +561,7 @@ def has_own_warning(value: str) -> bool:
     ``kind:``) gets a ``quoted-value`` or ``list-value`` warning of its own
     (:func:`filter_warnings`), which says what the value should be: then no
     ``unknown-value``/``unknown-cluster`` warning says it again."""
-    return value[:1] in _QUOTES or ("," in value and len([p for p in value.split(",") if p]) >= 2)
+    return value[:1] in _QUOTES or value.endswith(",") or ("," in value and len([p for p in value.split(",") if p]) >= 2)
 
 
 def _one_value_warnings(key: str, value: str, following: list[str]) -> list[dict]:
@@ -593,11 +593,20 @@ def _one_value_warnings(key: str, value: str, following: list[str]) -> list[dict
                             f"so {key}:{value.split()[0]} matches no {key} and the other words are searched as text. "
                             f"To filter on a name with spaces, {how}."}]
     parts = [p for p in value.split(",") if p]
-    if "," in value and len(parts) >= 2:
+    typed = value
+    if value.endswith(","):  # a list typed with spaces, "cluster:code, proc": its next words are the rest
+        for t in following:
+            parts += [p for p in t.split(",") if p]
+            typed += " " + t
+            if not t.endswith(","):
+                break
+    if "," in value and (len(parts) >= 2 or value.endswith(",")):
         many = " ".join(f"{key}:{p.lower()}" for p in parts)
         return [{"kind": "list-value", "key": key, "values": [value], "split": [p.lower() for p in parts],
-                 "warning": f'{key}:{value} is one value, "{value.lower()}": a filter takes one value, and commas do not '
-                            f"separate them. To match any of them, repeat the key: {many}."}]
+                 "warning": f'{key}:{typed} is one value, "{value.lower()}"'
+                            + (" (the words after it are searched as text)" if typed != value else "")
+                            + ": a filter takes one value, and commas do not separate them. "
+                            + (f"To match any of them, repeat the key: {many}." if len(parts) >= 2 else f"Write {many}.")}]
     return []
 
 
