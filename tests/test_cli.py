@@ -117,6 +117,7 @@ def test_a_store_that_is_not_a_database_is_a_clear_error(cli, tmp_path):
 
 
 def test_remember_errors(cli):
+    cli.create_store()  # a failed write creates no store (test_new_store_writes.py); stats below reads it
     assert fail(*cli("remember", "--cluster", "prefs")).startswith("Nothing to remember. Try: ledger remember")
     assert fail(*cli("remember", "   ", "--cluster", "prefs")).startswith("Nothing to remember.")
     assert fail(*cli("remember", "Prefers tea")) == "--cluster is required. Run `ledger clusters` to see the taxonomy."
@@ -635,6 +636,7 @@ def test_a_database_error_is_a_store_error_with_the_clis_hint(cli):
 
 
 def test_core_errors_get_the_clis_flags_as_hints(cli):
+    cli.create_store()  # show's own error, not the missing store's (a failed remember creates none)
     assert fail(*cli("remember", "x y z", "--cluster", "Procedures")).endswith("Did you mean --cluster proc?")
     cc = "cc_nope"
     assert "--verdict must be" in fail(*cli("judge", cc, "--verdict", "maybe"))

@@ -159,6 +159,14 @@ def is_store_url(target: object) -> bool:
     return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
 
 
+def names_folder(target: str) -> bool:
+    """Whether the store location ``target`` ends in a path separator (``/tmp/new/``):
+    it names a folder, never a store file, even when the folder does not exist yet
+    (SQLite would make a *file* of that name, which then blocks the folder). A
+    PostgreSQL URL never does (its trailing ``/`` is not a path)."""
+    return not is_store_url(target) and target.endswith(tuple(s for s in (os.sep, os.altsep) if s))
+
+
 def db_path(explicit: str | os.PathLike | None = None) -> "Path":
     """Resolve the store path. The folder is *not* created here; the store creates it
     on first open so that read-only commands like ``--help`` never touch the disk.

@@ -148,9 +148,15 @@ def clusters_add(ctx, label, db, as_json):
     from ..text import slugify
 
     text = " ".join(label)
-    with _open(db) as led:
+
+    def work(led):
         existed = {c.id: c for c in led.clusters()}.get(slugify(text.strip()))
-        c = led.add_cluster(text)
+        return existed, led.add_cluster(text)
+
+    # A bad label fails before the store is created (verbs.write).
+    (existed, c), created = verbs.write(db, work)
+    if created:
+        verbs.emit_warning(verbs.new_store_warning(db), as_json)
     if as_json:
         _json({**c.to_dict(), "created": existed is None})
     elif existed is not None:
@@ -253,8 +259,12 @@ def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
         where = os.path.realpath(path)
     else:  # text has no file: its identity is its name, else its content
         where = ing.text_identity(src.text, name or (path if text is not None and path not in (None, "-") else None))
-    with _open(db) as led:
-        res = led.ingest(src, cluster=cluster, agent=default_agent(agent), trust=trust, path=where, as_new=as_new)
+    # An unknown cluster or a bad --trust fails before the store is created (verbs.write);
+    # the document was read above, once.
+    res, created = verbs.write(db, lambda led: led.ingest(src, cluster=cluster, agent=default_agent(agent), trust=trust,
+                                                          path=where, as_new=as_new))
+    if created:
+        verbs.emit_warning(verbs.new_store_warning(db), as_json)
     if res.redacted:
         verbs.warn_redacted(res.redacted, as_json)
     if as_json:
@@ -453,11 +463,12 @@ def import_(file, db, as_json):
     ledger import all.jsonl                     # on the new one
     ledger --db other.db export | ledger import -
     """
-    records = _read_export(file)
-    with _open(db) as led:
+    records = _read_export(file)  # the whole file is checked before the store is opened
+
+    def work(led):
         bar = _progress(len(records))
         try:
-            r = led.import_records(records, progress=bar.advance if bar else None)
+            return led.import_records(records, progress=bar.advance if bar else None)
         except KeyboardInterrupt:
             # The import is one transaction: an interrupt rolls all of it back. Say so,
             # and that running it again is safe (it merges, never duplicates).
@@ -470,6 +481,12 @@ def import_(file, db, as_json):
         finally:
             if bar:
                 bar.stop()
+
+    # No rehearsal on an empty stand-in (verbs.write): every line was checked above, and
+    # a first import into a new store, the common case, would run twice.
+    r, created = verbs.write(db, work, rehearse=False)
+    if created:
+        verbs.emit_warning(verbs.new_store_warning(db), as_json)
     r = {"file": file, "lines": len(records), **r}
     if as_json:
         _json(r)

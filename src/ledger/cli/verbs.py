@@ -77,28 +77,91 @@ class _Opened:
             raise no_store_error(exc, self.asked) from exc
 
 
-def read_target(db: str | None) -> str | None:
+def read_target(db: str | None, *, write: bool = False) -> str | None:
     """The store a verb that only reads should open: ``db`` itself, or ``":memory:"``
     (an empty store that leaves nothing on disk) when the store file ``db`` names, or the
     default one, does not exist (:class:`_Opened` then warns on stderr, saying how to
     create it, unless the command failed: an error stays the one line on stderr). Opening it as before created an empty store there, folders and all, so a
     mistyped ``--db`` looked like an empty store and left files behind. Input errors
-    (a bad query, an unknown id) are reported as usual. Writes still create the store.
-    One ``stat()``; a PostgreSQL URL is passed through. A path whose folder is a
-    regular file is passed through too, so opening it names that file."""
+    (a bad query, an unknown id) are reported as usual. Writes create the store through
+    :func:`write`, which asks this first. One ``stat()`` per folder up to the first that
+    exists; a PostgreSQL URL is passed through.
+
+    A path ending in a separator (``/tmp/new/``) names a folder: passed through, so
+    opening it is refused (:func:`ledger.store.connection.connect`) instead of a
+    warning that suggests writing there. A path whose folder is a regular file cannot
+    be a store: for a read (``write`` false) that raises
+    :class:`ledger.errors.StoreUnavailable` (reason ``bad-path``) saying there is no
+    store there; for a write it is passed through, so opening it says the store cannot
+    be created and names that file."""
     import os
 
-    from ..paths import db_file
+    from ..paths import db_file, names_folder
 
     p = db_file(db)
-    if p.startswith(("postgresql://", "postgres://")) or p == ":memory:" or os.path.exists(p):
+    if p.startswith(("postgresql://", "postgres://")) or p == ":memory:" or os.path.exists(p) or names_folder(p):
         return db
     d = os.path.dirname(os.path.abspath(p))
     while not os.path.exists(d) and os.path.dirname(d) != d:
         d = os.path.dirname(d)
     if not os.path.isdir(d):
-        return db
+        if write:
+            return db
+        from ..errors import StoreUnavailable
+
+        raise StoreUnavailable(f"No store at {p}: {d} is a file, not a folder, so no store can be there; nothing "
+                               f"was read or created. Check the path (--db, $LEDGER_DB, $LEDGER_HOME, store.db in "
+                               f"`ledger config`).", reason="bad-path", path=p)
     return ":memory:"
+
+
+def write(db: str | None, work, *, keep_open: bool = False, rehearse: bool = True, fix: str = "",
+          rehearsed=None):
+    """Run the write ``work(led)`` (a function of the opened :class:`ledger.service.Ledger`)
+    on the store ``db`` and return ``(its result, created)``; ``created`` is True when
+    the store file did not exist and this write created it (with its folders).
+
+    The one mechanism by which a write creates a store, for the CLI and the MCP server
+    alike: when the file does not exist (:func:`read_target`), ``work`` first runs on an
+    empty store in memory, so whatever it checks (an unknown cluster, empty text, a bad
+    label, an unknown id) fails there and leaves no file and no folder behind; only when
+    it succeeds does it run again on the real path, which creates the store. ``work``
+    must therefore be repeatable: read stdin or files before, and let ``rehearsed()``
+    (called between the two runs) drop what the first run collected. ``rehearse=False``
+    for a write that checks all its input before calling this (``import``), where a
+    second run would cost as much as the first. An id not found during the rehearsal is
+    re-raised naming the missing store (:func:`no_store_error` with ``fix``).
+    ``keep_open``: as :class:`_Opened`. Raises what ``work`` and opening raise."""
+    from ..service import Ledger
+
+    created = read_target(db, write=True) == ":memory:" and db != ":memory:"
+    if created and rehearse:
+        try:
+            with Ledger.open(":memory:") as stand_in:
+                work(stand_in)
+        except Exception as exc:
+            if getattr(exc, "kind", None) in UNKNOWN_ID:
+                raise no_store_error(exc, db, fix) from exc
+            raise
+        if rehearsed is not None:
+            rehearsed()
+    led = Ledger.open(db)
+    try:
+        return work(led), created
+    finally:
+        if not keep_open:
+            led.close()
+
+
+def new_store_warning(db: str | None) -> dict:
+    """The CLI's ``new-store`` warning of a write that created the store:
+    ``{"kind": "new-store", "warning": "Created a new store at <path>.", "path"}``, the
+    path absolute, so a mistyped ``--db`` or ``$LEDGER_DB`` is noticed at its first
+    write, not when the memories seem lost."""
+    from ..paths import db_file
+
+    p = os.path.abspath(db_file(db))
+    return {"kind": "new-store", "warning": f"Created a new store at {p}.", "path": p}
 
 
 def missing_store(db: str | None) -> bool:
@@ -332,8 +395,11 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
 
         keys = [named_file_key(f) for f in files]  # before the store is opened: a folder is refused
     who = default_agent(agent)
-    with _Opened(db, keep_open) as led:
-        res = led.remember(claim, cluster=cluster, agent=who, note=note, supersedes=supersedes, files=keys, topic=topic)
+    res, created = write(db, lambda led: led.remember(claim, cluster=cluster, agent=who, note=note,
+                                                      supersedes=supersedes, files=keys, topic=topic),
+                         keep_open=keep_open)
+    if created:
+        emit_warning(new_store_warning(db), as_json)
     if res.redacted:
         warn_redacted(res.redacted, as_json)
     if after_dash:

@@ -362,19 +362,23 @@ class Server:
         memory stands in (:func:`ledger.cli.verbs.read_target`, as for the CLI's reads)
         and the result carries a ``no-store`` warning naming the path; an id looked up
         there (``show``, ``judge``, ``supersedes``) is a tool error saying there is no
-        store. ``create`` (``remember``): the store is created, as the CLI's writes do,
-        once ``work`` has succeeded on the stand-in (a call that fails creates nothing),
-        and the result says so with a ``new-store`` warning."""
+        store. ``create`` (``remember``): the store is created by the CLI's writes' own
+        mechanism (:func:`ledger.cli.verbs.write`: ``work`` runs on the stand-in first,
+        so a call that fails creates nothing), and the result says so with a
+        ``new-store`` warning."""
         from ..cli.verbs import read_target
+        from ..cli.verbs import write as write_once
 
         warnings = [] if warnings is None else warnings
         try:
-            target = read_target(self.db)
-            missing = target == ":memory:" and self.db != ":memory:"
-            out = self._work(work, target, missing)
-            if missing and create:
-                del warnings[:]  # the stand-in's; the real write says its own
-                out = self._work(work, self.db, False)
+            if create:
+                # The stand-in's warnings are dropped: the real write says its own. The
+                # store by its absolute path: an error names it so.
+                out, missing = write_once(self._path(), work, fix=NO_STORE_FIX, rehearsed=warnings.clear)
+            else:
+                target = read_target(self.db)
+                missing = target == ":memory:" and self.db != ":memory:"
+                out = self._work(work, target, missing)
         except LedgerError as exc:
             raise ToolError(phrase(exc)) from exc
         except Exception as exc:

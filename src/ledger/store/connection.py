@@ -11,6 +11,7 @@ import sys
 import time
 
 from ..errors import StoreUnavailable, store_unavailable
+from ..paths import names_folder
 from ._sqlite import sqlite3
 
 BUSY_TIMEOUT_MS = 10_000
@@ -51,13 +52,21 @@ def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms:
 
     Raises :class:`StoreUnavailable` when the file cannot be opened, is not a SQLite
     database, is locked past the wait limit, or the disk is full, with a message naming
-    the path and the real cause.
+    the path and the real cause; a path ending in a separator (a folder) is refused
+    before anything is created (reason ``bad-path``).
     """
     p = os.fspath(path)
     if is_url(p):
         from . import pg
 
         return pg.connect(p, readonly=readonly, wait_ms=BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms)
+    if names_folder(p):
+        # SQLite would create a *file* named like the folder (`--db /tmp/new/` made
+        # /tmp/new a database, which then blocked `LEDGER_HOME=/tmp/new`).
+        raise StoreUnavailable(f"Cannot open the store at {p}: it ends in {p[-1]}, so it names a folder, not a store "
+                               f"file. Point $LEDGER_DB (or --db, or store.db in `ledger config`) at the store file, "
+                               f"e.g. {os.path.join(p, 'ledger.db')} (created on first use). Nothing was created.",
+                               reason="bad-path", path=p)
     wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else max(0, int(busy_timeout_ms))
     deadline = time.monotonic() + wait_ms / 1000
     delay = 0.005
