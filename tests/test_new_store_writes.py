@@ -207,3 +207,16 @@ def test_a_write_under_a_regular_file_cannot_create_the_store(cli, tmp_path, ver
     assert f"Cannot create the store at {blocker / 'x.db'}: {blocker} is a file, not a folder" in err, err
     assert blocker.read_text() == "box\n"
 
+
+
+@pytest.mark.sqlite_only  # store files on disk
+@pytest.mark.parametrize("folder", ["fold/", "existing"])
+def test_config_set_store_db_to_a_folder_is_refused(cli, tmp_path, folder):
+    """`ledger config set store.db <folder>` would make every later command fail at open."""
+    (tmp_path / "existing").mkdir()
+    home = tmp_path / "home"
+    given = f"{tmp_path}{os.sep}{folder}"
+    err = fail(*cli("config", "set", "store.db", given, db=None, env={"LEDGER_HOME": str(home)}))
+    assert "names a folder, not a store file" in err and os.path.join(given, "ledger.db") in err, err
+    assert not (home / "config.toml").exists() and not (tmp_path / "fold").exists()
+    ok(*cli("config", "set", "store.db", os.path.join(given, "ledger.db"), db=None, env={"LEDGER_HOME": str(home)}))

@@ -158,6 +158,13 @@ def config_set(ctx, key, value, as_json):
         from ..paths import check_store_target
 
         check_store_target(typed, "store.db")  # mysql://... would become a folder: refused before writing
+        from ..paths import names_folder
+
+        if names_folder(typed) or os.path.isdir(os.path.expanduser(typed)):
+            # A folder is where a store file goes, not one (it would fail at every open).
+            raise InvalidInput(f"store.db = {typed} names a folder, not a store file: give the store file, e.g. "
+                               f"ledger config set store.db {os.path.join(typed, 'ledger.db')} (created on first "
+                               "use). Nothing was changed.", field="store.db", value=typed)
     path = C.config_path()
     write_setting(path, s.section, s.name, typed)
     loaded = C.load_checked(path)
