@@ -154,6 +154,7 @@ def test_long_cluster_labels_and_agent_ids_are_refused_and_change_nothing(cli):
 
 
 def test_remember_with_a_missing_file_warns_and_still_remembers(cli, tmp_path):
+    cli.create_store()  # only the missing file's warning (a first write also says it created the store)
     missing = tmp_path / "nope" / "file.py"
     rc, out, err = cli("remember", "The parser lives in file.py", "--cluster", "code", "--file", str(missing))
     assert rc == 0 and out.startswith("remembered "), (out, err)
