@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import LEDGER_BIN
+from conftest import LEDGER_BIN, Cli
 from test_cli import fail, ok
 
 CLICK = "import sys; from ledger.cli.app import run; sys.exit(run(sys.argv[1:]))"
@@ -41,6 +41,8 @@ def cli(request, store_target, tmp_path):
         return p.returncode, p.stdout, p.stderr
 
     run.db = str(store_target)
+    # The store exists: the first write to a new one also says it created it (stderr).
+    Cli(store_target).create_store()
     return run
 
 
