@@ -105,8 +105,8 @@ def test_a_query_with_nothing_to_search_says_so(led, query):
         assert w["kind"] == "nothing-to-search" and "matches nothing" in w["warning"]
         assert res.to_dict()["warnings"] == [w]
     assert led.query_warnings(query) == [w]
-    # A stopword alone is something to search: no warning.
-    assert led.search("the").warnings() == []
+    # A stopword alone is searched as typed: not nothing-to-search, but stopwords-only.
+    assert [w["kind"] for w in led.search("the").warnings()] == ["stopwords-only"]
 
 
 def _cli(verb, *args, db) -> tuple[int, str, str]:
