@@ -203,14 +203,13 @@ def test_remember_gives_the_warnings_the_cli_prints(store, tmp_path):
     assert got["warnings"][1]["path"] == want[1]["path"] == str(tmp_path / "no-such.cfg")
 
 
-def test_a_future_asof_is_read_as_now_and_every_surface_says_so(store):
-    """``asof:2099-01-01`` reads what the store holds now: its hits are the plain
-    query's, and the CLI (text and --json) and both MCP tools carry ``future-asof``."""
+def _one_memory_both_tools_and_json(store, q: str) -> tuple[dict, dict, dict]:
+    """On a store of one memory: what MCP ``recall`` and ``search`` answer to ``q``, and
+    the body of ``ledger search <q> --json``."""
     from ledger.service import Ledger
 
     with Ledger.open(store) as led:
         led.remember("Staging deploys need the VPN up", cluster="proc", agent="a")
-    q = "deploy asof:2099-01-01"
 
     async def go():
         async with connect(store) as s:
@@ -219,7 +218,14 @@ def test_a_future_asof_is_read_as_now_and_every_surface_says_so(store):
     recalled, searched = run(go)
     rc, out, errout = cli("search", *q.split(), "--json", db=store)
     assert rc == 0, errout
-    body = json.loads(out)
+    return recalled, searched, json.loads(out)
+
+
+def test_a_future_asof_is_read_as_now_and_every_surface_says_so(store):
+    """``asof:2099-01-01`` reads what the store holds now: its hits are the plain
+    query's, and the CLI (text and --json) and both MCP tools carry ``future-asof``."""
+    q = "deploy asof:2099-01-01"
+    recalled, searched, body = _one_memory_both_tools_and_json(store, q)
     (w,) = body["warnings"]
     assert w["kind"] == "future-asof" and w["used"] == "now" and w["values"] == ["2099-01-01"]
     assert "asof:2099-01-01 is in the future" in w["warning"] and "read as now" in w["warning"]
@@ -240,20 +246,8 @@ def test_a_future_asof_is_read_as_now_and_every_surface_says_so(store):
 def test_an_asof_before_the_first_memory_says_why_on_every_surface(store):
     """``asof:2020-01-01`` on a store begun today matched nothing and said nothing; the
     CLI (text and --json) and both MCP tools carry ``early-asof`` naming the first memory."""
-    from ledger.service import Ledger
-
-    with Ledger.open(store) as led:
-        led.remember("Staging deploys need the VPN up", cluster="proc", agent="a")
     q = "deploy asof:2020-01-01"
-
-    async def go():
-        async with connect(store) as s:
-            return ok(await s.call_tool("recall", {"query": q})), ok(await s.call_tool("search", {"query": q}))
-
-    recalled, searched = run(go)
-    rc, out, errout = cli("search", *q.split(), "--json", db=store)
-    assert rc == 0, errout
-    body = json.loads(out)
+    recalled, searched, body = _one_memory_both_tools_and_json(store, q)
     (w,) = body["warnings"]
     assert w["kind"] == "early-asof" and w["values"] == ["2020-01-01"] and w["first"] > "2020"
     assert body["total"] == 0 == searched["total"] == recalled["total"]
