@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmarks: import path, machine facts, percentiles, tables.
+"""Helpers shared by the benchmarks: import path, machine facts, percentiles, tables,
+the first open of a store that has a migration to run.
 
 Stdlib only. Every bench imports ``ledger`` through :func:`import_ledger` so it also runs
 from a checkout where the package is not installed.
@@ -9,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -137,3 +140,43 @@ def pg_schema(server: str, prefix: str = "bench"):
     finally:
         with psycopg.connect(server, autocommit=True) as c:
             c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+# ------------------------------------------------------------------ migrations' cost
+_OPEN = """
+import sys, time
+from ledger.service import Ledger
+w, c = time.perf_counter(), time.process_time()
+Ledger.open(sys.argv[1]).close()
+print(f"{(time.perf_counter() - w) * 1000:.1f} {(time.process_time() - c) * 1000:.1f}")
+"""
+
+
+def open_once(db: Path) -> tuple[float, float]:
+    """(wall ms, CPU ms) of ``Ledger.open(db).close()`` in a new process, which applies
+    whatever migration the store still needs."""
+    out = subprocess.run([sys.executable, "-c", _OPEN, str(db)], capture_output=True, text=True, check=True,
+                         env={**os.environ, "LEDGER_HOME": str(db.parent / "home")})
+    wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
+
+
+def first_and_later_opens(prep: Path, rounds: int) -> tuple[dict, Path]:
+    """What a migration costs a store's first open, beside an open with nothing to run:
+    ``rounds`` times, side by side, a fresh copy of ``prep`` (a store with the migration
+    still to run) is opened once, and a copy migrated once beforehand is opened. Returns
+    the wall and CPU distributions (:func:`dist`, ms) under ``first_open_*`` and
+    ``later_open_*``, and the migrated copy (beside ``prep``) for the caller to inspect."""
+    done = prep.parent / "done.db"
+    shutil.copy(prep, done)
+    open_once(done)  # migrated once: the "nothing to migrate" side
+    first, later = [], []
+    for _ in range(rounds):
+        run = prep.parent / "run.db"
+        shutil.copy(prep, run)
+        first.append(open_once(run))
+        later.append(open_once(done))
+        for p in prep.parent.glob("run.db*"):
+            p.unlink()
+    return {"first_open_wall_ms": dist([w for w, _ in first]), "first_open_cpu_ms": dist([c for _, c in first]),
+            "later_open_wall_ms": dist([w for w, _ in later]), "later_open_cpu_ms": dist([c for _, c in later])}, done

@@ -19,12 +19,10 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from _common import dist, import_ledger, machine
+from _common import first_and_later_opens, import_ledger, machine
 
 import_ledger()
 
@@ -32,13 +30,6 @@ from ledger.store import migrations as M  # noqa: E402
 from ledger.store.connection import connect  # noqa: E402
 
 NAME = "m021_versions_apart"
-OPEN = """
-import sys, time
-from ledger.service import Ledger
-w, c = time.perf_counter(), time.process_time()
-Ledger.open(sys.argv[1]).close()
-print(f"{(time.perf_counter() - w) * 1000:.1f} {(time.process_time() - c) * 1000:.1f}")
-"""
 
 
 def prepare(src: Path, dst: Path) -> None:
@@ -52,13 +43,6 @@ def prepare(src: Path, dst: Path) -> None:
     finally:
         M.MIGRATIONS[:] = saved
         conn.close()
-
-
-def open_once(db: Path) -> tuple[float, float]:
-    out = subprocess.run([sys.executable, "-c", OPEN, str(db)], capture_output=True, text=True, check=True,
-                         env={**os.environ, "LEDGER_HOME": str(db.parent / "home")})
-    wall, cpu = out.stdout.split()
-    return float(wall), float(cpu)
 
 
 def main() -> None:
@@ -75,25 +59,14 @@ def main() -> None:
                           "OR context GLOB '*[A-Za-z][0-9]*'").fetchone()[0]
         total = c.execute("SELECT count(*) FROM memories").fetchone()[0]
         c.close()
-        done = d / "done.db"
-        shutil.copy(prep, done)
-        open_once(done)  # migrated once: the "nothing to migrate" side
-        first, later = [], []
-        for _ in range(args.rounds):
-            run = d / "run.db"
-            shutil.copy(prep, run)
-            first.append(open_once(run))
-            later.append(open_once(done))
-            for p in d.glob("run.db*"):
-                p.unlink()
+        opens, done = first_and_later_opens(prep, args.rounds)
         c = connect(done)
         split = c.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH '\"v\"'").fetchone()[0]
         c.close()
         print(json.dumps({
             "machine": machine(), "load": os.getloadavg(), "store": str(args.db), "memories": total,
             "rows_with_a_letter_before_a_digit": glued, "rows_holding_v_as_a_word_after": split,
-            "first_open_wall_ms": dist([w for w, _ in first]), "first_open_cpu_ms": dist([c for _, c in first]),
-            "later_open_wall_ms": dist([w for w, _ in later]), "later_open_cpu_ms": dist([c for _, c in later]),
+            **opens,
         }, indent=1))
 
 
