@@ -31,6 +31,7 @@ import math
 from .. import terms as T
 from ..text import QUERY_STOPWORDS
 from ._sqlite import sqlite3
+from .rows import batches
 
 
 def _pg(conn) -> bool:
@@ -157,17 +158,13 @@ def neighbours_of(conn: sqlite3.Connection, words) -> dict[str, list[str]]:
     swapped = {w: T.swaps(w) for w, *_ in plan}
     every = sorted(set().union(*swapped.values()))
     held = set()
-    for part in _chunks(every, 500):
+    for part in batches(every, 500):
         held.update(r[0] for r in conn.execute(f"SELECT term FROM vocab WHERE term IN ({','.join('?' * len(part))})", part))
     for w, k, _, _ in plan:
         near = {v for v in found[w] if v != w and T.edit_distance(w, v, k) <= k}
         out[w] = sorted(near | (swapped[w] & held))
     return out
 
-
-def _chunks(items: list, size: int):
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
 
 
 def _holds(padded: str, grams, need: int) -> bool:
