@@ -158,11 +158,10 @@ def handle_payload(harness: str, raw: bytes, expected_event: str | None, *, db: 
                     from ..watcher.spool import spawn_drainer
 
                     pid = spawn_drainer(db, migrate=True)
-                handed = f"handed to the drain process ({f'pid {pid}' if pid else 'already running'})"
+                handed = f"Handed to the drain process ({f'pid {pid}' if pid else 'already running'})"
             except OSError as err:
-                handed = f"the drain process could not be started ({err}); the next hook tries again"
-            log_line(f"{harness} {event.raw_event_name or event.kind}: {exc} {handed[0].upper()}{handed[1:]}; "
-                     "this call answers nothing.")
+                handed = f"The drain process could not be started ({err}); the next hook tries again"
+            log_line(f"{harness} {event.raw_event_name or event.kind}: {exc} {handed}; this call answers nothing.")
             return ""
         raise
     try:
