@@ -752,6 +752,35 @@ def test_top_k_bound_leaves_common_phrases_unscored_and_stays_exact(big, mode):
     assert led.store.search_path == "full"
 
 
+PROBE_QUERIES = [
+    ("deploy cache", 10, 0),
+    ("deploy cache", 7, 30),  # deeper than the probe: the page is ranked among probe and rest
+    ("service kafka", 10, 0),
+    ("redis", 5, 3),
+    ("deploy strength:>45", 10, 0),  # filters drop probe rows
+    ("cache cluster:money", 10, 0),
+    ("kafka broker timeout", 3, 0),
+    ("deploymnt", 10, 0),
+    ("zürich café", 10, 0),  # few matches: the probe holds every one
+]
+
+
+@pytest.mark.parametrize("probe_rows", [1, 3, 17])
+def test_relevance_page_is_exact_whatever_the_probe_size(big, big_pg, probe_rows, monkeypatch):
+    """``SearchMixin._bounded_page`` scores the probe's rows once and ranks the page
+    among them and the rows after them above the floor: with probes from one row to a
+    few (ties in r at the probe's end, filters that drop probe rows, offsets past the
+    probe, fewer matches than the probe), page, scores and total equal the oracle's, on
+    both engines."""
+    from ledger.store import search
+
+    monkeypatch.setattr(search, "_PROBE_ROWS", probe_rows)
+    for (led, clock, _), oracle in ((big, brute_force), (big_pg, brute_force_pg)):
+        for q, limit, offset in PROBE_QUERIES:
+            for mode in ("hybrid", "keyword"):
+                _check(led, clock, q, mode, limit=limit, offset=offset, oracle=oracle)
+
+
 def test_phrase_bounds_exceed_every_rows_share(big):
     """The bound of each phrase is above what it adds to -bm25 of every row holding it
     (its own bm25 when asked alone), common and rare phrases alike."""

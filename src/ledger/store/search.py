@@ -199,35 +199,47 @@ class SearchMixin:
         no bound is found (the caller then ranks every match).
 
         Score = 0.75·r + 0.25·strength with strength ≤ ``_MAX_STRENGTH``. First the
-        page is ranked among the few highest-r matches; the score θ of its last row is
-        a lower bound on the true last score (more rows can only raise it). A match
-        with 0.75·r + 0.25·_MAX_STRENGTH < θ can therefore neither enter nor tie into
-        the page, so the exact page is the page ranked among the matches with
-        r ≥ (θ − 0.25·_MAX_STRENGTH) / 0.75 (a hair lower, for float rounding). At 1M
-        memories that is a few per cent of the matches. The probe ranks the
-        ``_PROBE_ROWS`` highest-r matches (or 4 × limit + offset, if more)."""
+        ``k`` highest-r matches (``_PROBE_ROWS``, or 4 × limit + offset if more; ties
+        broken by seq, highest first) are joined and scored: the probe. The score θ of
+        the page's last row among them is a lower bound on the true last score (more
+        rows can only raise it), so a match with 0.75·r + 0.25·_MAX_STRENGTH < θ can
+        neither enter nor tie into the page: the page is ranked among the probe and the
+        matches after it in (r, seq) order with r ≥ (θ − 0.25·_MAX_STRENGTH) / 0.75 (a
+        hair lower, for float rounding). At 1M memories that is a few per cent of the
+        matches. The probe's rows are scored once and kept in Python, not joined a
+        second time by the second statement (at 100k they were a third of the rows
+        joined). Returns ``(seq, st, score)`` rows ordered by score, then seq, descending."""
         c = self._conn
         want = params["limit"] + params["offset"]
+        k = int(max(_PROBE_ROWS, 4 * want))
+        # Every probe row comes back, with whether the filters keep it: the last one
+        # marks where the probe ends in (r, seq) order, whether or not it is kept.
         probe = c.execute(
-            f"""SELECT m.seq, {st} AS st, {_score_sql("rel.r", st)} AS score
-                FROM (SELECT seq, r FROM temp.ledger_rel ORDER BY r DESC LIMIT {int(max(_PROBE_ROWS, 4 * want))}) rel
-                CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id
-                WHERE {cond}
-                ORDER BY score DESC, m.seq DESC
-                LIMIT :limit OFFSET :offset""",
+            f"""SELECT rel.seq, {st} AS st, {_score_sql("rel.r", st)} AS score, rel.r,
+                       CASE WHEN m.seq IS NOT NULL AND {cond} THEN 1 ELSE 0 END AS kept
+                FROM (SELECT seq, r FROM temp.ledger_rel ORDER BY r DESC, seq DESC LIMIT {k}) rel
+                LEFT JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id""",
             params,
         ).fetchall()
-        if len(probe) < params["limit"]:
+        kept = [(r[0], r[1], r[2]) for r in probe if r[4]]
+        kept.sort(key=_rank_key)
+        if len(probe) < k:
+            return kept[params["offset"]:want]  # the probe held every match
+        if len(kept) < want:
             return None  # the filters left too few of the best matches to bound anything
-        floor = (probe[-1][2] - STRENGTH_WEIGHT * _MAX_STRENGTH) / RELEVANCE_WEIGHT - 1e-9
-        return c.execute(
+        floor = (kept[want - 1][2] - STRENGTH_WEIGHT * _MAX_STRENGTH) / RELEVANCE_WEIGHT - 1e-9
+        last = max(probe, key=lambda r: (-r[3], -r[0]))  # the probe's last row in (r, seq) order
+        rest = c.execute(
             f"""SELECT m.seq, {st} AS st, {_score_sql("rel.r", st)} AS score
                 FROM temp.ledger_rel rel CROSS JOIN memories m ON m.seq = rel.seq LEFT JOIN sources s ON s.id = m.source_id
-                WHERE rel.r >= :rel_floor AND {cond}
+                WHERE rel.r >= :rel_floor AND (rel.r < :probe_r OR (rel.r = :probe_r AND rel.seq < :probe_seq)) AND {cond}
                 ORDER BY score DESC, m.seq DESC
-                LIMIT :limit OFFSET :offset""",
-            {**params, "rel_floor": floor},
+                LIMIT :want""",
+            {**params, "rel_floor": floor, "probe_r": last[3], "probe_seq": last[0], "want": want},
         ).fetchall()
+        page = kept[:want] + [(r[0], r[1], r[2]) for r in rest]
+        page.sort(key=_rank_key)
+        return page[params["offset"]:want]
 
     def _strength_page(self, st: str, cond: str, params: dict) -> list | None:
         """Browse's first page (no text, no filter, strength order) without computing
@@ -330,6 +342,12 @@ class SearchMixin:
         """Fill ``temp.ledger_rel(seq, r)`` with every match's relevance; False if none
         (:func:`.textindex.fill_relevance`)."""
         return textindex.fill_relevance(self._conn, terms, mode, parts)
+
+
+def _rank_key(row) -> tuple:
+    """Sort key of a ``(seq, st, score)`` row for the relevance page: score, then seq,
+    descending (the ``ORDER BY score DESC, m.seq DESC`` of the full ranking)."""
+    return (-row[2], -row[0])
 
 
 def _score_sql(relevance: str, strength: str) -> str:
