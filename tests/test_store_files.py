@@ -229,9 +229,10 @@ def test_a_read_only_shm_left_behind_is_named(cli):
     from readonly import require_ro_mounts, ro_prefix
 
     require_ro_mounts()
-    remember(cli, "Uses pytest", "code")
+    remember(cli, "Uses pytest", "code")  # creates the store: closed, so no -shm yet
+    remember(cli, "Uses mypy", "code")
     shm = f"{cli.db}-shm"
-    assert os.path.exists(shm)  # the agent verbs leave it (os._exit, no close)
+    assert os.path.exists(shm)  # the agent verbs leave it on a store that exists (os._exit, no close)
     env = {**os.environ, "NO_COLOR": "1"}
     p = subprocess.run([*ro_prefix(shm), LEDGER_BIN, "remember", "Uses ruff", "--cluster", "code", "--db", str(cli.db)],
                        capture_output=True, text=True, env=env, timeout=60)

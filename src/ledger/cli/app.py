@@ -482,9 +482,8 @@ def import_(file, db, as_json):
             if bar:
                 bar.stop()
 
-    # No rehearsal on an empty stand-in (verbs.write): every line was checked above, and
-    # a first import into a new store, the common case, would run twice.
-    r, created = verbs.write(db, work, rehearse=False)
+    # Into a new store, an interrupt or an error leaves no file (verbs.write).
+    r, created = verbs.write(db, work)
     if created:
         verbs.emit_warning(verbs.new_store_warning(db), as_json)
     r = {"file": file, "lines": len(records), **r}

@@ -115,39 +115,46 @@ def read_target(db: str | None, *, write: bool = False) -> str | None:
     return ":memory:"
 
 
-def write(db: str | None, work, *, keep_open: bool = False, rehearse: bool = True, fix: str = "",
-          rehearsed=None):
+def write(db: str | None, work, *, keep_open: bool = False, fix: str = "", again=None):
     """Run the write ``work(led)`` (a function of the opened :class:`ledger.service.Ledger`)
     on the store ``db`` and return ``(its result, created)``; ``created`` is True when
     the store file did not exist and this write created it (with its folders).
 
     The one mechanism by which a write creates a store, for the CLI and the MCP server
-    alike: when the file does not exist (:func:`read_target`), ``work`` first runs on an
-    empty store in memory, so whatever it checks (an unknown cluster, empty text, a bad
-    label, an unknown id) fails there and leaves no file and no folder behind; only when
-    it succeeds does it run again on the real path, which creates the store. ``work``
-    must therefore be repeatable: read stdin or files before, and let ``rehearsed()``
-    (called between the two runs) drop what the first run collected. ``rehearse=False``
-    for a write that checks all its input before calling this (``import``), where a
-    second run would cost as much as the first. An id not found during the rehearsal is
+    alike: when the file does not exist (:func:`read_target`), ``work`` runs once on a
+    new store in a temporary file beside it, which takes the store's name only when
+    ``work`` succeeded (:func:`ledger.store.newstore.create`). So whatever ``work``
+    checks (an unknown cluster, empty text, a bad label, an unknown id), an error
+    halfway, or an interrupt leaves no file and no folder behind. Only when another
+    process created the store meanwhile does ``work`` run a second time, on that store:
+    ``again()`` (when given) is called first, to drop what the first run collected, so
+    read stdin or files before calling this. An id not found in the new store is
     re-raised naming the missing store (:func:`no_store_error` with ``fix``).
-    ``keep_open``: as :class:`_Opened`. Raises what ``work`` and opening raise."""
+    ``keep_open``: as :class:`_Opened` (a store this call created is closed: closing it
+    is part of creating it). Raises what ``work`` and opening raise."""
     from ..service import Ledger
 
-    created = read_target(db, write=True) == ":memory:" and db != ":memory:"
-    if created and rehearse:
+    if read_target(db, write=True) == ":memory:" and db != ":memory:":
+        from ..paths import db_file
+        from ..store.newstore import create
+
+        def build(temp: str):
+            with Ledger.open(temp) as led:
+                return work(led)
+
         try:
-            with Ledger.open(":memory:") as stand_in:
-                work(stand_in)
+            res, created = create(db_file(db), build)
         except Exception as exc:
             if getattr(exc, "kind", None) in UNKNOWN_ID:
                 raise no_store_error(exc, db, fix) from exc
             raise
-        if rehearsed is not None:
-            rehearsed()
+        if created:
+            return res, True
+        if again is not None:
+            again()
     led = Ledger.open(db)
     try:
-        return work(led), created
+        return work(led), False
     finally:
         if not keep_open:
             led.close()

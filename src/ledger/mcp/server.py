@@ -363,18 +363,18 @@ class Server:
         and the result carries a ``no-store`` warning naming the path; an id looked up
         there (``show``, ``judge``, ``supersedes``) is a tool error saying there is no
         store. ``create`` (``remember``): the store is created by the CLI's writes' own
-        mechanism (:func:`ledger.cli.verbs.write`: ``work`` runs on the stand-in first,
-        so a call that fails creates nothing), and the result says so with a
-        ``new-store`` warning."""
+        mechanism (:func:`ledger.cli.verbs.write`: built in a temporary file that takes
+        the store's name only when ``work`` succeeded, so a call that fails creates
+        nothing), and the result says so with a ``new-store`` warning."""
         from ..cli.verbs import read_target
         from ..cli.verbs import write as write_once
 
         warnings = [] if warnings is None else warnings
         try:
             if create:
-                # The stand-in's warnings are dropped: the real write says its own. The
-                # store by its absolute path: an error names it so.
-                out, missing = write_once(self._path(), work, fix=NO_STORE_FIX, rehearsed=warnings.clear)
+                # A second run (another process created the store meanwhile) says its own
+                # warnings. The store by its absolute path: an error names it so.
+                out, missing = write_once(self._path(), work, fix=NO_STORE_FIX, again=warnings.clear)
             else:
                 target = read_target(self.db)
                 missing = target == ":memory:" and self.db != ":memory:"
