@@ -118,6 +118,72 @@ def test_quantities_of_different_dimensions_are_not_compared():
     assert quantity("8", "threads") == quantity("8", "thread")
 
 
+# ------------------------------------------------------------------ numbers of two named things
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # the example (session 8): a version of CMake against a version of node.js
+        ("The C++ build uses CMake 3.28", "The frontend builds with node.js 20"),
+        # ours: the same sentence about two tools, a version (or number) each
+        ("The API uses Postgres 15", "The API uses Redis 7"),
+        ("The base image ships Ubuntu 22.04", "The base image ships OpenSSL 3.0"),
+        ("Infra deploys use Terraform 1.6", "Infra deploys use Helm 3"),
+        ("Our CI image has Python 3.12", "Our CI image has Go 1.22"),
+        ("The build needs CMake version 3.28", "The build needs Ninja version 1.11"),
+    ],
+)
+def test_numbers_of_two_named_things_are_no_contradiction(a, b):
+    assert signals(a, b) == [] and signals(b, a) == []
+    assert not proposed(a, b) and not proposed(b, a)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("The C++ build uses CMake 3.28", "The C++ build uses CMake 3.20"),
+        ("uses CMake 3.28", "uses CMake 3.20"),
+        ("The build needs CMake version 3.28", "The build needs CMake 3.20"),
+        ("The frontend uses node 20", "The frontend uses node.js 18"),  # one name, written two ways
+        ("Our CI image has Python 3.12", "Our CI image has python 3.11"),
+        ("The API listens on port: 8080", "The API listens on port 9090"),
+        ("The request timeout is 30", "The request timeout is 45"),  # named for nothing: compared as before
+        ("The API uses Postgres 15 and Redis 7", "The API uses Postgres 16 and Redis 7"),
+        ("The staging cluster runs in eu-west-1", "The staging cluster runs in us-east-2"),  # glued: one value
+    ],
+)
+def test_numbers_of_one_named_thing_still_diverge(a, b):
+    assert signals(a, b) == ["divergent numbers"]
+    assert proposed(a, b) and proposed(b, a)
+
+
+def test_a_bare_number_belongs_to_the_name_before_it():
+    from ledger.conflicts.values import read
+
+    def owners(text):
+        return sorted(q.of for q in read(text).quantities)
+
+    assert owners("The C++ build uses CMake 3.28") == ["cmake"]
+    assert owners("The frontend builds with node.js 20") == ["node"]
+    assert owners("CMake version 3.28, Python v 3.12") == ["cmake", "python"]
+    assert owners("The timeout is 30") == [""] and owners("Region eu-west-1") == [""]
+    assert owners("port: 8080") == ["port"] and owners("The API runs 3 replicas") == [""]  # a counted noun
+
+
+def test_a_remember_of_another_tools_version_proposes_nothing(cli):
+    """Through the store (both engines): the example pair is not proposed; the same tool
+    with another version is."""
+    def remember(text):
+        rc, out, err = cli("remember", text, "--cluster", "code")
+        assert rc == 0, err
+        return out
+
+    remember("The C++ build uses CMake 3.28")
+    assert "proposed" not in remember("The frontend builds with node.js 20")
+    assert "proposed 1 conflict candidate" in remember("The C++ build uses CMake 3.20")
+
+
 # ------------------------------------------------------------------ opposite states
 
 

@@ -51,6 +51,7 @@ from ledger.conflicts.values import (
     probe,
     quantity,
     read,
+    same_owner,
     same_quantity,
 )
 from ledger.frozen import Frozen
@@ -261,13 +262,22 @@ def _diverge(a: frozenset, b: frozenset) -> bool:
 
 
 def _diverge_quantities(a: frozenset[Quantity], b: frozenset[Quantity]) -> bool:
-    """Per dimension, each side holds a quantity the other has no equal of."""
+    """Per dimension, each side holds a quantity the other has no equal of, among the
+    other's quantities of the same thing (:func:`same_owner`): "CMake 3.28" says
+    nothing against "node.js 20", two numbers of two named things."""
     for dim in {q.dim for q in a} & {q.dim for q in b}:
         qa = [q for q in a if q.dim == dim]
         qb = [q for q in b if q.dim == dim]
-        a_only = any(not any(same_quantity(x, y) for y in qb) for x in qa)
-        b_only = any(not any(same_quantity(y, x) for x in qa) for y in qb)
-        if a_only and b_only:
+        if _unmatched(qa, qb) and _unmatched(qb, qa):
+            return True
+    return False
+
+
+def _unmatched(qa: list[Quantity], qb: list[Quantity]) -> bool:
+    """Some quantity of ``qa`` has quantities of the same thing in ``qb``, none equal."""
+    for x in qa:
+        peers = [y for y in qb if same_owner(x, y)]
+        if peers and not any(same_quantity(x, y) for y in peers):
             return True
     return False
 

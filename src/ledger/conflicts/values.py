@@ -260,23 +260,27 @@ class Quantity(Frozen):
     """A number read off a claim. ``dim`` is ``"time"`` (``value`` in seconds),
     ``"size"`` (bytes), ``"%"``, ``"ordinal"``, ``"day of month"``, a counted noun
     (stemmed: ``"thread"``), or ``""`` for a bare number; ``value`` is a float for time
-    and size, else the digits as written (``"3.11"`` is not ``"3.110"``). Immutable and
-    hashable (:class:`ledger.frozen.Frozen`; equality and hash written out, as sets of
-    quantities are compared for every pair the proposer checks)."""
+    and size, else the digits as written (``"3.11"`` is not ``"3.110"``). ``of``: for a
+    bare number, the name written right before it, which it belongs to (``"cmake"`` in
+    "CMake 3.28", ``"node"`` in "node.js 20", ``"port"`` in "port 8080"; :func:`owner`),
+    else ``""``. Immutable and hashable (:class:`ledger.frozen.Frozen`; equality and
+    hash written out, as sets of quantities are compared for every pair the proposer
+    checks)."""
 
-    __slots__ = ("dim", "value")
+    __slots__ = ("dim", "value", "of")
 
-    def __init__(self, dim: str, value: float | str) -> None:
+    def __init__(self, dim: str, value: float | str, of: str = "") -> None:
         object.__setattr__(self, "dim", dim)
         object.__setattr__(self, "value", value)
+        object.__setattr__(self, "of", of)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Quantity:
             return NotImplemented
-        return self.dim == other.dim and self.value == other.value  # type: ignore[attr-defined]
+        return self.dim == other.dim and self.value == other.value and self.of == other.of  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash((self.dim, self.value))
+        return hash((self.dim, self.value, self.of))
 
 
 def quantity(number: str, unit: str = "") -> Quantity:
@@ -298,6 +302,13 @@ def quantity(number: str, unit: str = "") -> Quantity:
     if u == "k":
         return Quantity("", f"{float(digits) * 1000:g}")
     return Quantity(_stem(u) if u and u != "%" else u, digits)
+
+
+def same_owner(x: Quantity, y: Quantity) -> bool:
+    """Whether two quantities may be values of one thing: bare numbers named for two
+    different things ("CMake 3.28", "node.js 20") are not; a number named for nothing
+    ("is 30") may be anything's."""
+    return not x.of or not y.of or x.of == y.of
 
 
 def same_quantity(x: Quantity, y: Quantity) -> bool:
@@ -636,10 +647,59 @@ def _read_quantities(r: _Reader) -> set[Quantity]:
             elif word:
                 continue  # a bare number word ("one of", "on two") is too vague
         q = Quantity("day of month", digits) if unit == "day of month" else quantity(digits, unit)
+        if q.dim == "":
+            name = owner(r.text, start)
+            if name:
+                q = Quantity("", q.value, name)
         if not r.is_history(m.start()):
             out.add(q)
         r.take(start, end, f"#n:{q.dim}")
     return out
+
+
+#: Words between a name and its number that name no thing themselves ("CMake version
+#: 3.28", "Python v 3"): the owner is the word before them.
+_VERSION_WORDS = frozenset({"version", "ver", "v", "release", "rev", "revision"})
+
+#: Characters of a name written before a number ("node.js", "c++", "c#", "gpt-4o").
+_NAME_CHARS = frozenset("._+#-")
+
+
+def owner(text: str, start: int) -> str:
+    """The name a bare number at ``start`` of ``text`` belongs to: the word written
+    right before it, apart (spaces, and one ``:`` or ``=``, between: "eu-west-1" is one
+    value, named for nothing), lowercased, cut at its
+    first ``.`` or ``-`` ("node.js" -> ``"node"``, so "Node 20" and "node.js 20" name one
+    thing); the word before that when it is "version", "v", "release" ...; ``""`` when
+    that word is a stopword, starts with no letter, or there is none ("is 30", "at 5").
+    Plain string scanning: no pattern (remember's start-up budget).
+
+    >>> owner("The C++ build uses CMake 3.28", 25), owner("port: 8080", 6), owner("it is 30", 6)
+    ('cmake', 'port', '')
+    """
+    for _ in range(2):
+        j = start
+        if j > 0 and not (text[j - 1].isspace() or text[j - 1] in ":="):
+            return ""  # glued: part of one value ("eu-west-1"), not a number of a named thing
+        while j > 0 and text[j - 1].isspace():
+            j -= 1
+        if j > 0 and text[j - 1] in ":=":
+            j -= 1
+            while j > 0 and text[j - 1].isspace():
+                j -= 1
+        k = j
+        while k > 0 and (text[k - 1].isalnum() or text[k - 1] in _NAME_CHARS):
+            k -= 1
+        word = text[k:j].lower().strip("._-")
+        if not word or not word[0].isalpha():
+            return ""
+        for cut in ".-":
+            word = word.split(cut, 1)[0]
+        if word in _VERSION_WORDS:
+            start = k
+            continue
+        return "" if word in _NOT_A_UNIT or word in _MONTHS or word in _WEEKDAYS else word
+    return ""
 
 
 def _read_calendar(r: _Reader) -> tuple[set[str], set[str]]:
