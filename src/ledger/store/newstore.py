@@ -67,7 +67,7 @@ def create(path: str, build):
     Raises what ``build`` raises, after removing the temporary file, its side files and
     the folders this call made (an error that names the temporary file names ``path``
     instead); :class:`ledger.errors.StoreUnavailable` when the folders cannot be made
-    (reason ``bad-path`` or ``read-only``). SIGTERM or SIGHUP meanwhile (main thread
+    or the file cannot be given its name (reason ``bad-path`` or ``read-only``). SIGTERM or SIGHUP meanwhile (main thread
     only) ends the process by that signal once everything is removed."""
     target = os.path.abspath(path)
     folder, name = os.path.split(target)
@@ -80,7 +80,12 @@ def create(path: str, build):
         try:
             result = build(temp)
             _settle(temp)
-            created = _publish(temp, target)
+            try:
+                created = _publish(temp, target)
+            except OSError as exc:
+                raise StoreUnavailable(f"Cannot create the store at {path}: {exc.strerror or exc}. Nothing was "
+                                       "saved. Check the folder and its permissions.", reason=_os_reason(exc),
+                                       detail=str(exc), path=path) from exc
         except BaseException as exc:
             _remove(temp)
             for d in reversed(made):
