@@ -95,8 +95,12 @@ def test_a_first_write_failing_halfway_leaves_nothing(tmp_path):
         assert not (tmp_path / "x").exists(), _files(tmp_path)
     # a folder that was there stays; only what the write made goes
     (tmp_path / "kept").mkdir()
+
+    def fails(led):
+        raise RuntimeError("x")
+
     with pytest.raises(RuntimeError):
-        verbs.write(str(tmp_path / "kept" / "ledger.db"), lambda led: (_ for _ in ()).throw(RuntimeError("x")))
+        verbs.write(str(tmp_path / "kept" / "ledger.db"), fails)
     assert _files(tmp_path) == ["kept"]
 
 
@@ -117,8 +121,7 @@ def test_a_store_created_meanwhile_gets_the_write(tmp_path):
 
     mid, created = verbs.write(str(target), work, again=lambda: cleared.append(1))
     assert not created and len(runs) == 2 and cleared == [1]
-    assert _files(tmp_path / "s") == ["ledger.db"] or set(_files(tmp_path / "s")) <= {
-        "ledger.db", "ledger.db-wal", "ledger.db-shm"}
+    assert set(_files(tmp_path / "s")) <= {"ledger.db", "ledger.db-wal", "ledger.db-shm"}, _files(tmp_path)
     with Ledger.open(target) as led:
         assert led.get(mid).text == "Staging needs VPN"
         assert sorted(_texts(led)) == ["Deploys go out on Tuesdays",
