@@ -35,6 +35,8 @@ _HIDDEN = "(deleted_at IS NOT NULL OR archived <> 0)"
 # (bench/scale.py queries, limit 10, median) 64 probed rows left 1,164 above the floor
 # (1,228 joined), 256 left 458 (714 joined), 512 left 447; in a fresh process the two
 # statements took 5.4 ms with 64 and 4.7 ms with 256 (docs/benchmarks.md, "Probe size").
+# Those counts joined the probe's rows twice; since the probe's rows are kept, a row is
+# joined once (about 460 at the median with 256).
 _PROBE_ROWS = 256
 
 
