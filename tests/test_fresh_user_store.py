@@ -220,3 +220,27 @@ def test_search_and_recall_search_a_filter_key_without_a_value_as_a_word(cli, qu
 def test_web_search_searches_a_filter_key_without_a_value_as_a_word(web):
     r = web.get("/api/search", params={"q": "agent:"})
     assert r.status_code == 200 and [w["kind"] for w in r.json()["warnings"]] == ["empty-filter"]
+
+
+def test_ids_of_other_things_and_too_short_ids_say_what_they_are(cli):
+    """A conflict, candidate or source id handed to a memory command is named as what
+    it is, and a 1-3 character id asks for 4, instead of "It may have been mistyped"."""
+    a = remember(cli, "Deploys go out on Thursdays", "proc")
+    for ref, what in (("cf_mx5amat3o0007j", "a conflict id"), ("cc_mx5amat3o0007j", "a conflict candidate id"),
+                      ("s_mx5amat3o0007j", "a source id")):
+        msg = fail(*cli("show", ref))
+        assert what in msg and "not a memory id" in msg and "mistyped" not in msg, msg
+        msg = fail(*cli("forget", ref, "--json"))
+        assert what in msg, msg
+    for ref in (a[-3:], a[-1:]):
+        msg = fail(*cli("show", ref))
+        assert "too short" in msg and "at least 4 characters" in msg, msg
+    assert memory(cli, a)["deletedAt"] is None
+
+
+def test_show_says_not_read_yet_until_the_first_read(cli):
+    a = remember(cli, "The staging database is restored nightly", "proc")
+    out = ok(*cli("show", a))
+    assert "hits 0 · not read yet" in out and "last read" not in out, out
+    cli("recall", "staging database restored")
+    assert "hits 1 · last read just now" in ok(*cli("show", a))

@@ -157,11 +157,14 @@ def memory_text(m: Memory, now: int, events=(), former=()) -> str:
     # A chunk's strength is its source's trust (clamped); the use factors do not apply.
     why = (f"source trust {m.source_trust:.2f}, {m.source_id}" if m.kind == "chunk" and m.source_trust is not None
            else f"used {f.used:.2f} · fresh {f.fresh:.2f} · corroborated {f.corroborated:.2f}")
+    # last_read_at starts at created_at (freshness counts from the write), so a memory
+    # nobody has read would show "last read just now".
+    read = f"last read {ago(now - m.last_read_at)}" if m.hits else "not read yet"
     lines = [
         f"{m.id}  {m.kind} · {m.origin} · [{m.cluster_id}] {m.cluster_label}",
         f"  {collapse(m.text)}",
         f"  strength {pct(m.strength)}  ({why})",
-        f"  writer {m.writer} · readers {', '.join(m.readers)} · hits {m.hits} · last read {ago(now - m.last_read_at)}",
+        f"  writer {m.writer} · readers {', '.join(m.readers)} · hits {m.hits} · {read}",
     ]
     if m.provenance:
         lines.append(f"  provenance: {m.provenance}")

@@ -58,6 +58,9 @@ MAX_ID_REF = 64
 #: Characters. A cluster's label is a short topic name ("procedures"); a longer one is
 #: a pasted text, and would flood every list and the web UI's legend.
 MAX_CLUSTER_LABEL = 80
+# Prefixes of the ids that are not memories (the callers of ledger.ids.new_id), for the
+# message of a memory lookup handed one of them.
+_OTHER_IDS = {"cf": "a conflict", "cc": "a conflict candidate", "s": "a source"}
 
 
 @translate_class
@@ -417,6 +420,13 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
             raise UnknownMemory(f"No memory {ref[:24]}… ({len(ref):,} characters): a memory id is about 16 characters "
                                 f"long and at most {MAX_ID_REF} are looked up. Give an id as a search prints it.",
                                 field="memory", value=ref[:MAX_ID_REF])
+        other = _OTHER_IDS.get(ref.split("_", 1)[0]) if "_" in ref else None
+        if other:  # a valid id of something else: naming it beats "mistyped"
+            raise UnknownMemory(f"{ref} is {other} id, not a memory id: memory ids start with m_ (claims) or c_ (chunks).",
+                                field="memory", value=ref)
+        if len(ref) < 4 and ref.replace("_", "").isalnum():
+            raise UnknownMemory(f'"{ref}" is too short to look up: give at least 4 characters of a memory id '
+                                "(its end, as a search prints it, or its start).", field="memory", value=ref)
         raise UnknownMemory(f"No memory {ref}. It may have been mistyped.", field="memory", value=ref)
 
     def exists(self, memory_id: str) -> bool:
