@@ -235,6 +235,20 @@ def test_conflicts_and_judge(cli):
     assert {j["conflict"]["a"]["id"], j["conflict"]["b"]["id"]} == {c, d} and j["conflict"]["note"] == "changed"
 
 
+def test_conflicts_says_how_many_more_pairs_wait(cli):
+    """`conflicts` lists the best few pairs; when more wait it says how many and how to
+    list them (only `stats` said so before). The JSON stays the list of pairs."""
+    for i in range(4):
+        remember(cli, f"Service {i} listens on port 80{i}", "code")
+        remember(cli, f"Service {i} listens on port 90{i}", "code")
+    out = ok(*cli("conflicts", "--limit", "2"))
+    waiting = len(json.loads(ok(*cli("conflicts", "--limit", "100", "--json"))))
+    assert waiting > 2
+    assert out.startswith(f"2 of {waiting} pairs waiting (best first); `ledger conflicts --limit {waiting}` lists more."), out
+    assert len(json.loads(ok(*cli("conflicts", "--limit", "2", "--json")))) == 2
+    assert "pairs waiting" not in ok(*cli("conflicts", "--limit", str(waiting)))
+
+
 def test_remember_supersedes(cli):
     old = remember(cli, "Renews every 12 months", "money")
     out = ok(*cli("remember", "Renews every 24 months", "--cluster", "money", "--supersedes", old))

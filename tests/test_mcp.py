@@ -209,6 +209,7 @@ def test_conflicts_and_judge(store):
 
     w, c, full, j, twice, left, cand = run(go)
     assert w["proposed"] == [cand]
+    assert c["waiting"] == len(c["candidates"]) == 1 and left["waiting"] == 0
     assert set(c["candidates"][0]["a"]) == COMPACT and set(c["candidates"][0]["signals"])
     assert "factors" in full["candidates"][0]["a"]
     assert j["candidate"] == cand and j["verdict"] == "conflict"

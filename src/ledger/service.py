@@ -955,9 +955,16 @@ class Ledger:
 
     # ------------------------------------------------------------------ conflicts (agents judge)
     def candidates(self, limit: int = 5) -> list[Candidate]:
+        """The ``limit`` best unjudged candidate pairs, best score first."""
         from .store import conflicts as cq
 
         return cq.pending_candidates(self.store, self.clock(), limit)
+
+    def candidate_count(self) -> int:
+        """How many candidate pairs wait for a verdict (the rows :meth:`candidates` ranks)."""
+        from .store import conflicts as cq
+
+        return cq.pending_candidate_count(self.store)
 
     def judge(self, candidate_id: str, verdict: str, *, agent: str, kind: str | None = None,
               detector: float | None = None, note: str = "") -> str | None:

@@ -178,7 +178,8 @@ def conflicts(limit, db, as_json):
 
     with report_store(db, as_json) as led:
         cands = led.candidates(limit)
-    _json([c.to_dict() for c in cands]) if as_json else _out(candidates_text(cands))
+        waiting = led.candidate_count() if len(cands) == limit else len(cands)
+    _json([c.to_dict() for c in cands]) if as_json else _out(candidates_text(cands, waiting))
 
 
 def _need_source_id(source_id: str) -> None:

@@ -87,10 +87,14 @@ def clusters_table(clusters: list[Cluster], color: bool) -> str:
     return "\n".join(pad(c.id, 14) + _dim(pad(c.label, 20), color) + f"{c.count}" for c in clusters)
 
 
-def candidates_text(cands: list[Candidate]) -> str:
+def candidates_text(cands: list[Candidate], waiting: int | None = None) -> str:
+    """``ledger conflicts``: each pair, how to judge it, and how many more wait
+    (``waiting``: every unjudged pair, shown or not)."""
     if not cands:
         return "nothing to judge"
     out = []
+    if waiting and waiting > len(cands):
+        out += [f"{len(cands)} of {waiting} pairs waiting (best first); `ledger conflicts --limit {min(waiting, 500)}` lists more."]
     for c in cands:
         out += ["", f"{c.id}  {', '.join(c.signals)}", f"  A  {c.a.id}  {collapse(c.a.text)}", f"  B  {c.b.id}  {collapse(c.b.text)}"]
     out += [

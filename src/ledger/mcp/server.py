@@ -539,16 +539,18 @@ class Server:
                   detail: Detail = False) -> dict[str, Any]:
         """Pairs of memories the store suspects of contradicting each other, waiting for
         your verdict (judge them in a spare turn, not mid-task). Returns {candidates:
-        [{id, score, signals, a, b}], warnings}."""
+        [{id, score, signals, a, b}], waiting (every unjudged pair, listed or not),
+        warnings}."""
 
         def work(led):
             out = []
-            for c in led.candidates(limit):
+            cands = led.candidates(limit)
+            for c in cands:
                 d = wire.candidate(c)
                 if not detail:
                     d["a"], d["b"] = compact(c.a), compact(c.b)
                 out.append(d)
-            return {"candidates": out}
+            return {"candidates": out, "waiting": led.candidate_count() if len(cands) == limit else len(cands)}
 
         return self._run(work)
 
