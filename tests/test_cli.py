@@ -552,6 +552,11 @@ def test_remember_same_fact_twice_is_corroboration(cli):
     out = ok(*cli("remember", "staging deploys need the vpn", "--cluster", "proc", "--agent", "codex"))
     assert out == f"already remembered {mid} — counted as corroboration by codex\n"
     assert set(memory(cli, mid)["readers"]) == {"agent", "codex"}
+    # the same agent again (or the writer) adds no corroboration, and the message says so
+    for agent in ("codex", "agent"):
+        out = ok(*cli("remember", "Staging deploys need the VPN.", "--cluster", "proc", "--agent", agent))
+        assert out == f"already remembered {mid} — {agent} had stated it already, so corroboration is unchanged\n"
+    assert set(memory(cli, mid)["readers"]) == {"agent", "codex"}
 
 
 def test_cluster_given_by_label_suggests_the_id(cli):

@@ -167,7 +167,7 @@ class WriteResult(Frozen):
     by ``supersedes`` (if any), and the store-wide count of unjudged candidates.
     Immutable (:class:`ledger.frozen.Frozen`, like the models)."""
 
-    __slots__ = ("memory", "proposed", "conflict_id", "pending_candidates", "duplicate", "redacted")
+    __slots__ = ("memory", "proposed", "conflict_id", "pending_candidates", "duplicate", "redacted", "new_reader")
 
     def __init__(
         self,
@@ -177,6 +177,7 @@ class WriteResult(Frozen):
         pending_candidates: int,
         duplicate: bool = False,  # the same text was already a live claim: counted as corroboration
         redacted: int = 0,  # secrets replaced by [REDACTED:<kind>] in the text and note before storing
+        new_reader: bool = False,  # a duplicate from an agent not yet among its readers: corroboration rose
     ) -> None:
         s = object.__setattr__
         s(self, "memory", memory)
@@ -185,6 +186,7 @@ class WriteResult(Frozen):
         s(self, "pending_candidates", pending_candidates)
         s(self, "duplicate", duplicate)
         s(self, "redacted", redacted)
+        s(self, "new_reader", new_reader)
 
     def to_dict(self) -> dict:
         """The JSON shape: :func:`ledger.wire.write_result`."""
@@ -309,9 +311,9 @@ class Ledger:
             dup = self._duplicate_of(text, peers, keyed=bool(paths))
             if dup is not None:
                 # The same fact again: corroboration, not a copy (docs/store.md "Corroboration").
-                self.store.corroborate(dup, agent, now, note or "remembered again")
+                added = self.store.corroborate(dup, agent, now, note or "remembered again")
                 return WriteResult(self.store.get(dup, now), (), None, cq.pending_candidate_count(self.store), duplicate=True,
-                                   redacted=redacted)
+                                   redacted=redacted, new_reader=added)
             mid = self.store.insert_claim(text, cluster, agent, now, note=note, source_id=source_id, topic=topic, files=files)
             if supersedes:
                 old = self.store.row(supersedes)

@@ -416,7 +416,10 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
     if as_json:
         return dumps(res.to_dict())
     if res.duplicate:
-        return f"already remembered {res.memory.id} — counted as corroboration by {who}"
+        if res.new_reader:
+            return f"already remembered {res.memory.id} — counted as corroboration by {who}"
+        # Corroboration counts distinct agents (docs/store.md "Corroboration"): a repeat adds none.
+        return f"already remembered {res.memory.id} — {who} had stated it already, so corroboration is unchanged"
     lines = [f"remembered {res.memory.id}"]
     if res.conflict_id:
         lines.append(f"opened {res.conflict_id} — supersedes {supersedes}, for the human to resolve")
