@@ -547,6 +547,23 @@ def test_remember_reads_stdin_for_dash_and_refuses_ambiguous_input(cli):
     assert p.returncode == 1 and b"not valid UTF-8" in p.stderr and b"Traceback" not in p.stderr
 
 
+def test_invisible_claim_is_refused_like_an_empty_one(cli):
+    """Zero-width spaces, joiners, a BOM or bidi marks alone show nothing: such a claim
+    would be a memory nobody can see or find, so it is refused as empty text is."""
+    cli.create_store()
+    for text in ("\u200b\u200b", "\u200b \u2060 \ufeff", "\u200e\u200f", " \u200d "):
+        msg = fail(*cli("remember", text, "--cluster", "code"))
+        assert "Nothing to remember" in msg, (text, msg)
+    assert json.loads(ok(*cli("search", "--json")))["total"] == 0
+    mid = remember(cli, "The zero\u200bwidth space stays inside a real claim", "code")
+    assert memory(cli, mid)["text"] == "The zero\u200bwidth space stays inside a real claim"
+
+
+def test_empty_db_path_names_what_is_empty(cli):
+    msg = fail(*cli("recall", "x", "--db", "", db=False))
+    assert "the path is empty" in msg and "postgresql://" in msg
+
+
 def test_remember_same_fact_twice_is_corroboration(cli):
     mid = remember(cli, "Staging deploys need the VPN", "proc")
     out = ok(*cli("remember", "staging deploys need the vpn", "--cluster", "proc", "--agent", "codex"))

@@ -74,6 +74,7 @@ def test_options_after_double_dash_are_stored_as_text_with_a_warning(cli):
     assert err.startswith("⚠ --note came after --, so it was stored as text") and err.count("\n") == 1, err
     assert '"--force is bad --note x"' in err and "ledger remember --cluster proc --db " in err
     assert err.endswith("--note x -- '--force is bad'\n")
+    assert "forget this one (ledger forget <id>) and remember it again with the options first" in err  # no edit command
     assert _texts(cli) == ["--force is bad --note x"]
     rc, out, err = cli("remember", "--cluster", "proc", "--json", "--", "--force is bad", "--topic=t", "--file", "a.py")
     assert rc == 0 and json.loads(out)["text"] == "--force is bad --topic=t --file a.py"

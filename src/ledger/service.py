@@ -143,13 +143,22 @@ def _text_notes(q) -> tuple[dict, ...]:
                         f"list memories."},)
 
 
+def _invisible(text: str) -> bool:
+    """Whether ``text`` shows nothing: only spaces and format characters (Unicode
+    category Cf: zero-width space and joiners, word joiner, BOM, bidi marks), which
+    ``str.strip`` keeps. Such a claim would be a memory no one can see or find."""
+    from unicodedata import category
+
+    return all(ch.isspace() or category(ch) == "Cf" for ch in text)
+
+
 def clean_text(text: str | None, *, empty: str, field: str | None = None) -> str:
-    """A claim's text, trimmed and checked: not empty (``empty`` is the message, and
+    """A claim's text, trimmed and checked: not empty nor invisible (``empty`` is the message, and
     ``field`` the input named in the error, so a surface can add its own example), at
     most 20,000 characters, no NUL bytes, valid Unicode (no unpaired surrogates, which a
     terminal can pass in from undecodable bytes). Raises InvalidInput."""
     text = (text or "").strip()
-    if not text:
+    if not text or _invisible(text):
         raise InvalidInput(empty, field=field, value="" if field else None)
     if len(text) > MAX_TEXT_CHARS:
         raise InvalidInput(f"A claim is one self-contained fact; this text has {len(text)} characters (max {MAX_TEXT_CHARS}). Use `ledger ingest` for documents.")

@@ -99,7 +99,7 @@ def _not_empty(ctx, param, value):
     ``--db <folder>`` (an existing folder, or any path ending in a separator) names
     where the store file would be, not the file: both are refused saying what to give instead (``click.BadParameter``)."""
     if value is not None and not value.strip():
-        raise click.BadParameter("is empty: give a store file or a postgresql:// URL, or leave --db out for the default store.")
+        raise click.BadParameter("the path is empty: give a store file or a postgresql:// URL, or leave --db out for the default store.")
     if value is not None and os.path.isdir(os.path.expanduser(value)):
         raise click.BadParameter(f"{value} is a folder, not a store file. Give the store file, e.g. "
                                  f"--db {os.path.join(value, 'ledger.db')} (created on first use), or a postgresql:// URL.")

@@ -546,4 +546,5 @@ def options_as_text_warning(claim: str, words: tuple[str, ...], found: list[tupl
     return {"kind": "options-as-text", "options": names,
             "warning": f"{', '.join(names)} came after --, so {'it was' if len(names) == 1 else 'they were'} stored "
                        f'as text of the fact: "{shown}". If {"it was an option" if len(names) == 1 else "they were options"}, '
-                       f"put the options first and edit or forget this one: {_options_first(words, found, given)}"}
+                       f"forget this one (ledger forget <id>) and remember it again with the options first: "
+                       f"{_options_first(words, found, given)}"}
