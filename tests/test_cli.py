@@ -354,7 +354,7 @@ def test_ingest_from_file_stdin_and_text(cli, tmp_path):
     chunk = json.loads(ok(*cli("search", "rollback", "kind:chunk", "--json")))["hits"][0]
     assert chunk["strength"] == 0.86 and chunk["reviewedAt"] is not None and chunk["sourceId"] == sid
     srcs = json.loads(ok(*cli("sources", "--json")))
-    assert sorted(s["filename"] for s in srcs) == sorted([str(doc), "stdin", "stdin"])
+    assert sorted(s["filename"] for s in srcs) == sorted([str(doc), "stdin", "text"])
     out = ok(*cli("recall", "otters"))
     assert RECALL_LINE.match(out.splitlines()[1])
 

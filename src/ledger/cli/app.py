@@ -247,7 +247,7 @@ def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
     if name is not None and text is None and path != "-":
         raise InvalidInput("--name names text from --text or stdin (`-`); a file is known by its path.")
     if text is not None:
-        src = ing.source_from_text(text, name or path or "stdin", empty=(
+        src = ing.source_from_text(text, name or path or "text", empty=(  # named apart from piped input
             f"The --text value is {'empty' if not text else 'only whitespace'}: nothing to ingest. "
             'Give the text itself (ledger ingest --text "..." --cluster <id>), or a file or `-` for stdin.'))
     elif path == "-":
