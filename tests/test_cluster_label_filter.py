@@ -28,6 +28,8 @@ def store(store_target, tmp_path, monkeypatch):
         # A cluster whose id is another cluster's label: the id wins.
         led.add_cluster("spending", cluster_id="finances")
         led.remember("Deploy receipts go to the finance inbox", cluster="finances", agent="a")
+        for label in ("Client work", "Side quests", "Side projects"):
+            led.add_cluster(label)
     return store_target
 
 
@@ -89,6 +91,9 @@ def test_mcp_recall_and_search_take_a_label(store):
     ("deploy cluster:finaces", {"finaces": "finances"}, 'Did you mean cluster:finances ("spending")?'),
     ("deploy cluster:hom-devices", {"hom-devices": "home"}, 'Did you mean cluster:home ("home & devices")?'),
     ("deploy cluster:zzzz", {}, None),  # nothing near: no suggestion
+    # a label of two words typed with a space: the value is its first word
+    ("cluster:Client work", {"client": "client-work"}, 'Did you mean cluster:client-work ("Client work")?'),
+    ("deploy cluster:side quests", {}, None),  # the first word of two labels: no guess
 ])
 def test_a_misspelt_cluster_gets_the_nearest_one(store, query, suggest, named):
     with Ledger.open(store) as led:

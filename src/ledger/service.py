@@ -541,7 +541,9 @@ class Ledger:
         label's slug: the cluster whose spelling :func:`difflib.get_close_matches` rates
         highest, at 0.75 or more (one dropped, added or swapped letter in a word of 4+,
         the cutoff :func:`ledger.query.parser.near_key` uses for filter keys):
-        ``procedurs`` is ``proc`` ("procedures"), ``prco`` is ``proc``. Only read when a
+        ``procedurs`` is ``proc`` ("procedures"), ``prco`` is ``proc``; else the one
+        cluster whose label or slug has the value as its first word (``cluster:Client work``
+        typed with a space is ``client``: ``client-work``). Only read when a
         value named no cluster (difflib imports ``re``: off the agent verbs' usual path)."""
         if not unknown:
             return ()
@@ -555,9 +557,16 @@ class Ledger:
         out = []
         for v in unknown:
             near = difflib.get_close_matches(v, list(spellings), n=1, cutoff=0.75)
-            if near:
-                i = spellings[near[0]]
-                out.append((v, i, labels[i]))
+            if not near:
+                # The first word of a label of several (cluster:Client work: a filter value
+                # ends at a space), when it starts one cluster's label or slug only.
+                near = sorted({spellings[sp] for sp in spellings if sp.startswith((v + " ", v + "-"))})
+                near = near if len(near) == 1 else []
+                if near:
+                    out.append((v, near[0], labels[near[0]]))
+                continue
+            i = spellings[near[0]]
+            out.append((v, i, labels[i]))
         return tuple(out)
 
     def recall(self, query: str, *, agent: str, limit: int = 10, mode: str = DEFAULT_MODE) -> SearchResult:
