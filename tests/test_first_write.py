@@ -24,6 +24,7 @@ import time
 
 import pytest
 from conftest import LEDGER_BIN
+from ptys import read_chunk, read_to_end
 from test_cli import fail, ok
 
 from ledger.cli import verbs
@@ -167,10 +168,7 @@ def _read_until_progress(master, deadline: float = 60) -> str:
         r, _, _ = select.select([master], [], [], 0.5)
         if not r:
             continue
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
+        chunk = read_chunk(master)
         if not chunk:
             break
         seen += chunk.decode("utf-8", "replace")
@@ -181,17 +179,7 @@ def _read_until_progress(master, deadline: float = 60) -> str:
 
 
 def _drain(master) -> str:
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
-    return seen.decode("utf-8", "replace")
+    return read_to_end(master).decode("utf-8", "replace")
 
 
 def _interrupt(p, master, sig) -> tuple[int, str]:

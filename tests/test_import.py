@@ -11,6 +11,7 @@ import subprocess
 import time
 
 from conftest import LEDGER_BIN, is_pg, iso
+from ptys import read_to_end
 
 from ledger.service import Ledger
 
@@ -163,18 +164,9 @@ def test_progress_bar_only_on_a_terminal(new_store, cli, tmp_path):
     p = subprocess.Popen([LEDGER_BIN, "import", f, "--db", str(new_store("b"))], stdout=subprocess.PIPE,
                          stderr=slave, stdin=subprocess.DEVNULL, env=env)
     os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
+    seen = read_to_end(master)
     out = p.stdout.read().decode()
     assert p.wait(timeout=60) == 0
-    os.close(master)
     assert "importing" in seen.decode("utf-8", "replace")
     assert out.startswith("imported 2500 memories")
 
