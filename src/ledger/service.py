@@ -89,19 +89,29 @@ def _filter_notes(query: str | None, now_ms: int) -> tuple[dict, ...]:
     return tuple(filter_warnings(query or "", now_ms))
 
 
-def stopwords_only(q) -> bool:
+def stopwords_only(q, qt=None) -> bool:
     """Whether the free text of the parsed query ``q`` is question stopwords and nothing
     else (``what is the``: :data:`ledger.text.QUERY_STOPWORDS`, no other word, compound,
     CJK or symbol, no starred word). Such text is not about anything: the store
     searches it as typed (:func:`ledger.terms.split_query` keeps stopwords when nothing
-    else is left) and it matches nearly every memory."""
+    else is left) and it matches nearly every memory. ``qt``: :func:`_query_terms` of
+    ``q``, if the caller has it."""
     if not q.terms:
         return False
     from .text import QUERY_STOPWORDS
 
-    qt = T.split_query(q.terms, QUERY_STOPWORDS)
+    qt = qt or _query_terms(q)
     return bool(qt.words) and not (qt.phrases or qt.compounds or qt.cjk or qt.symbols or qt.starred) and all(
         w in QUERY_STOPWORDS for w in qt.words)
+
+
+def _query_terms(q):
+    """:func:`ledger.terms.split_query` of the free text of the parsed query ``q`` as
+    both engines search it (question stopwords dropped, at most
+    :data:`ledger.terms.MAX_QUERY_TERMS` terms)."""
+    from .text import QUERY_STOPWORDS
+
+    return T.split_query(q.terms, QUERY_STOPWORDS)
 
 
 #: Why a recall whose words are all stopwords is not counted (``SearchResult.not_counted``).
@@ -127,14 +137,27 @@ def _text_notes(q) -> tuple[dict, ...]:
     search then matches nothing, and an empty answer would read as "nothing is known".
     ``({"kind": "stopwords-only", "values": [terms], "warning"},)`` when every word is
     a question stopword (:func:`stopwords_only`): the answer is not about anything.
-    ``()`` otherwise."""
-    if stopwords_only(q):
+    ``({"kind": "too-many-terms", "searched", "last", "warning"},)`` when the text
+    holds more distinct terms than a query searches (:data:`ledger.terms.MAX_QUERY_TERMS`):
+    only the first ``searched`` were, up to ``last`` (as folded). ``()`` otherwise."""
+    if not q.terms:
+        return ()
+    # Stopwords are dropped only when something else is left, so this split is empty
+    # exactly when the split without them is.
+    qt = _query_terms(q)
+    if stopwords_only(q, qt):
         shown = " ".join(q.terms)
         return ({"kind": "stopwords-only", "values": list(q.terms),
                  "warning": f'every word of "{shown}" is a stopword, so the query names no topic '
                             f"and what it finds is not about anything. Add a word that names the topic (what is the "
                             f"deploy command){', or give the filters alone' if q.has_filters else ''}."},)
-    if not q.terms or T.split_query(q.terms):
+    if qt.capped:
+        return ({"kind": "too-many-terms", "searched": qt.searched, "last": qt.last,
+                 "warning": f"The query holds more than {qt.searched} distinct terms, and a search takes the first "
+                            f"{qt.searched}: the words after \"{qt.last}\" were not searched, so a memory that "
+                            f"matches only them is not in this answer. Shorten the query to the few words that name "
+                            f"the topic (a name, a file, an error message)."},)
+    if qt:
         return ()
     shown = " ".join(q.terms)
     return ({"kind": "nothing-to-search", "values": list(q.terms),

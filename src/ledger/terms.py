@@ -350,13 +350,22 @@ class QueryTerms:
     word index. ``compounds``: compounds for the side index. ``cjk``: CJK runs.
     ``symbols``: runs of symbols (:func:`symbol_runs`). ``starred``: the words typed with
     a trailing ``*`` (``deploy*``), searched as prefixes in every mode
-    (:func:`prefix_words`)."""
+    (:func:`prefix_words`).
 
-    __slots__ = ("words", "phrases", "compounds", "cjk", "symbols", "starred")
+    ``searched``: how many distinct terms these lists hold (a term is a word, compound,
+    CJK run or symbol run as typed, with what it brings along: ``node.js`` is one term,
+    searched as the compound and the phrase "node js"). ``capped``: the text held more
+    and :func:`split_query` kept only the first ``searched``; ``last``: the last term
+    kept then, as folded ("" when none was left out). Not part of equality: two splits
+    that search the same terms are equal."""
 
-    def __init__(self, words=(), phrases=(), compounds=(), cjk=(), symbols=(), starred=()):
+    __slots__ = ("words", "phrases", "compounds", "cjk", "symbols", "starred", "searched", "capped", "last")
+
+    def __init__(self, words=(), phrases=(), compounds=(), cjk=(), symbols=(), starred=(), *, searched=0,
+                 capped=False, last=""):
         self.words, self.phrases, self.compounds, self.cjk = tuple(words), tuple(phrases), tuple(compounds), tuple(cjk)
         self.symbols, self.starred = tuple(symbols), tuple(starred)
+        self.searched, self.capped, self.last = searched, capped, last
 
     def __bool__(self) -> bool:
         return bool(self.words or self.phrases or self.compounds or self.cjk or self.symbols)
@@ -376,8 +385,17 @@ class QueryTerms:
 #: ask for every word that starts with it, and is searched as the word.
 MIN_STAR_PREFIX = 2
 
+#: The most distinct terms one query searches (docs/search.md "Terms"): the first this
+#: many, in the order typed; the rest are left out and the result says so (the
+#: ``too-many-terms`` warning). Each term costs a vocabulary lookup (its fuzzy
+#: neighbours, its prefix's missed stems) and a phrase of the MATCH expression, so a
+#: pasted page of 20,000 characters (1,300 distinct words) took 0.4-1.4 s at 2.8k
+#: memories; 64 terms take 10-70 ms there (docs/benchmarks.md "Long queries").
+#: A question is a few words and a pasted error message a few dozen.
+MAX_QUERY_TERMS = 64
 
-def split_query(terms, stopwords=frozenset()) -> QueryTerms:
+
+def split_query(terms, stopwords=frozenset(), limit: int | None = MAX_QUERY_TERMS) -> QueryTerms:
     """Classify the parser's whitespace-split ``terms`` (see the module docstring and
     docs/search.md "Terms").
 
@@ -397,12 +415,63 @@ def split_query(terms, stopwords=frozenset()) -> QueryTerms:
     A trailing ``*`` means "starts with": it is not part of the term, and a word it
     ends (``deploy*``, ``-deploy*``) is in ``starred``, a prefix in every mode
     (:func:`prefix_words`). Words in ``stopwords`` are dropped unless nothing else is
-    left (question words carry no topic); a starred word is never dropped."""
-    words, phrases, comps, cjk, syms, starred = [], [], [], [], [], []
+    left (question words carry no topic); a starred word is never dropped.
+
+    Only the first ``limit`` distinct terms are kept (None: all), in the order typed
+    (within one whitespace-separated piece its CJK and symbol runs come first); a term
+    that only repeats what is kept takes no place, nor does a dropped stopword. The
+    rest of the text is not read once a term past the limit is found (the work a query
+    causes is bounded), and the result's ``capped`` says so. Everything downstream sees
+    only the kept terms: a capped query is searched exactly as the query of those terms
+    alone."""
+    kept: list[tuple[str, str]] = []  # (list, value) in order, distinct
+    seen: set[tuple[str, str]] = set()
+    set_aside: list[str] = []  # stopwords, searched only if nothing else is left
+    starred: set[str] = set()
+    searched = 0
+    last = ""
+    capped = False
+    for shown, unit, star in _units(terms):
+        if star:
+            starred.add(star)
+        unit = [m for m in unit if m not in seen]
+        if not unit:
+            continue  # a repeat of terms already kept
+        if all(k == "word" and v in stopwords and v not in starred for k, v in unit):
+            set_aside += [v for _, v in unit]  # (one word: a stopword's unit holds nothing else)
+            continue
+        unit = [m for m in unit if not (m[0] == "word" and m[1] in stopwords and m[1] not in starred)]
+        if limit is not None and searched >= limit:
+            capped = True
+            break
+        seen.update(unit)
+        kept += unit
+        searched += 1
+        last = shown
+    if not kept:  # stopwords alone are searched as typed, the first `limit` of them
+        words = list(dict.fromkeys(set_aside))
+        capped = limit is not None and len(words) > limit
+        words = words[:limit]
+        return QueryTerms(words, searched=len(words), capped=capped, last=words[-1] if capped else "")
+    out: dict[str, list[str]] = {"word": [], "phrase": [], "comp": [], "cjk": [], "sym": []}
+    for k, v in kept:
+        out[k].append(v)
+    return QueryTerms(out["word"], out["phrase"], out["comp"], out["cjk"], out["sym"],
+                      [w for w in out["word"] if w in starred], searched=searched, capped=capped,
+                      last=last if capped else "")
+
+
+def _units(terms):
+    """The terms of :func:`split_query`'s ``terms``, lazily, in order: ``(token as
+    folded, [(list, value), ...] it adds, the word its trailing * stars or "")``, where
+    list is ``word``, ``phrase``, ``comp``, ``cjk`` or ``sym`` (a :class:`QueryTerms`
+    field)."""
     for raw in terms:
         runs, text = _split_cjk(fold(raw))
-        cjk.extend(runs)
-        syms.extend(symbol_runs(text))
+        for r in runs:
+            yield r, [("cjk", r)], ""
+        for r in symbol_runs(text):
+            yield r, [("sym", r)], ""
         for tok in _TOKEN.findall(text):
             tok = _clean(tok)
             star = tok.endswith("*")
@@ -411,25 +480,19 @@ def split_query(terms, stopwords=frozenset()) -> QueryTerms:
             parts = _WORD.findall(split_versions(tok))
             if not parts:
                 continue
-            if len(parts) == 2 and not any(c in _JOINER_SET for c in tok):
-                phrases.append(" ".join(parts))  # python3: the word index holds "python 3"
-                continue
-            if any(c in _JOINER_SET for c in tok) and len(tok) <= MAX_COMPOUND:
-                comps.append(tok)
+            joined = any(c in _JOINER_SET for c in tok)
+            if len(parts) == 2 and not joined:
+                yield tok, [("phrase", " ".join(parts))], ""  # python3: the word index holds "python 3"
+            elif joined and len(tok) <= MAX_COMPOUND:
                 if len(parts) >= 2:
-                    phrases.append(" ".join(parts))
+                    yield tok, [("comp", tok), ("phrase", " ".join(parts))], ""
                 elif len(parts[0]) >= MIN_PREFIX:
-                    words.append(parts[0])
-                    if star:
-                        starred.append(parts[0])
+                    yield tok, [("comp", tok), ("word", parts[0])], parts[0] if star else ""
+                else:
+                    yield tok, [("comp", tok)], ""
             else:
-                words.extend(parts)
-                if star and len(parts) == 1:
-                    starred.append(parts[0])
-    content = [w for w in words if w not in stopwords or w in starred]
-    if content or phrases or comps or cjk or syms:
-        words = content
-    return QueryTerms(_unique(words), _unique(phrases), _unique(comps), _unique(cjk), _unique(syms), _unique(starred))
+                for w in parts:
+                    yield w, [("word", w)], w if star and len(parts) == 1 else ""
 
 
 def prefix_words(qt: QueryTerms, mode: str, stopwords=frozenset()) -> list[str]:
@@ -444,11 +507,6 @@ def prefix_words(qt: QueryTerms, mode: str, stopwords=frozenset()) -> list[str]:
     if mode == "keyword" or all(w in stopwords for w in qt.words):
         return [w for w in qt.words if w in star]
     return [w for w in qt.words if len(w) >= MIN_PREFIX or w in star]
-
-
-def _unique(xs):
-    seen = set()
-    return [x for x in xs if not (x in seen or seen.add(x))]
 
 
 # ------------------------------------------------------------------------------ fuzzy
