@@ -208,6 +208,15 @@ def test_a_stopwords_recall_warns_and_counts_nothing(ledger):
     ("KIND:Claim,Chunk", "kind:claim kind:chunk"),
     ("cluster:code, proc deploy", "cluster:code cluster:proc"),  # a list typed with a space after the comma
     ("cluster:code, proc, home", "cluster:code cluster:proc cluster:home"),
+    # commas of other scripts (issue: only the ASCII comma was a list): fullwidth, ideographic,
+    # their halfwidth and small forms, and ours, the Arabic comma
+    ("cluster:code，prefs", "cluster:code cluster:prefs"),
+    ("cluster:code、prefs", "cluster:code cluster:prefs"),
+    ("ｃｌｕｓｔｅｒ：code、prefs", "cluster:code cluster:prefs"),
+    ("cluster:code､prefs﹑home", "cluster:code cluster:prefs cluster:home"),
+    ("cluster:code、 prefs deploy", "cluster:code cluster:prefs"),
+    ("agent:claude،codex deploy", "agent:claude agent:codex"),
+    ("kind:claim、chunk", "kind:claim kind:chunk"),
 ])
 def test_a_comma_list_says_to_repeat_the_key(text, fix):
     (w,) = filter_warnings(text, NOW)  # no unknown-value besides: this one says what to write
@@ -218,6 +227,18 @@ def test_a_comma_list_says_to_repeat_the_key(text, fix):
 def test_a_trailing_comma_alone_says_to_drop_it():
     (w,) = filter_warnings("cluster:code,", NOW)
     assert w["kind"] == "list-value" and w["warning"].endswith("Write cluster:code.")
+    (w,) = filter_warnings("cluster:code、", NOW)
+    assert w["kind"] == "list-value" and w["warning"].endswith("Write cluster:code.")
+
+
+def test_an_ideographic_comma_list_in_a_store_says_only_list_value(ledger):
+    """No "No cluster "code、prefs"" besides: the list-value warning says what to write."""
+    ledger.remember("Tabs, not spaces", cluster="prefs", agent="a")
+    for text in ("cluster:code、prefs tabs", "cluster:code，prefs tabs"):
+        res = ledger.search(text)
+        assert [w["kind"] for w in res.warnings()] == ["list-value"], (text, res.warnings())
+        assert res.warnings()[0]["split"] == ["code", "prefs"]
+    assert ledger.search("cluster:code cluster:prefs tabs").total == 1  # the fix works
 
 
 @pytest.mark.parametrize("text", ["how do i", "what is the", "is it the"])

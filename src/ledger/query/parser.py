@@ -556,11 +556,25 @@ def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」"}
 
 
+#: What reads as a comma between list items, after the NFKC folding of :func:`tokens`
+#: (fullwidth ``，`` and small ``﹐`` are ``,`` by then, halfwidth ``､`` and small ``﹑``
+#: are ``、``): the ASCII comma, the ideographic comma ``、`` that Chinese and Japanese
+#: lists use, and the Arabic comma ``،``. Each is one value's list of ``list-value``.
+LIST_COMMAS = ",、،"
+_AS_COMMA = str.maketrans({c: "," for c in LIST_COMMAS[1:]})
+
+
+def _commas(text: str) -> str:
+    """``text`` with every :data:`LIST_COMMAS` written as ``,``."""
+    return text.translate(_AS_COMMA)
+
+
 def has_own_warning(value: str) -> bool:
     """Whether a value of a filter that takes names (``cluster:``, ``agent:``, ``type:``,
     ``kind:``) gets a ``quoted-value`` or ``list-value`` warning of its own
     (:func:`filter_warnings`), which says what the value should be: then no
     ``unknown-value``/``unknown-cluster`` warning says it again."""
+    value = _commas(value)
     return value[:1] in _QUOTES or value.endswith(",") or ("," in value and len([p for p in value.split(",") if p]) >= 2)
 
 
@@ -592,15 +606,16 @@ def _one_value_warnings(key: str, value: str, following: list[str]) -> list[dict
                  "warning": f"{key}:{value[0]}{phrase}{close}: quotes do not group words in a query (it splits on spaces), "
                             f"so {key}:{value.split()[0]} matches no {key} and the other words are searched as text. "
                             f"To filter on a name with spaces, {how}."}]
-    parts = [p for p in value.split(",") if p]
+    listed = _commas(value)  # cluster:code、proc is a list as much as cluster:code,proc
+    parts = [p for p in listed.split(",") if p]
     typed = value
-    if value.endswith(","):  # a list typed with spaces, "cluster:code, proc": its next words are the rest
+    if listed.endswith(","):  # a list typed with spaces, "cluster:code, proc": its next words are the rest
         for t in following:
-            parts += [p for p in t.split(",") if p]
+            parts += [p for p in _commas(t).split(",") if p]
             typed += " " + t
-            if not t.endswith(","):
+            if not _commas(t).endswith(","):
                 break
-    if "," in value and (len(parts) >= 2 or value.endswith(",")):
+    if "," in listed and (len(parts) >= 2 or listed.endswith(",")):
         many = " ".join(f"{key}:{p.lower()}" for p in parts)
         return [{"kind": "list-value", "key": key, "values": [value], "split": [p.lower() for p in parts],
                  "warning": f'{key}:{typed} is one value, "{value.lower()}"'
