@@ -304,6 +304,35 @@ def test_search_table_columns_line_up_with_cjk_text(cli):
     assert len(counts) == 1, rows
 
 
+def test_clusters_columns_line_up_whatever_the_id_and_label(cli):
+    """The issue's case: a cluster id of 14 characters or more ran into its label (the
+    id column was 14 wide whatever the ids), and a label of 20 or more into the count.
+    Ours besides: CJK and fullwidth labels and ids (two columns a character), a label
+    longer than the column shows (cut with …, whole in --json), a tab in a label."""
+    labels = ["infrastructure and deployment pipelines", "数据库连接池配置", "ｆｕｌｌｗｉｄｔｈ notes",
+              "a label that goes on and on and on, far past what a column shows", "tabbed\tlabel"]
+    for label in labels:
+        ok(*cli("clusters", "add", label))
+    ok(*cli("remember", "Pipelines deploy from main", "--cluster", "infrastructure-and-deployment-pipelines"))
+    ok(*cli("remember", "連接池 is sized at 20", "--cluster", "数据库连接池配置"))
+    rows = ok(*cli("clusters")).splitlines()
+    assert len(rows) == 10 + len(labels)
+    by_id = {c["id"]: c for c in json.loads(ok(*cli("clusters", "--json")))}
+    label_at, count_at = set(), set()
+    for row in rows:
+        cid = row.split()[0]
+        shown = row[len(cid):].strip().rsplit(" ", 1)[0].strip()  # the label as shown
+        assert row.endswith(f" {by_id[cid]['count']}"), row
+        label_at.add(_columns(row[: row.index(shown, len(cid))]))
+        count_at.add(_columns(row.rstrip("0123456789")))
+        full = " ".join(by_id[cid]["label"].split())
+        assert shown == full or (shown.endswith("…") and full.startswith(shown[:-1]) and _columns(shown) <= 40), row
+    assert len(label_at) == 1 and len(count_at) == 1, rows
+    # The default clusters keep the look they had.
+    assert any(r.startswith("prefs ") and "preferences " in r for r in rows)
+    assert by_id["infrastructure-and-deployment-pipelines"]["count"] == 1
+
+
 @pytest.mark.parametrize("args,expected", [
     (["show", "m_a", "m_b"], ["Got unexpected extra argument (m_b).", "Usage: ledger show MEMORY_ID", "e.g. ledger show m_",
                               "in quotes, as one argument", "Run `ledger show --help`."]),

@@ -83,8 +83,22 @@ def search_table(res: SearchResult, now: int, color: bool) -> str:
     return "\n".join(lines)
 
 
+#: The widest a label is shown in ``ledger clusters``, in terminal columns: a longer one
+#: is cut with ``…`` (``--json`` has it whole), so one long label does not push every
+#: row's count past the terminal's edge. Ids are never cut: they are what a user types.
+CLUSTER_LABEL_COLS = 40
+
+
 def clusters_table(clusters: list[Cluster], color: bool) -> str:
-    return "\n".join(pad(c.id, 14) + _dim(pad(c.label, 20), color) + f"{c.count}" for c in clusters)
+    """``ledger clusters``: a line per cluster, id, label and memory count. Each column
+    is as wide as its widest entry in terminal columns (:func:`text_width`: a CJK or
+    fullwidth character takes two), at least 12 and 18 as before, then two spaces: a
+    fixed width let a long id or label run into the next column."""
+    labels = [" ".join(c.label.split()) for c in clusters]  # a tab or newline in a label is one space
+    id_w = max([12] + [text_width(c.id) for c in clusters]) + 2
+    label_w = min(CLUSTER_LABEL_COLS, max([18] + [text_width(lb) for lb in labels])) + 2
+    return "\n".join(pad(c.id, id_w) + _dim(fit(lb, label_w - 2) + "  ", color) + f"{c.count}"
+                     for c, lb in zip(clusters, labels))
 
 
 def candidates_text(cands: list[Candidate], waiting: int | None = None) -> str:
