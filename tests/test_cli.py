@@ -178,7 +178,7 @@ def test_forget_reports_what_it_dropped(cli):
     c = remember(cli, "gamma fact")
     assert "m_nope" in fail(*cli("forget", c, "m_nope"))
     assert memory(cli, c)["deletedAt"] is None
-    assert fail(*cli("forget")) == "Which memories? Try: ledger forget m_abc123"
+    assert fail(*cli("forget")) == "Which memories? No memory id was given, so nothing was forgotten. Try: ledger forget m_abc123"
     assert memory(cli, a)["deletedAt"] is not None
 
 

@@ -393,7 +393,7 @@ def test_ledger_mcp_help_goes_through_click_and_bad_options_exit_2(store):
     (lambda p: (p.parent / "blocker").write_text("x"), "is a file, not a folder"),
 ])
 @pytest.mark.sqlite_only  # a SQLite file that is not a database, or whose folder cannot be made
-def test_a_store_that_cannot_be_used_is_a_tool_error_in_the_clis_words(store, make, needle):
+def test_a_store_that_cannot_be_used_is_a_tool_error_in_the_servers_words(store, make, needle):
     # Of the same kind as a locked store: the file is there but unusable, or cannot be.
     store.parent.mkdir(parents=True)
     make(store)
@@ -406,12 +406,20 @@ def test_a_store_that_cannot_be_used_is_a_tool_error_in_the_clis_words(store, ma
             return a, b, (await s.list_tools()).tools
 
     a, b, tools = run(go)
-    # The read's words and the write's, each as the CLI says them: under a regular file a
-    # read finds no store there, a write cannot create one (docs/cli.md).
+    # The read's words and the write's, what went wrong as the CLI says it: under a regular
+    # file a read finds no store there, a write cannot create one (docs/cli.md). The way
+    # out is the server's own: where its store is set, not the CLI's --db (which the
+    # tool error used to repeat; tests/test_error_surfaces.py).
+    from ledger.cli.hints import STORE_IS_CHOSEN
+    from ledger.mcp.server import WHERE_THE_STORE_IS_SET
+
     cli = cli_error(target, "recall", "anything")
     cli_write = cli_error(target, "remember", "x is y", "--cluster", "code")
-    assert a.endswith(cli) and b.endswith(cli_write), (a, cli, b, cli_write)
-    assert needle.lower() in cli.lower() and needle.lower() in cli_write.lower(), (cli, cli_write)
+    for mcp_text, cli_text in ((a, cli), (b, cli_write)):
+        said = cli_text[: cli_text.index(". ") + 1]  # the first sentence: what is wrong
+        assert said in mcp_text and needle.lower() in said.lower(), (mcp_text, cli_text)
+        assert STORE_IS_CHOSEN in cli_text and STORE_IS_CHOSEN not in mcp_text, (mcp_text, cli_text)
+        assert mcp_text.endswith(WHERE_THE_STORE_IS_SET), mcp_text
     assert len(tools) == len(TOOLS)  # the server is still there
 
 

@@ -81,6 +81,30 @@ class QueryTooLong(InvalidQuery):
         return {**super().fields(), "length": self.length, "limit": self.limit}
 
 
+class TextTooLong(InvalidInput):
+    """A claim's text longer than a claim may be (``service.MAX_TEXT_CHARS``): kind
+    ``invalid-input``, field ``claim``, with ``length`` and ``limit`` (characters) as
+    structured fields. The message says what a claim is and names no surface; each adds
+    where a whole document goes instead in its own terms (the CLI's ``ingest``, the
+    web's Sources, an MCP client's user)."""
+
+    def __init__(self, length: int, limit: int):
+        super().__init__(f"A claim is one self-contained fact; this text has {length} characters (max {limit}).",
+                         field="claim")
+        self.length = length
+        self.limit = limit
+
+    def fields(self) -> dict:
+        return {**super().fields(), "length": self.length, "limit": self.limit}
+
+
+#: Store failures whose way out is another store location (a path or URL that is no
+#: ledger store, or one this version cannot use): each surface adds where its store is
+#: chosen (the CLI's --db and $LEDGER_DB, an MCP server's entry in its client's config,
+#: the store ``ledger serve`` was started on). The core's messages name none of them.
+STORE_LOCATION_REASONS = ("bad-path", "corrupt", "newer-store", "unreachable")
+
+
 class UnknownCluster(LedgerError):
     kind = "unknown-cluster"
     status = 404

@@ -19,7 +19,7 @@ import time
 from . import terms as T
 from . import wire
 from .clock import Clock, local_midnight_ms, system_clock
-from .errors import InvalidInput, StoreUnavailable, UnknownMemory, missing_id
+from .errors import InvalidInput, StoreUnavailable, TextTooLong, UnknownMemory, missing_id
 from .filekeys import file_key  # noqa: F401 - moved to ledger.filekeys; re-exported for callers written before
 from .frozen import Frozen
 from .ids import PREFIXES
@@ -184,7 +184,7 @@ def clean_text(text: str | None, *, empty: str, field: str | None = None) -> str
     if not text or _invisible(text):
         raise InvalidInput(empty, field=field, value="" if field else None)
     if len(text) > MAX_TEXT_CHARS:
-        raise InvalidInput(f"A claim is one self-contained fact; this text has {len(text)} characters (max {MAX_TEXT_CHARS}). Use `ledger ingest` for documents.")
+        raise TextTooLong(len(text), MAX_TEXT_CHARS)  # each surface says where a document goes
     if "\x00" in text:
         raise InvalidInput(f"The text contains a NUL byte at position {text.index(chr(0))}; remove it and try again.")
     try:
@@ -764,13 +764,14 @@ class Ledger:
         ``{"forgotten": [full ids], "already": [full ids]}`` (input order, duplicates
         once). Raises InvalidInput for no ids, UnknownMemory before anything changes."""
         if not ids:
-            raise InvalidInput("Which memories? Try: ledger forget m_abc123")
+            raise InvalidInput("Which memories? No memory id was given, so nothing was forgotten.", field="memories",
+                               value="")
         resolved = []
         for mid in ids:
             try:
                 resolved.append(self.resolve_id(mid))
             except UnknownMemory as e:
-                raise UnknownMemory(f"{e} Nothing was forgotten; check the ids with `ledger search`.",
+                raise UnknownMemory(f"{e} Nothing was forgotten.",
                                     field="memory", value=mid) from None
         ids = list(dict.fromkeys(resolved))
         now = self.clock()

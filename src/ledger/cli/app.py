@@ -589,9 +589,10 @@ def serve(host, port, open_browser, allow_remote, allow_hosts, db, as_json):
         # run, as before: the UI's first-run page shows how to connect an agent.
         verbs.require_store(db)
     from ..web.server import serve as run_server
+    from .hints import phrase
 
     rc = run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote, on_error=_err,
-                    allow_hosts=tuple(allow_hosts), as_json=as_json)
+                    allow_hosts=tuple(allow_hosts), as_json=as_json, phrase=phrase)
     sys.exit(1 if rc else 0)
 
 

@@ -5,7 +5,15 @@ commands are added here, from the error's structured fields (:mod:`ledger.errors
 
 from __future__ import annotations
 
-from ..errors import LedgerError, NotAClaim, StoreUnavailable, UnknownCluster, id_example
+from ..errors import (
+    STORE_LOCATION_REASONS,
+    LedgerError,
+    NotAClaim,
+    StoreUnavailable,
+    TextTooLong,
+    UnknownCluster,
+    id_example,
+)
 
 #: Inputs the CLI takes as a flag, by the field name the core reports.
 FLAGS = {"cluster": "--cluster", "trust": "--trust", "detector": "--detector", "verdict": "--verdict",
@@ -22,7 +30,15 @@ NEXT = {
 
 #: The CLI's example for a required text left blank, by the field the core names.
 BLANK = {"query": "For example: ledger recall deploy steps  or  ledger recall cluster:proc",
-         "claim": 'Try: ledger remember "Prefers metric units" --cluster prefs'}
+         "claim": 'Try: ledger remember "Prefers metric units" --cluster prefs',
+         "memories": "Try: ledger forget m_abc123"}
+
+#: Where the CLI's store is chosen, after a store error whose way out is another store
+#: (:data:`ledger.errors.STORE_LOCATION_REASONS`; the core names no surface).
+STORE_IS_CHOSEN = "--db, $LEDGER_DB or store.db in `ledger config` choose the store (else $LEDGER_HOME/ledger.db)."
+#: What to do about a damaged store (reason ``corrupt``), on the command line.
+CHECK_STORE = ("If it is your store, `ledger doctor` checks it; restore a backup, or salvage what is left with "
+               "sqlite3 <store> .recover | sqlite3 recovered.db and use recovered.db.")
 
 #: Where the CLI lists each kind of id, for a blank one (:func:`ledger.errors.missing_id`).
 _LISTS = {"memory": NEXT["unknown-memory"], "source": NEXT["unknown-source"], "candidate": NEXT["unknown-candidate"],
@@ -46,7 +62,13 @@ def phrase(exc: LedgerError) -> str:
             return f"{msg} Check the file and its permissions (--db, $LEDGER_DB)."
         if exc.reason == "error":
             return f"{msg} Please report this as a ledger bug."
+        if exc.reason == "corrupt":
+            return f"{msg} {CHECK_STORE} {STORE_IS_CHOSEN}"
+        if exc.reason in STORE_LOCATION_REASONS:
+            return f"{msg} {STORE_IS_CHOSEN}"
         return msg
+    if isinstance(exc, TextTooLong):
+        return f"{msg} Use `ledger ingest` for documents."
     if exc.kind == "invalid-input" and exc.field in BLANK and not str(exc.value or "").strip():
         return f"{msg} {BLANK[exc.field]}"
     if exc.kind == "invalid-input" and exc.field in _LISTS and not str(exc.value or "").strip():

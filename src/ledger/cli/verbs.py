@@ -109,9 +109,10 @@ def read_target(db: str | None, *, write: bool = False) -> str | None:
             return db
         from ..errors import StoreUnavailable
 
+        # MCP reads through here too: where the store is chosen is each surface's to say
+        # (reason bad-path: cli/hints.py, mcp/server.py).
         raise StoreUnavailable(f"No store at {p}: {d} is a file, not a folder, so no store can be there; nothing "
-                               f"was read or created. Check the path (--db, $LEDGER_DB, $LEDGER_HOME, store.db in "
-                               f"`ledger config`).", reason="bad-path", path=p)
+                               f"was read or created. Check the store's path.", reason="bad-path", path=p)
     return ":memory:"
 
 
@@ -249,7 +250,7 @@ def warn_search(res, as_json: bool) -> None:
 def warn_warnings(warnings: list[dict], as_json: bool) -> None:
     """Print library warnings (``{"kind", "warning", ...}``) as :func:`warn_search` does."""
     for w in warnings:
-        if w["kind"] == "unknown-cluster":
+        if w["kind"] == "unknown-cluster" or w["kind"] == "quoted-value" and "list of clusters" in w["warning"]:
             w = {**w, "warning": w["warning"][:-1] + " (ledger clusters)."}
         elif w["kind"] == "empty-filter" and w.get("key") == "strength":
             w = {**w, "warning": w["warning"] + " " + SHELL_ATE_STRENGTH}

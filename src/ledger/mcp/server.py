@@ -120,7 +120,7 @@ def phrase(exc: LedgerError) -> str:
     what to do next in this server's terms, the tools and their argument names, where
     the CLI's :func:`ledger.cli.hints.phrase` names its commands and flags. What only the
     user can do (add a cluster, resolve a conflict, move the store) says so."""
-    from ..errors import NotAClaim, StoreUnavailable, UnknownCluster
+    from ..errors import STORE_LOCATION_REASONS, NotAClaim, StoreUnavailable, TextTooLong, UnknownCluster
 
     msg = exc.message
     if isinstance(exc, UnknownCluster):
@@ -137,7 +137,15 @@ def phrase(exc: LedgerError) -> str:
             return f"{msg} The user can check the file and its permissions" + (f" ({exc.path})." if exc.path else ".")
         if exc.reason == "error":
             return f"{msg} Please report this as a ledger bug."
+        if exc.reason == "corrupt":
+            return (f"{msg} If it is the user's store, it may be damaged: the user can check it and restore a backup. "
+                    f"To use another store, {WHERE_THE_STORE_IS_SET}")
+        if exc.reason in STORE_LOCATION_REASONS:
+            return f"{msg} This server's store is chosen where it is started: {WHERE_THE_STORE_IS_SET}"
         return msg
+    if isinstance(exc, TextTooLong):
+        return (f"{msg} Remember the few facts worth keeping from it, one `remember` call each; a whole document is "
+                "for the user to ingest as a source.")
     if exc.kind == "invalid-input" and exc.field in BLANK and not str(exc.value or "").strip():
         return f"{msg} {BLANK[exc.field]}"
     nxt = NEXT.get(exc.kind)
@@ -354,9 +362,9 @@ class Server:
     def _run(self, work, *, create: bool = False, warnings: list[dict] | None = None) -> dict:
         """Open the store, run ``work(led)`` (a dict), close, and return that dict with
         ``warnings`` first: the store's own (below), then ``warnings``, the list ``work``
-        appends the call's warnings to. A ledger error becomes a tool error in the CLI's
-        words, a SQLite error past the store's checks one line naming the file, as the
-        CLI prints them.
+        appends the call's warnings to. A ledger error becomes a tool error: the core's
+        message with what to do in this server's terms (:func:`phrase`); a SQLite error
+        past the store's checks one line naming the file.
 
         A store file that does not exist is never created by a read: an empty store in
         memory stands in (:func:`ledger.cli.verbs.read_target`, as for the CLI's reads)

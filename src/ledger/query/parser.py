@@ -601,7 +601,7 @@ def _one_value_warnings(key: str, value: str, following: list[str]) -> list[dict
 
         slug = slugify(phrase) or "<id>"
         how = (f"name a cluster by its id or by its label's slug: cluster:{slug} (for a label "
-               f'"{phrase}"); `ledger clusters` lists both') if key == "cluster" else f"write the value without spaces: {key}:{slug}"
+               f'"{phrase}"); the list of clusters shows both') if key == "cluster" else f"write the value without spaces: {key}:{slug}"
         return [{"kind": "quoted-value", "key": key, "values": [value], "phrase": phrase,
                  "warning": f"{key}:{value[0]}{phrase}{close}: quotes do not group words in a query (it splits on spaces), "
                             f"so {key}:{value.split()[0]} matches no {key} and the other words are searched as text. "

@@ -64,9 +64,8 @@ def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms:
         # SQLite would create a *file* named like the folder (`--db /tmp/new/` made
         # /tmp/new a database, which then blocked `LEDGER_HOME=/tmp/new`).
         raise StoreUnavailable(f"Cannot open the store at {p}: it ends in {p[-1]}, so it names a folder, not a store "
-                               f"file. Point $LEDGER_DB (or --db, or store.db in `ledger config`) at the store file, "
-                               f"e.g. {os.path.join(p, 'ledger.db')} (created on first use). Nothing was created.",
-                               reason="bad-path", path=p)
+                               f"file. Give the store file instead, e.g. {os.path.join(p, 'ledger.db')} (created on "
+                               f"first use). Nothing was created.", reason="bad-path", path=p)
     wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else max(0, int(busy_timeout_ms))
     deadline = time.monotonic() + wait_ms / 1000
     delay = 0.005
@@ -227,9 +226,9 @@ def _folder_error_message(p: str, exc: OSError) -> str:
     while d and not os.path.exists(d) and os.path.dirname(d) != d:
         d = os.path.dirname(d)
     if os.path.exists(d) and not os.path.isdir(d):
-        return (f"Cannot create the store at {p}: {d} is a file, not a folder. Point $LEDGER_HOME (or --db, "
-                f"$LEDGER_DB) at a folder or a store file, or move {d} away.")
-    return f"Cannot create the store folder for {p}: {exc.strerror or exc}. Check the path (--db, $LEDGER_DB, $LEDGER_HOME)."
+        return (f"Cannot create the store at {p}: {d} is a file, not a folder. Give a store in a folder that can "
+                f"hold it, or move {d} away.")
+    return f"Cannot create the store folder for {p}: {exc.strerror or exc}. Check the store's path."
 
 
 def _code(exc: BaseException) -> int | None:
@@ -259,11 +258,11 @@ def open_error_message(p: str, exc: BaseException, wait_ms: int) -> str:
         return (f"Cannot open the store at {p}: another program held it locked for {wait_ms / 1000:g} s ({exc}). "
                 "Close the program holding it (another ledger, or an SQLite browser) and try again.")
     if os.path.isdir(p):  # $LEDGER_DB or store.db naming a folder (--db is refused before)
-        return (f"Cannot open the store at {p}: it is a folder, not a store file. Point $LEDGER_DB (or --db, or "
-                f"store.db in `ledger config`) at the store file, e.g. {os.path.join(p, 'ledger.db')} (created on first use).")
+        return (f"Cannot open the store at {p}: it is a folder, not a store file. Give the store file instead, e.g. "
+                f"{os.path.join(p, 'ledger.db')} (created on first use).")
     if code in (SQLITE_NOTADB, SQLITE_CORRUPT):
-        return f"Cannot open the store at {p}: it is not a usable SQLite file ({exc}). Point --db (or $LEDGER_DB) at a ledger store or a new file."
-    return f"Cannot open the store at {p}: {exc}. Check the path (--db, $LEDGER_DB) and its permissions."
+        return f"Cannot open the store at {p}: it is not a usable SQLite file ({exc}). Give a ledger store or a new file instead."
+    return f"Cannot open the store at {p}: {exc}. Check the store's path and its permissions."
 
 
 def _write_reason(exc: BaseException) -> str:
@@ -299,8 +298,7 @@ def write_error_message(exc: BaseException) -> str:
         return (f"The store is read-only ({exc}); nothing was saved. Make the store file and its folder writable "
                 "for this user, or use a writable copy of the store.")
     if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
-        return (f"The store is damaged ({exc}); this change was not saved. `ledger doctor` checks it; restore a "
-                "backup, or salvage what is left with sqlite3 <store> .recover | sqlite3 recovered.db.")
+        return f"The store is damaged ({exc}); this change was not saved."  # each surface says how to check it
     return f"Could not write to the store: {exc}."
 
 
@@ -313,7 +311,7 @@ def _refuse_foreign(conn: sqlite3.Connection) -> None:
         shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
         raise StoreUnavailable(
             f"This SQLite file already holds another program's tables ({shown}); ledger will not write into it. "
-            "Point --db (or $LEDGER_DB) at a new file.", reason="bad-path"
+            "Give a new file as the store instead.", reason="bad-path"
         )
 
 
@@ -428,9 +426,8 @@ def store_error(exc: BaseException, path: object = None) -> StoreUnavailable:
     elif "locked" in low or "busy" in low:
         reason, msg = "locked", f"The store{where} is busy: {detail}. Another ledger process holds the write lock."
     elif "malformed" in low or "not a database" in low or "corrupt" in low:
-        reason, msg = "corrupt", (f"The store{where} is damaged or not a ledger store: {detail}. `ledger doctor` checks "
-                                  "it; restore a backup, or salvage what is left with sqlite3 <store> .recover | "
-                                  "sqlite3 recovered.db and use recovered.db.")
+        # How to check and restore it is each surface's to say (cli/hints.py, mcp, web).
+        reason, msg = "corrupt", f"The store{where} is damaged or not a ledger store: {detail}."
     else:
         reason, msg = "error", f"The store{where} refused the operation: {detail}. Nothing was saved."
     return store_unavailable(msg, reason=reason, detail=detail, path=None if path is None else str(path))

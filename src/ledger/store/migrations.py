@@ -205,7 +205,7 @@ def check_not_newer(conn: sqlite3.Connection) -> None:
         shown = ", ".join(unknown[:3]) + (", …" if len(unknown) > 3 else "")
         raise NewerStore(
             f"This store was written by a newer ledger (it has schema change{'s' if len(unknown) > 1 else ''} {shown} "
-            "that this version does not know). Upgrade ledger (pip install -U ledger-memory), or point --db at another store; "
+            "that this version does not know). Upgrade ledger (pip install -U ledger-memory), or use another store; "
             "nothing was changed."
         )
 

@@ -363,8 +363,8 @@ def connect(url: str, *, readonly: bool = False, wait_ms: int = 10_000) -> PgCon
                               application_name="ledger")
     except psycopg.Error as exc:
         raise StoreUnavailable(
-            f"Cannot reach the PostgreSQL store {redact(url)}: {_said(exc)} Check the URL (--db, $LEDGER_DB), "
-            "that the server is running and that this machine may connect.", reason="unreachable",
+            f"Cannot reach the PostgreSQL store {redact(url)}: {_said(exc)} Check the URL, that the "
+            "server is running and that this machine may connect.", reason="unreachable",
             detail=str(exc), path=redact(url)) from exc
     try:
         raw.adapters.register_loader("numeric", _NumericLoader)
@@ -425,7 +425,7 @@ def _refuse_foreign(conn: PgConnection) -> None:
         shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
         raise StoreUnavailable(
             f"This PostgreSQL schema already holds another program's tables ({shown}); ledger will not write into it. "
-            "Point --db (or $LEDGER_DB) at an empty database, or set a schema with ?options=-csearch_path%3Dledger.",
+            "Give an empty database as the store instead, or set a schema with ?options=-csearch_path%3Dledger.",
             reason="bad-path", path=redact(conn.url))
 
 

@@ -83,14 +83,29 @@ def error_response(message: str, kind: str, status: int, fields: dict | None = N
     return JSONResponse({"error": message, "kind": kind, **(fields or {})}, status_code=status)
 
 
+#: Where the web UI's store is chosen, after a store error whose way out is another
+#: store (:data:`ledger.errors.STORE_LOCATION_REASONS`): the page cannot change it.
+STORE_IS_CHOSEN = "This page shows the store ledger serve was started on; to use another, restart ledger serve on it."
+
+
 def web_message(exc: LedgerError) -> str:
     """The web UI's phrasing of a core error: the core's message plus a hint in the
-    UI's own words (never a CLI flag), from the error's structured fields."""
+    UI's own words (never a CLI flag), from the error's structured fields. What only the
+    person running ``ledger serve`` can do (restart it, check the file) says so."""
+    from ..errors import STORE_LOCATION_REASONS, TextTooLong
+
     msg = exc.message
-    if getattr(exc, "reason", None) == "read-only" and "To save changes" in msg:
+    reason = getattr(exc, "reason", None)
+    if reason == "read-only" and "To save changes" in msg:
         # A store found unwritable when the server opened it (connection.read_only_message):
         # the server's connections stay read-only until it is restarted.
         return f"{msg} Then restart ledger serve."
+    if reason == "corrupt":
+        return f"{msg} If it is your store, it may be damaged: check it and restore a backup. {STORE_IS_CHOSEN}"
+    if reason in STORE_LOCATION_REASONS:
+        return f"{msg} {STORE_IS_CHOSEN}"
+    if isinstance(exc, TextTooLong):
+        return f"{msg} Keep the sentence that states the fact; a whole document belongs in Sources, as a source."
     if exc.suggestion and exc.field:
         return f'{msg} Did you mean the {exc.field} "{exc.suggestion}"?'
     if exc.choices and exc.field and "one of" not in msg and len(exc.choices) <= 12:

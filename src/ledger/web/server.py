@@ -135,7 +135,8 @@ def _say_error(message: str, kind: str) -> None:
 
 
 def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser: bool = False, allow_remote: bool = False,
-          on_error=None, allow_hosts: tuple[str, ...] = (), token: str | None = None, as_json: bool = False) -> int:
+          on_error=None, allow_hosts: tuple[str, ...] = (), token: str | None = None, as_json: bool = False,
+          phrase=None) -> int:
     """Run the web UI for the store at ``db_path`` until interrupted. Returns an exit
     code: 0 after a clean stop, 1 if the port cannot be bound or the store cannot be
     opened, 2 for a non-loopback host without ``allow_remote`` or a bad ``allow_hosts``
@@ -146,7 +147,9 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
     With ``as_json`` that line is one JSON object instead of the banner:
     ``{"url", "store", "memories", "pending"}`` plus ``"token"`` when one is required.
     ``on_error(message, kind)`` reports a failure (default: ``✕ <message>`` on stderr;
-    the CLI passes its own so ``--json`` gets a JSON object).
+    the CLI passes its own so ``--json`` gets a JSON object). ``phrase(exc)``: the words
+    for a store that cannot be opened at start (default: the core's message; the CLI
+    passes its own, :func:`ledger.cli.hints.phrase`, which says where its store is chosen).
 
     The bind address (the host in the printed URL) and ``allow_hosts`` are accepted in
     ``Host`` besides the loopback names. A non-loopback bind generates a token (unless
@@ -175,7 +178,7 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
             path = led.path
             read_only = led.store.write_refusal()  # browsing works; every change is answered with an error
     except LedgerError as exc:
-        say_error(exc.message, exc.kind)
+        say_error(phrase(exc) if phrase else exc.message, exc.kind)
         return 1
     try:
         sock = _bind(host, port)
