@@ -156,3 +156,26 @@ def test_the_cli_still_names_its_commands(store_target, tmp_path):
     assert rc == 1 and "another program's tables" in e and "--db, $LEDGER_DB" in e, e
     rc, _, e = cli("search", 'cluster:"home & devices" router')
     assert rc == 0 and "the list of clusters shows both (ledger clusters)." in e, e
+
+
+# --------------------------------------------------------------- the library, read-only
+def test_a_read_only_open_refuses_what_is_no_store(tmp_path):
+    """``Ledger.open(path, readonly=True)`` creates and migrates nothing, so a file that
+    is no ledger store (another program's tables, an empty file) is refused when opened,
+    with what it is, instead of a first read failing on a missing table."""
+    from ledger.errors import StoreUnavailable
+
+    stores = bad_stores(tmp_path)
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    for path, what in ((stores["other-program"], "another program's tables (users)"), (empty, "no tables yet")):
+        with pytest.raises(StoreUnavailable) as e:
+            Ledger.open(path, readonly=True)
+        assert f"{path} is not a ledger store ({what})" in str(e.value) and e.value.reason == "bad-path"
+    assert sqlite3.connect(stores["other-program"]).execute("SELECT name FROM sqlite_master").fetchall() == [("users",)]
+    assert empty.read_bytes() == b""
+    good = tmp_path / "good.db"
+    with Ledger.open(good) as led:
+        led.remember("Tabs, not spaces", cluster="prefs", agent="a")
+    with Ledger.open(good, readonly=True) as led:
+        assert led.search("tabs").total == 1

@@ -210,6 +210,28 @@ def check_not_newer(conn: sqlite3.Connection) -> None:
         )
 
 
+def require_store(conn, path: object) -> None:
+    """For a store opened with ``readonly=True`` (nothing is created or migrated): refuse
+    it, closing ``conn``, when it is no ledger store at all (an empty file, or another
+    program's tables) or lacks migrations this version needs (:func:`require_current`).
+    Without this the first read failed on a missing table. Raises
+    :class:`StoreUnavailable` (reason ``bad-path`` or ``read-only``)."""
+    try:
+        tables = table_names(conn)
+    except BaseException:
+        conn.close()
+        raise
+    if "_migrations" not in tables:
+        conn.close()
+        other = sorted(t for t in tables if not t.startswith("sqlite_"))
+        what = (f"another program's tables ({', '.join(other[:5])}{', …' if len(other) > 5 else ''})" if other
+                else "no tables yet")
+        raise StoreUnavailable(f"{path} is not a ledger store ({what}), and a read-only open creates nothing. "
+                               "Open a store ledger wrote, or open this path for writing to make it one.",
+                               reason="bad-path", path=str(path))
+    require_current(conn, path, "opened read-only")
+
+
 def require_current(conn, path: object, why: str) -> None:
     """For a store opened read-only because it cannot be written (``why``): refuse it,
     closing ``conn``, when it was written by a newer ledger (:func:`check_not_newer`) or

@@ -30,7 +30,7 @@ from ..text import slugify
 from ..vocab import PALETTE, SORTS  # noqa: F401 - SORTS re-exported (ledger.store.SORTS)
 from . import ops, textindex
 from .connection import atomic, connect, connect_read_only, read_only_message, translate_class, unwritable
-from .migrations import check_not_newer, migrate, require_current
+from .migrations import migrate, require_current, require_store
 from .rows import MEMORY_COLS, MEMORY_FROM, batches
 from .search import SearchMixin
 from .sources import SourcesMixin
@@ -85,7 +85,7 @@ class Store(SearchMixin, SourcesMixin, StatsMixin):
         self._conn = connect(self._path, readonly=readonly)
         try:
             if readonly:
-                check_not_newer(self._conn)
+                require_store(self._conn, self._path)
             else:
                 applied = migrate(self._conn)
                 if seed:
