@@ -256,7 +256,10 @@ def test_checkpoint_is_the_last_one_of_the_project(store, tmp_path):
     here, relative, none = run(go)
     assert here["checkpoint"]["content"] == "# Task\nsecond" and here["checkpoint"]["branch"] == "fix"
     assert relative["project"] == str(other) and relative["checkpoint"]["content"] == "elsewhere"
-    assert none == {"warnings": [], "project": str(tmp_path / "nowhere"), "checkpoint": None}
+    (w,) = none.pop("warnings")
+    assert none == {"project": str(tmp_path / "nowhere"), "checkpoint": None}
+    assert w["kind"] == "no-project" and w["path"] == str(tmp_path / "nowhere") and "is not a folder" in w["warning"]
+    assert relative["warnings"] == [] and here["warnings"] == []
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -279,6 +282,8 @@ def test_bad_arguments_are_tool_errors_with_the_clis_words_and_the_server_goes_o
                 "type": err(await s.call_tool("recall", {"query": "x", "limit": "many"})),
                 "range": err(await s.call_tool("recall", {"query": "x", "limit": 0})),
                 "files": err(await s.call_tool("remember", {"claim": "a b", "cluster": "code", "files": [" "]})),
+                "files_2": err(await s.call_tool("remember", {"claim": "a b", "cluster": "code",
+                                                              "files": ["a.py", "", "b.py", "\t"]})),
                 "supersedes": err(await s.call_tool("remember", {"claim": "a b", "cluster": "code",
                                                                  "supersedes": "m_nothere"})),
                 "tool": err(await s.call_tool("forget", {"id": "m_x"})),
@@ -306,6 +311,7 @@ def test_bad_arguments_are_tool_errors_with_the_clis_words_and_the_server_goes_o
             assert not any(cli in text for cli in CLI_SYNTAX), (name, text)
     assert "cluster" in e["missing"] and "Field required" in e["missing"]
     assert "limit" in e["type"] and "greater than or equal to 1" in e["range"]
+    assert "entry 0 (counting from 0) is empty" in e["files"] and "entries 1, 3 (counting from 0) are empty" in e["files_2"]
     assert "files needs paths" in e["files"] and "m_nothere" in e["supersedes"] and "Nothing was remembered" in e["supersedes"]
     assert "forget" in e["tool"]
     assert e["after"]["total"] == 0  # nothing was written by any of them

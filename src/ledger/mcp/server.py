@@ -517,8 +517,10 @@ class Server:
         agent = self._agent(ctx)
         from ..errors import InvalidInput
 
-        if any(not f.strip() for f in files or ()):
-            raise ToolError("files needs paths, e.g. [\"model.ckpt\"]")
+        blank = [i for i, f in enumerate(files or ()) if not f.strip()]
+        if blank:  # name the entries: an agent building the list needs to know which
+            raise ToolError(f"files needs paths, e.g. [\"model.ckpt\"]; entr{'y' if len(blank) == 1 else 'ies'} "
+                            f"{', '.join(map(str, blank))} (counting from 0) {'is' if len(blank) == 1 else 'are'} empty.")
         if supersedes is not None and not supersedes.strip():
             raise ToolError(str(InvalidInput("supersedes needs the id of the memory this one replaces, e.g. m_abc123")))
 
@@ -599,12 +601,17 @@ class Server:
         {id, session, at (epoch ms), event, branch, content (markdown)} or null,
         warnings}."""
         folder = os.path.abspath(os.path.expanduser(project or os.getcwd()))
+        warnings: list[dict] = []
+        if not os.path.isdir(folder):  # a mistyped project reads as "never checkpointed" otherwise
+            warnings.append({"kind": "no-project", "path": folder,
+                             "warning": f"{folder} is not a folder on this machine, so no checkpoint can be "
+                                        "there. Give the project's folder (absolute, or relative to the server's)."})
 
         def work(led):
             rows = led.checkpoints(project=folder, limit=1)
             return {"project": folder, "checkpoint": rows[0] if rows else None}
 
-        return self._run(work)
+        return self._run(work, warnings=warnings)
 
 
 def build(db: str | None = None, agent: str | None = None) -> MCPServer:
