@@ -175,3 +175,59 @@ def pad(text: str, width: int) -> str:
 def fit(text: str, width: int) -> str:
     """Exactly ``width`` terminal columns: :func:`truncate` then :func:`pad`."""
     return pad(truncate(text, width), width)
+
+
+# Characters a terminal acts on instead of showing (docs/cli.md "Control characters"):
+# C0 controls but tab and newline (ESC starts the escape sequences that recolour,
+# clear the screen, set the window title or write the clipboard; CR rewrites the line),
+# DEL, the C1 controls (U+0080-U+009F: U+009B is a one-character CSI to some terminals)
+# and the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069:
+# they reorder how the text after them is drawn, so a line can read other than it is).
+# C0 and DEL become their Unicode control pictures (ESC shows as ␛, so an escape
+# sequence stays readable as text: ␛[31m); the others become U+FFFD. Stored text is
+# never changed: only what is printed for a person (--json keeps the text exact).
+_VISIBLE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
+_VISIBLE[0x7F] = 0x2421
+_VISIBLE.update({c: 0xFFFD for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+#: The same characters as JSON ``\\u`` escapes, for JSON written with ``ensure_ascii=False``
+#: (:func:`json_visible`): C0 controls are escaped by ``json`` already, C1 and bidi
+#: controls were written raw.
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+_SGR_BODY = frozenset("0123456789;")
+
+
+def visible(text: str) -> str:
+    """``text`` safe to print to a terminal: every control character a terminal would act
+    on (C0 but tab and newline, DEL, C1, bidi overrides and isolates) replaced by a
+    visible stand-in (``\\x1b`` → ``␛``, ``\\x01`` → ``␁``, C1 and bidi → ``�``). Same
+    length in characters; text without such characters comes back as is."""
+    return text.translate(_VISIBLE)
+
+
+def visible_styled(text: str) -> str:
+    """:func:`visible` for text coloured by the CLI (click's styles): SGR sequences
+    (``ESC [ digits;... m``, colour and weight only) are kept, every other control
+    character is replaced. Stored text is made :func:`visible` before it is styled
+    (:mod:`ledger.cli.render`), so an SGR sequence left here is the CLI's own."""
+    if "\x1b" not in text:
+        return visible(text)
+    parts = text.split("\x1b")
+    out = [visible(parts[0])]
+    for part in parts[1:]:
+        end = 1
+        if part.startswith("["):
+            while end < len(part) and part[end] in _SGR_BODY:
+                end += 1
+            if end < len(part) and part[end] == "m":
+                out.append("\x1b" + part[: end + 1] + visible(part[end + 1:]))
+                continue
+        out.append("␛" + visible(part))
+    return "".join(out)
+
+
+def json_visible(text: str) -> str:
+    """JSON text written with ``ensure_ascii=False`` with DEL, C1 and bidi controls
+    written as ``\\uXXXX`` escapes (``json`` escapes C0 itself): the same JSON value,
+    nothing for a terminal to act on. Only valid for JSON text (outside strings JSON
+    is ASCII, so every such character is inside a string)."""
+    return text.translate(_JSON_ESCAPES)

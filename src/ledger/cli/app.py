@@ -14,6 +14,7 @@ import click
 
 from ..errors import InvalidInput, LedgerError
 from ..paths import db_path, default_agent
+from ..termfmt import json_visible, visible
 from ..vocab import DEFAULT_MODE, DEFAULT_SOURCE_TRUST, MODES, SORTS
 from . import verbs
 from .base import (  # noqa: F401 - shared by setup
@@ -440,7 +441,7 @@ def export(query, db, as_json):
             verbs.emit_warning(dashed, _JSON_ERRORS)
         try:
             for line in led.export_lines(" ".join(query)):
-                click.echo(line, nl=False)
+                click.echo(json_visible(line), nl=False)  # JSON lines: C1 and bidi controls as \u escapes
         except BrokenPipeError:
             # `ledger export | head`: the reader has what it wanted; not an error.
             sys.stdout = open(os.devnull, "w")
@@ -608,9 +609,9 @@ def _err(message: str, kind: str = "error", **extra) -> None:
     (``extra``: e.g. the ``path`` of a ``no-store`` error)."""
     try:
         if _JSON_ERRORS:
-            click.echo(json.dumps({"error": message, "kind": kind, **extra}, ensure_ascii=False), err=True)
+            click.echo(json_visible(json.dumps({"error": message, "kind": kind, **extra}, ensure_ascii=False)), err=True)
         else:
-            click.echo(f"✕ {message}", err=True)
+            click.echo(visible(f"✕ {message}"), err=True)
     except (OSError, ValueError):
         pass
 

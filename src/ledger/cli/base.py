@@ -14,6 +14,8 @@ from typing import Callable
 
 import click
 
+from ..termfmt import json_visible, visible, visible_styled
+
 AGENT_COMMANDS = ("recall", "remember", "forget", "link", "clusters", "conflicts", "judge", "ingest")
 HUMAN_COMMANDS = ("search", "review", "resolve", "sources", "stats", "export", "import", "show", "serve")
 SETUP_COMMANDS = ("install", "uninstall", "mcp", "doctor", "config", "replay", "checkpoints", "hook")
@@ -83,11 +85,23 @@ def _color() -> bool:
 
 
 def _out(text: str) -> None:
-    click.echo(text, color=_color())
+    """Print ``text`` on stdout for a person: control characters from stored or typed
+    text are shown, not acted on (:func:`ledger.termfmt.visible`; with colour on, the
+    CLI's own colour sequences are kept, :func:`ledger.termfmt.visible_styled`)."""
+    color = _color()
+    click.echo(visible_styled(text) if color else visible(text), color=color)
+
+
+def _err_line(text: str) -> None:
+    """Print one human line on stderr (``✕ ...``, ``⚠ ...``), control characters shown
+    as :func:`ledger.termfmt.visible` shows them."""
+    click.echo(visible(text), err=True)
 
 
 def _json(data) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    """Print ``data`` as indented JSON, UTF-8 kept; C1 and bidi controls written as
+    ``\\u`` escapes (:func:`ledger.termfmt.json_visible`: the same JSON value)."""
+    click.echo(json_visible(json.dumps(data, indent=2, ensure_ascii=False, default=str)))
 
 
 DB_HELP = ("Store: a SQLite file or a postgresql:// URL (default: $LEDGER_DB, then store.db in `ledger config`, "

@@ -14,7 +14,7 @@ import os
 import click
 
 from ..errors import InvalidInput
-from .base import _json, _out, cli
+from .base import _err_line, _json, _out, cli
 
 
 def _settings():
@@ -67,7 +67,7 @@ def _problems(loaded, as_json: bool) -> None:
         return
     if not as_json:
         for p in loaded.problems:
-            click.echo(f"✕ {p}", err=True)
+            _err_line(f"✕ {p}")
     raise click.exceptions.Exit(1)
 
 
@@ -129,7 +129,7 @@ def config_get(ctx, key, as_json):
     if mine:
         if not as_json:
             for p in mine:
-                click.echo(f"✕ {p}", err=True)
+                _err_line(f"✕ {p}")
         raise click.exceptions.Exit(1)
 
 
@@ -175,8 +175,8 @@ def config_set(ctx, key, value, as_json):
     else:
         _out(f"✓ {key} = {_show(_shown(key, typed))} in {path}")
         if overridden:
-            click.echo(f"⚠ ${s.env} is set and overrides it "
-                       f"({_show(_shown(key, loaded.values[s.section][s.name]))} is in effect here).", err=True)
+            _err_line(f"⚠ ${s.env} is set and overrides it "
+                      f"({_show(_shown(key, loaded.values[s.section][s.name]))} is in effect here).")
 
 
 def write_setting(path: str, section: str, name: str, value) -> None:

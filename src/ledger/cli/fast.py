@@ -172,6 +172,13 @@ def run_fast(args: list[str], *, keep_open: bool = False) -> int | None:
 
 
 def _print(text: str, as_json: bool) -> int:
+    """Write ``text`` and a newline on stdout (JSON as is: :func:`.verbs.dumps` made it
+    safe; human text as :func:`ledger.cli.base._out` writes it, control characters shown,
+    not acted on). The exit code."""
+    if not as_json:
+        from ..termfmt import visible, visible_styled
+
+        text = visible_styled(text) if _color(as_json) else visible(text)
     try:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
@@ -193,9 +200,13 @@ def _fail(message: str, kind: str, as_json: bool) -> int:
         if as_json:
             import json
 
-            sys.stderr.write(json.dumps({"error": message, "kind": kind}, ensure_ascii=False) + "\n")
+            from ..termfmt import json_visible
+
+            sys.stderr.write(json_visible(json.dumps({"error": message, "kind": kind}, ensure_ascii=False)) + "\n")
         else:
-            sys.stderr.write(f"✕ {message}\n")
+            from ..termfmt import visible  # the message may quote what was typed
+
+            sys.stderr.write(visible(f"✕ {message}") + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

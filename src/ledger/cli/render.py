@@ -1,14 +1,17 @@
 """Plain-text renderings of the seed's CLI output formats (docs/originals.md §1.14).
 
 Each function returns the text to print; colour is applied only when ``color`` is true
-(stdout is a terminal and ``NO_COLOR`` is unset), through click's styling. Click is
+(stdout is a terminal and ``NO_COLOR`` is unset), through click's styling. Stored text
+(memories, labels, agent ids, paths) is passed through :func:`ledger.termfmt.visible`
+before it is styled, so the writer (:func:`ledger.termfmt.visible_styled`) can tell the
+CLI's colour sequences from a memory's (docs/cli.md "Control characters"). Click is
 imported only then: the agent verbs print through here without it (docs/benchmarks.md
 "Start-up").
 """
 
 from __future__ import annotations
 
-from ..termfmt import age, ago, bar, fit, pad, text_width
+from ..termfmt import age, ago, bar, fit, pad, text_width, visible
 from ..text import collapse
 
 TYPE_CHECKING = False
@@ -60,8 +63,8 @@ def recall_lines(res: SearchResult, color: bool) -> str:
 
     for m in res.hits:
         note = change_note(file_changes(m.files))
-        lines.append(f"{m.id}  {pct(m.strength):>3}  {collapse(m.text)}  " + _dim(f"[{m.cluster_id}]", color)
-                     + (f"  ({note})" if note else ""))
+        lines.append(visible(f"{m.id}  {pct(m.strength):>3}  {collapse(m.text)}  ") + _dim(visible(f"[{m.cluster_id}]"), color)
+                     + visible(f"  ({note})" if note else ""))
     return "\n".join(lines)
 
 
@@ -74,9 +77,9 @@ def search_table(res: SearchResult, now: int, color: bool) -> str:
                 m.id[-6:],
                 _bar(m.strength, 6, color),
                 f"{pct(m.strength):>3}",
-                fit(m.writer, 7),
-                fit(m.text, 70),  # terminal columns, not characters: CJK text is two a character
-                _dim(fit(m.cluster_label, 16), color),
+                fit(visible(m.writer), 7),
+                fit(visible(m.text), 70),  # terminal columns, not characters: CJK text is two a character
+                _dim(fit(visible(m.cluster_label), 16), color),
                 age(now - m.last_read_at),
             ])
         )
@@ -94,10 +97,10 @@ def clusters_table(clusters: list[Cluster], color: bool) -> str:
     is as wide as its widest entry in terminal columns (:func:`text_width`: a CJK or
     fullwidth character takes two), at least 12 and 18 as before, then two spaces: a
     fixed width let a long id or label run into the next column."""
-    labels = [" ".join(c.label.split()) for c in clusters]  # a tab or newline in a label is one space
-    id_w = max([12] + [text_width(c.id) for c in clusters]) + 2
+    labels = [visible(" ".join(c.label.split())) for c in clusters]  # a tab or newline in a label is one space
+    id_w = max([12] + [text_width(visible(c.id)) for c in clusters]) + 2
     label_w = min(CLUSTER_LABEL_COLS, max([18] + [text_width(lb) for lb in labels])) + 2
-    return "\n".join(pad(c.id, id_w) + _dim(fit(lb, label_w - 2) + "  ", color) + f"{c.count}"
+    return "\n".join(pad(visible(c.id), id_w) + _dim(fit(lb, label_w - 2) + "  ", color) + f"{c.count}"
                      for c, lb in zip(clusters, labels))
 
 
@@ -131,7 +134,7 @@ def sources_table(sources: list[Source], color: bool) -> str:
     for s in sources:
         seen[s.filename] = seen.get(s.filename, 0) + 1
     for s in sources:
-        name = s.path if seen[s.filename] > 1 and s.path else s.filename
+        name = visible(s.path if seen[s.filename] > 1 and s.path else s.filename)
         if text_width(name) > 40:  # a path's tail names the file
             while text_width(name) > 39:
                 name = name[1:]
@@ -149,7 +152,7 @@ def _count(n: int, word: str, many: str | None = None) -> str:
 
 
 def stats_text(st: dict, color: bool) -> str:
-    head = f"▍ LEDGER  {st['db']}"
+    head = visible(f"▍ LEDGER  {st['db']}")
     w, llm = st["watcher"], st["llmToday"]
     return "\n".join([
         _style(head, bold=True) if color else head,

@@ -237,7 +237,9 @@ def dumps(data) -> str:
     """JSON as every command prints it: indented, UTF-8 kept, unknown types as str."""
     import json  # only for --json (start-up budget)
 
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    from ..termfmt import json_visible
+
+    return json_visible(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def warn_search(res, as_json: bool) -> None:
@@ -274,9 +276,13 @@ def _warn(msg: str, kind: str, as_json: bool, **extra) -> None:
         if as_json:
             import json
 
-            sys.stderr.write(json.dumps({"warning": msg, "kind": kind, **extra}, ensure_ascii=False) + "\n")
+            from ..termfmt import json_visible
+
+            sys.stderr.write(json_visible(json.dumps({"warning": msg, "kind": kind, **extra}, ensure_ascii=False)) + "\n")
         else:
-            sys.stderr.write(f"⚠ {msg}\n")
+            from ..termfmt import visible  # a warning may quote the query or the fact: shown, not acted on
+
+            sys.stderr.write(visible(f"⚠ {msg}") + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
