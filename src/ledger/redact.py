@@ -74,6 +74,7 @@ nothing, a text without any trigger word never compiles the pattern at all, and
 from __future__ import annotations
 
 from ledger.regex import ASCII, IGNORECASE, Lazy
+from ledger.text import QUERY_STOPWORDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - annotations only: `re` stays off remember's start-up
@@ -185,7 +186,7 @@ _COOKIE = Lazy(
 # machine. Netrc passwords may be any word, so the context must be netrc's own.
 _NETRC_INLINE = Lazy(
     r"(?P<head>\b(?:machine[ \t]+\S+|default[ \t]+login[ \t]+\S+)"
-    r"(?:[ \t]+(?:login|account|port|protocol)[ \t]+\S+)*[ \t]+password[ \t]+)(?P<val>\S+)",
+    r"(?:[ \t]+(?:login|account|port|protocol)[ \t]+\S+)*[ \t]+password[ \t]+)(?P<val>[^\s`]+(?:`+(?![\s.,;:!?)\]}]|$)[^\s`]+)*)",
     _A,
 )
 _NETRC_LINE = Lazy(r"(?m)(?P<head>^[ \t]*password[ \t]+)(?P<val>\S+)(?=[ \t]*$)", _A)
@@ -218,7 +219,7 @@ _PHRASE_TRIGGERS = ("pass", "secret", "token", "api key", "api-key", "api_key", 
 # signature of a SAS URL (?sig=...): the value runs to the next ';', quote or space.
 _CONN_STRING = Lazy(
     r"(?P<head>\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecretValue)\s*=\s*)"
-    r"(?P<val>[^;\"'\s]+)",
+    r"(?P<val>[^;\"'\s`]+(?:`+(?![\s.,;:!?)\]}]|$)[^;\"'\s`]+)*)",
     _A,
 )
 _SAS_SIG = Lazy(r"(?P<head>[?&]sig=)(?P<val>[A-Za-z0-9%+/=]{16,})", _A)
@@ -226,7 +227,7 @@ _SAS_SIG = Lazy(r"(?P<head>[?&]sig=)(?P<val>[A-Za-z0-9%+/=]{16,})", _A)
 # Passwords glued to or following a client's own flag, where the flag is not spelled
 # "password": mysql -pSECRET, sshpass -p SECRET, redis-cli -a SECRET, docker login -p
 # SECRET, curl -u user:SECRET. (kind, triggers, pattern with head/val groups).
-_CLI_VAL = r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'|;&<>]+)"
+_CLI_VAL = r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'|;&<>`]+(?:`+(?![\s.,;:!?)\]}]|$)[^\s\"'|;&<>`]+)*)"
 _CLI: list[tuple[str, tuple[str, ...], str]] = [
     ("password", ("mysql", "mariadb"),
      r"(?P<head>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
@@ -235,7 +236,7 @@ _CLI: list[tuple[str, tuple[str, ...], str]] = [
     ("password", ("redis-cli",), r"(?P<head>\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]*)" + _CLI_VAL),
     ("password", ("login",), r"(?P<head>\b(?:docker|podman|helm\s+registry)\s+login\b[^\n|;&]*?[ \t]-p[ \t]+)" + _CLI_VAL),
     ("password", ("curl",),
-     r"(?P<head>\bcurl\b[^\n|;&]*?[ \t](?:-u|--user)[ \t=]*[\"']?[^:\s\"'|;&]+:)(?P<val>[^\s\"'|;&@]+)"),
+     r"(?P<head>\bcurl\b[^\n|;&]*?[ \t](?:-u|--user)[ \t=]*[\"']?[^:\s\"'|;&]+:)(?P<val>[^\s\"'|;&@`]+(?:`+(?![\s.,;:!?)\]}]|$)[^\s\"'|;&@`]+)*)"),
 ]
 _CLI_RX = [(kind, triggers, Lazy(src, _A)) for kind, triggers, src in _CLI]
 
@@ -257,8 +258,8 @@ _KEY = (
     r"|session[_.-]?cookie|(?:php|j|asp\.net_)sess(?:ion)?id))"
 )
 _ASSIGN = Lazy(
-    r"(?P<head>" + _KEY + r"(?P<kq>[\"']?)[ \t]*(?::=|=>|:|=)[ \t]*)"
-    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'}\]&)]+)",
+    r"(?P<head>" + _KEY + r"(?P<kq>[\"']?)[ \t]*(?P<sep>:=|=>|:|=)[ \t]*)"
+    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|`[^`\s](?:[^`\n]*[^`\s])?`|[^\s,;\"'}\]&)`]+(?:`+(?![\s.,;:!?)\]}]|$)[^\s,;\"'}\]&)`]+)*)",
     _AI,
 )
 _ASSIGN_TRIGGERS = ("pass", "secret", "token", "key", "credential", "pwd", "auth", "sessid", "sessionid",
@@ -267,7 +268,7 @@ _ASSIGN_TRIGGERS = ("pass", "secret", "token", "key", "credential", "pwd", "auth
 _FLAG = Lazy(
     r"(?P<head>(?<![A-Za-z0-9_-])--?(?:[A-Za-z0-9-]*-)?"
     r"(?P<word>password|passwd|passphrase|secret|token|api-key|apikey)[ \t]+)"
-    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>|&;-][^\s\"']*)",
+    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>|&;`-][^\s\"'`]*(?:`+(?![\s.,;:!?)\]}]|$)[^\s\"'`]+)*)",
     _AI,
 )
 _FLAG_TRIGGERS = ("pass", "secret", "token", "api-key", "apikey")
@@ -317,18 +318,65 @@ def _credential_like(value: str, *, digits_only: bool = True) -> bool:
 
 
 def _not_secret(value: str) -> bool:
+    """Placeholders, references, types, booleans, short numbers, an English function
+    word (``password: is required`` in a wrapped sentence, ``token: the one``): never
+    a secret, whatever the context."""
+    if value.isalpha() and value.lower() in QUERY_STOPWORDS:
+        return True
     return _NOT_SECRET.get().match(value) is not None
 
 
 def _secret_value(raw: str) -> tuple[str, str] | None:
-    """``(quote, value)`` if ``raw`` (maybe quoted) is a literal secret, else None."""
-    q = raw[:1] if raw[:1] in ("'", '"') and raw[-1:] == raw[:1] and len(raw) >= 2 else ""
+    """``(quote, value)`` if ``raw`` (maybe quoted: ``"``, ``'`` or a backtick) is a
+    literal secret, else None. The quotes are kept around the marker."""
+    q = raw[:1] if raw[:1] in ("'", '"', "`") and raw[-1:] == raw[:1] and len(raw) >= 2 else ""
     value = raw[1:-1] if q else raw
     if not value.strip() or _not_secret(value):
         return None
     if not q and _CODE_EXPR.get().search(value):
         return None
     return q, value
+
+
+#: Characters of a backticked value that make it code, not a secret, in a sentence:
+#: "a filter no memory can pass: `strength:<0`", "the token: `x + 1`".
+_CODE_MARKS = frozenset(":<>=() ")
+#: Text before a key on its line that makes the line a config line, not a sentence:
+#: indentation, list and quote markers, comment leaders.
+_LINE_LEAD = frozenset(" \t-*#>/;")
+
+
+def _in_prose(m: re.Match[str]) -> bool:
+    """Whether the ``key: value`` matched by :data:`_ASSIGN` is written in a sentence
+    ("In database.yml, password: is required"), not as a setting. A setting is a key at
+    the start of its line (after indentation, ``-``, ``#``, ``//``, ``>``), inside an
+    inline mapping or list (``{user: bob, password: x}``), right after a backtick
+    (inline code: ``` `password: x` ```), or quoted (``"password": ...``, JSON). Only the
+    bare ``:`` separator can be prose: ``=``, ``:=`` and ``=>`` are code wherever they
+    are. The same answer whether redact runs on the whole text or line by line."""
+    if m.group("sep") != ":" or m.group("kq"):
+        return False
+    s, start = m.string, m.start("key")
+    before = s[s.rfind("\n", 0, start) + 1:start].rstrip(" \t")
+    if not before or all(c in _LINE_LEAD for c in before):
+        return False
+    last = before[-1]
+    if last in "{[`" or (last == "," and ("{" in before or "[" in before)):
+        return False
+    return True
+
+
+def _prose_secret(q: str, value: str, word: str) -> bool:
+    """Whether ``value``, the value of a ``key: value`` written in a sentence
+    (:func:`_in_prose`), is a secret: it must look like a credential
+    (:func:`_credential_like`; a phrase in quotes is judged without its spaces, as
+    :func:`_sub_phrase` does), so "password: is required", "token: field", "--pass:
+    maxlen" stay. Backticked code (``` `strength:<0` ```, anything with ``:<>=()`` or a
+    space) stays too. A count said of a token (``token: 8192``) is not a PIN."""
+    if q == "`" and any(c in _CODE_MARKS for c in value):
+        return False
+    pw = word.startswith("pass") or word == "pwd"
+    return _credential_like(value.replace(" ", "") if q in ("'", '"') else value, digits_only=pw)
 
 
 def _sub_assign(m: re.Match[str]) -> str:
@@ -338,6 +386,8 @@ def _sub_assign(m: re.Match[str]) -> str:
     q, value = parts
     word = m.group("word").lower()
     bare = m.group("key").lower() == word
+    if _in_prose(m) and not _prose_secret(q, value, word):
+        return m.group(0)
     # Weak words: "auth: required", "pass: skipped", "auth=oauth2" are settings, not
     # secrets; an auth value or a lone "pass" key must look like a credential.
     if (word == "auth" or (word == "pass" and bare)) and (
@@ -384,10 +434,16 @@ def _sub_value(kind: str):
     return sub
 
 
+#: A URL's password that only names what goes there, as documentation writes it:
+#: ``postgresql://user:password@host/db``.
+_URL_PLACEHOLDERS = frozenset({"password", "passwd", "pass", "pwd", "pw", "secret"})
+
+
 def _sub_url(m: re.Match[str]) -> str:
     # "https://[REDACTED:url-key]@host": the user part was a key already redacted; its
     # marker's colon is not a user:password separator.
-    if _not_secret(m.group("val")) or m.group("head").endswith("[REDACTED:"):
+    val = m.group("val")
+    if _not_secret(val) or m.group("head").endswith("[REDACTED:") or val.lower() in _URL_PLACEHOLDERS:
         return m.group(0)
     return m.group("head") + _tag("url-password")
 
