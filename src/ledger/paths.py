@@ -189,5 +189,13 @@ def machine_id() -> str:
 
 
 def default_agent(explicit: str | None = None) -> str:
-    """Acting agent id: ``--agent``, then ``$LEDGER_AGENT``, then ``"agent"`` (docs/originals.md §1.0)."""
-    return (explicit or os.environ.get("LEDGER_AGENT") or "agent").strip() or "agent"
+    """Acting agent id: ``--agent``, then ``$LEDGER_AGENT``, then ``"agent"`` (docs/originals.md §1.0),
+    in its normal form (:func:`ledger.text.agent_id`: lowercased, so ``--agent Claude``
+    is ``claude`` and ``agent:Claude`` finds it). Raises :class:`ledger.errors.InvalidInput`
+    for an id with a space or a control character."""
+    raw = (explicit or os.environ.get("LEDGER_AGENT") or "agent").strip() or "agent"
+    if raw.isascii() and raw.isalnum() and raw.islower():
+        return raw  # the usual id: nothing to fold, and no import on the agent verbs' path
+    from .text import agent_id
+
+    return agent_id(raw)

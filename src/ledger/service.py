@@ -431,7 +431,7 @@ class Ledger:
         t0 = time.perf_counter()
         now = self.clock() if now is None else now
         q, unknown, known, labelled = self._resolve_clusters(_parse(query, now))
-        hits, total = self.store.search(q, now, mode=mode, limit=limit, offset=offset, **kw)
+        hits, total = self.store.search(self._resolve_agents(q), now, mode=mode, limit=limit, offset=offset, **kw)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
                             unknown_clusters=unknown, known_clusters=known,
                             notes=labelled + _filter_notes(query, now) + self._asof_notes(q, query)
@@ -520,6 +520,22 @@ class Ledger:
                                    f"{when}, or drop it."})
         return tuple(out)
 
+    def _resolve_agents(self, q):
+        """``q`` with each ``agent:`` value widened to the stored ids that are that agent:
+        those with the same normal form (:func:`ledger.text.agent_key`). Every write path
+        stores the normal form, but a store written before that may hold ``Claude`` next
+        to ``claude``; both are matched, on either engine, without rewriting the store
+        (docs/search.md "agent:"). One read of the agents table, only for a query with
+        ``agent:``."""
+        if not q.agents:
+            return q
+        from .text import agent_key
+
+        wanted = {agent_key(v): v for v in q.agents}
+        ids = list(q.agents)
+        ids += [a for a in self.store.agent_ids() if agent_key(a) in wanted and a not in ids]
+        return q.replace(agents=tuple(ids)) if len(ids) > len(q.agents) else q
+
     def _agent_notes(self, q) -> tuple[dict, ...]:
         """``({"kind": "unknown-agent", "key": "agent", "values": [given], "known": [ids],
         "suggest": {value: id}, "warning"},)`` when an ``agent:`` value of the parsed
@@ -531,11 +547,13 @@ class Ledger:
         with ``agent:``."""
         if not q.agents:
             return ()
+        from .text import agent_key
+
         known = self.store.agent_ids()
         by_lower = {}
         for a in known:
-            by_lower.setdefault(a.lower(), a)
-        unknown = [v for v in q.agents if v not in by_lower]
+            by_lower.setdefault(agent_key(a), a)
+        unknown = [v for v in q.agents if agent_key(v) not in by_lower]
         if not unknown:
             return ()
         import difflib

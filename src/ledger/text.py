@@ -59,3 +59,50 @@ def storable_problem(value: str) -> str | None:
     except UnicodeEncodeError as exc:
         return f"is not valid Unicode at position {exc.start} (an unpaired surrogate: undecodable bytes?)"
     return None
+
+
+# Bidirectional embeddings, overrides and isolates: invisible, and they reorder how an id
+# is drawn (termfmt.visible shows them as U+FFFD); refused in an agent id like controls.
+_BIDI = frozenset(map(chr, (*range(0x202A, 0x202F), *range(0x2066, 0x206A))))
+
+
+def agent_key(agent: str) -> str:
+    """The normal form of an agent id, what ``agent:`` compares (docs/search.md
+    "agent:"): trimmed, NFKC-folded when not ASCII (a fullwidth ``Ｃｌａｕｄｅ`` is
+    ``claude``), lowercased with :meth:`str.lower` (the query parser lowercases a filter's
+    value the same way). ``Claude``, ``CLAUDE`` and ``claude`` are one agent."""
+    s = agent.strip()
+    if not s.isascii():
+        s = unicodedata.normalize("NFKC", s)
+    return s.lower()
+
+
+def agent_id(agent: str, *, slug: bool = False, source: str = "--agent or $LEDGER_AGENT") -> str:
+    """``agent`` as every write stores it: :func:`agent_key`, checked. An id is one word,
+    because a query splits on spaces (``agent:my agent`` is the filter ``agent:my`` and the
+    word ``agent``), and holds no control or bidi character (it is printed in tables).
+
+    ``slug``: for a name nobody can be asked to retype (an MCP client's ``clientInfo.name``,
+    a harness name in a hook): whitespace runs become ``-`` and control and bidi characters
+    are dropped (``Claude Desktop`` is ``claude-desktop``). Otherwise such an id raises
+    :class:`ledger.errors.InvalidInput` naming ``source`` (where the id came from) and the
+    id to use instead. An id empty once trimmed raises too (callers fall back first)."""
+    key = agent_key(agent)
+    bad = [c for c in key if (unicodedata.category(c) == "Cc" and not c.isspace()) or c in _BIDI]
+    spaced = any(c.isspace() for c in key)
+    if slug:
+        return "-".join("".join(c for c in key if c not in bad).split())
+    if key and not bad and not spaced:
+        return key
+    from .errors import InvalidInput
+
+    fixed = "-".join("".join(c for c in key if c not in bad).split())
+    if not key:
+        why = "is empty"
+    elif spaced:
+        why = "has a space: an agent id is one word, because a query splits on spaces (agent:<id> could never name it)"
+    else:
+        why = "holds a control character"
+    hint = f" Use {fixed}." if fixed else ""
+    raise InvalidInput(f"The agent id {agent!r} ({source}) {why}.{hint} Nothing was written.", field="agent",
+                       value=agent, suggestion=fixed or None)

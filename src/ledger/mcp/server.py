@@ -350,14 +350,23 @@ class Server:
 
     # ------------------------------------------------------------------ helpers
     def _agent(self, ctx: Context | None) -> str:
+        """The acting agent's id in its normal form (:func:`ledger.text.agent_id`), as the
+        CLI stores it: ``--agent``/``$LEDGER_AGENT`` (an id with a space is a tool error
+        saying what to use instead), else the client's name slugged (``Claude Desktop``
+        is ``claude-desktop``), else :data:`FALLBACK_AGENT`."""
+        from ..text import agent_id
+
         if self.agent:
-            return self.agent
+            try:
+                return agent_id(self.agent, source="the server's --agent or $LEDGER_AGENT")
+            except LedgerError as exc:
+                raise ToolError(str(exc)) from exc
         try:
             info = ctx.session.client_params.client_info if ctx is not None else None
         except (AttributeError, ValueError):
             info = None
         name = (getattr(info, "name", None) or "").strip()
-        return "-".join(name.lower().split()) or FALLBACK_AGENT
+        return agent_id(name, slug=True) or FALLBACK_AGENT
 
     def _run(self, work, *, create: bool = False, warnings: list[dict] | None = None) -> dict:
         """Open the store, run ``work(led)`` (a dict), close, and return that dict with

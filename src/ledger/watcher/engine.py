@@ -62,8 +62,12 @@ def event_project(event: HookEvent, stored: str | None = None) -> str:
 
 
 def reader_agent(event: HookEvent) -> str:
-    """Who the injected facts are read by: ``$LEDGER_AGENT`` or the harness name."""
-    return os.environ.get("LEDGER_AGENT") or event.harness
+    """Who the injected facts are read by: ``$LEDGER_AGENT`` or the harness name, in the
+    normal form every write uses (:func:`ledger.text.agent_id`), slugged: a hook never
+    fails, so ``LEDGER_AGENT="My Agent"`` reads as ``my-agent`` here (the CLI refuses it)."""
+    from ..text import agent_id
+
+    return agent_id(os.environ.get("LEDGER_AGENT") or event.harness, slug=True) or event.harness
 
 
 def open_store(db: str, busy_timeout_ms: int | None = None):

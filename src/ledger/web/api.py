@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from ..errors import InvalidInput, LedgerError
 from ..service import HUMAN, Ledger
-from ..text import storable_problem
+from ..text import agent_id, storable_problem
 from ..vocab import DEFAULT_MODE, DIRECTIONS, KIND_FILTERS, MODES
 from . import views
 
@@ -237,7 +237,10 @@ def _by(body: dict, request: Request) -> str:
     by = body.get("by", request.query_params.get("by", HUMAN))
     if not isinstance(by, str) or not by.strip():
         raise BadRequest("by must be a non-empty agent id.")
-    return by.strip()
+    try:
+        return agent_id(by, source="by")  # one normal form on every write path (docs/search.md "agent:")
+    except InvalidInput as exc:
+        raise BadRequest(exc.message) from None
 
 
 def _search_flags(request: Request) -> dict:
