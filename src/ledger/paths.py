@@ -198,4 +198,4 @@ def default_agent(explicit: str | None = None) -> str:
         return raw  # the usual id: nothing to fold, and no import on the agent verbs' path
     from .text import agent_id
 
-    return agent_id(raw)
+    return agent_id(raw, source="--agent or $LEDGER_AGENT")

@@ -77,7 +77,7 @@ def agent_key(agent: str) -> str:
     return s.lower()
 
 
-def agent_id(agent: str, *, slug: bool = False, source: str = "--agent or $LEDGER_AGENT") -> str:
+def agent_id(agent: str, *, slug: bool = False, source: str | None = None) -> str:
     """``agent`` as every write stores it: :func:`agent_key`, checked. An id is one word,
     because a query splits on spaces (``agent:my agent`` is the filter ``agent:my`` and the
     word ``agent``), and holds no control or bidi character (it is printed in tables).
@@ -85,8 +85,8 @@ def agent_id(agent: str, *, slug: bool = False, source: str = "--agent or $LEDGE
     ``slug``: for a name nobody can be asked to retype (an MCP client's ``clientInfo.name``,
     a harness name in a hook): whitespace runs become ``-`` and control and bidi characters
     are dropped (``Claude Desktop`` is ``claude-desktop``). Otherwise such an id raises
-    :class:`ledger.errors.InvalidInput` naming ``source`` (where the id came from) and the
-    id to use instead. An id empty once trimmed raises too (callers fall back first)."""
+    :class:`ledger.errors.InvalidInput` naming ``source`` (where the id came from, in the
+    calling surface's terms: the core names none) and the id to use instead. An id empty once trimmed raises too (callers fall back first)."""
     key = agent_key(agent)
     bad = [c for c in key if (unicodedata.category(c) == "Cc" and not c.isspace()) or c in _BIDI]
     spaced = any(c.isspace() for c in key)
@@ -104,5 +104,6 @@ def agent_id(agent: str, *, slug: bool = False, source: str = "--agent or $LEDGE
     else:
         why = "holds a control character"
     hint = f" Use {fixed}." if fixed else ""
-    raise InvalidInput(f"The agent id {agent!r} ({source}) {why}.{hint} Nothing was written.", field="agent",
+    where = f" ({source})" if source else ""
+    raise InvalidInput(f"The agent id {agent!r}{where} {why}.{hint} Nothing was written.", field="agent",
                        value=agent, suggestion=fixed or None)
