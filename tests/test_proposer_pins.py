@@ -2,10 +2,13 @@
 
 tests/data/proposer_pins.json holds 7,854 text pairs (labelled pairs, small edits of
 their texts, unrelated pairs; ``scripts/pin-proposer`` says how they were made) with what
-``propose``, ``suspect`` and ``is_near_duplicate`` answered at d262ab9, before the
-proposer was made cheaper (cheaper peer filter, values read once). Any change to a
-candidate, its signals or its score, or to a duplicate verdict, fails here; regenerate
-the pins only for a change meant to alter the answers.
+``propose`` and ``suspect`` answered at d262ab9, before the proposer was made cheaper
+(cheaper peer filter, values read once). The duplicate verdicts were retaken when
+``is_near_duplicate`` began to require the same words in the same order (400 pairs, a
+word added, dropped, changed or moved, are no longer duplicates; propose and suspect
+answered the same). Any change to a candidate, its signals or its score, or to a
+duplicate verdict, fails here; regenerate the pins only for a change meant to alter the
+answers.
 """
 
 from __future__ import annotations

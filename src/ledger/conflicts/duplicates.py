@@ -2,24 +2,23 @@
 corroboration (docs/store.md "Corroboration"), used by ``remember`` and so by the
 watcher's distiller, which writes its findings through ``remember``.
 
-Two texts are near-duplicates only when nothing an agent could act on differs:
+Two texts are near-duplicates only when they say the same words in the same order:
 
 * the same text up to case, whitespace and final punctuation is always a duplicate;
-* otherwise no value may differ: the contradiction proposer's signals (numbers, dates,
-  clock times, weekdays, months, negation on one side) must find nothing, and the
-  *value words* of the two texts must be the same. A value word is one with a digit
-  (``8080``, ``3.11``, ``fp16``, ``v2``), a word of one or two letters that is no
-  stopword and no unit after a number (``x``, ``js``), a path or dotted name (``src/app.py``,
-  ``app.cfg``), an identifier (``snake_case``, ``camelCase``, ``PORT``, ``a:b``),
-  anything quoted, or a capitalised word inside a sentence (a name: ``Alice``). A word
-  that is a value in either text counts as a value in both, so ``Redis`` and
-  ``redis`` are the same value;
-* and the wording must overlap: Jaccard of the content tokens, lightly stemmed, at
-  least :data:`NEAR_DUPLICATE`.
+* otherwise the two texts must read as the same *word sequence*: every word in order,
+  casefolded, punctuation dropped, lightly stemmed (``runs`` = ``run``), with only
+  *filler* words left out (articles, ``is``/``are``/``was``, ``in``/``on``/``of``, ``its``:
+  :data:`FILLER`). Order counts, so "Carol reports to Dave" and "Dave reports to Carol"
+  are two claims, and so do the stopwords that say who or which way (``to``/``from``,
+  ``and``/``or``, pronouns); a word added, dropped or changed anywhere ("the billing
+  payments service") makes a new claim, however long the sentence;
+* and the contradiction proposer's signals (numbers, dates, clock times, weekdays,
+  months, negation on one side) must find nothing.
 
 Anything else is a new claim, and goes through the contradiction proposer like every
 claim: "PORT is 8080" then "PORT is 9090" are two claims and a candidate, never one
-claim counted twice. :func:`propose` is that proposer: the lexical signals of
+claim counted twice; a reversed or extended claim is stored beside the old one, so
+nothing the agent said is lost. :func:`propose` is that proposer: the lexical signals of
 :mod:`ledger.conflicts.signals`, plus ``changed value`` for a pair worded alike whose
 value words differ (a path, a version, a name the signals do not read). Stdlib only.
 """
@@ -31,12 +30,20 @@ from functools import lru_cache
 from ledger.regex import compile as _compile
 
 from .signals import STOPWORDS, Suspicion, _score, content_tokens, overlap, signals, subject_differs, suspect
-from .values import is_unit, read
+from .values import is_unit, normalise, read
 
-#: Minimum Jaccard overlap of stemmed content tokens for two texts that differ in no
-#: value. 0.8: rewordings of one fact ("stores its weights in fp16" / "stores weights in
-#: FP16") pass; a sentence with a fifth of its words changed does not.
+#: Minimum Jaccard overlap of stemmed content tokens for :func:`changed_value` (the
+#: proposer's "same statement, other value"): a sentence with a fifth of its words
+#: changed is not worded alike.
 NEAR_DUPLICATE = 0.8
+
+#: Stopwords a rewording may add, drop or swap without changing what a claim says:
+#: articles, forms of "be"/"have", and prepositions that only place a word ("in
+#: staging" / "on staging"). The other stopwords say who, which way or which branch
+#: ("to"/"from", "and"/"or", "he"/"she", "if"/"when") and count like any word:
+#: "migrate from Postgres to MySQL" is not "migrate to Postgres from MySQL".
+FILLER: frozenset[str] = STOPWORDS - frozenset(
+    "and or but if when to from he she his her i me my you your they them their".split())
 
 _EDGE = "\"'`()[]{}<>,;!?."
 _QUOTED = _compile(r"\"([^\"]+)\"|'([^']+)'|`([^`]+)`")
@@ -104,11 +111,6 @@ def _stem(tok: str) -> str:
     return tok
 
 
-@lru_cache(maxsize=4096)
-def _stems(text: str) -> frozenset[str]:
-    return frozenset(_stem(t) for t in content_tokens(text))
-
-
 @lru_cache(maxsize=8192)
 def _token_set(text: str) -> frozenset[str]:
     return frozenset(content_tokens(text))
@@ -122,18 +124,38 @@ def _raw_overlap(a: str, b: str) -> float:
     return len(x & y) / len(x | y) if x and y else 0.0
 
 
+# A run of letters and digits, '-' joining runs: the seed's token characters
+# (signals._NON_TOKEN), so "app.cfg" reads "app cfg", "snake_case" "snake case", and
+# "net-45" stays one word.
+_TOKEN = _compile(r"[^\W_]+(?:-[^\W_]+)*")
+
+
+@lru_cache(maxsize=8192)  # pure; remember compares one text with up to 200 peers
+def sequence(text: str) -> tuple[str, ...]:
+    """The words of ``text`` a duplicate must repeat in the same order: casefolded,
+    punctuation dropped, lightly stemmed, :data:`FILLER` left out unless it is a value
+    (``Plan A``: a capital letter mid-sentence is a name)."""
+    out = []
+    start = True
+    for raw in normalise(text).split():
+        value = _is_value(raw, start)
+        start = raw.endswith(_SENTENCE_END)
+        for tok in _TOKEN.findall(raw.casefold()):
+            if tok in FILLER and not value:
+                continue
+            out.append(_stem(tok))
+    return tuple(out)
+
+
 def is_near_duplicate(a: str, b: str) -> bool:
-    """Whether ``b`` says the same as ``a`` with no value changed (module docstring)."""
+    """Whether ``b`` says the same as ``a``: the same words in the same order up to
+    filler, case, punctuation and inflection, and no value changed (module docstring).
+    Symmetric."""
     if normal(a) == normal(b):
         return True
     if _raw_overlap(a, b) < 0.5:  # the cheapest test first (tokens cached): most peers fail it
         return False
-    x, y = _stems(a), _stems(b)
-    if not x or not y or len(x & y) / len(x | y) < NEAR_DUPLICATE:
-        return False
-    wa, wb = _words(a), _words(b)
-    vals = {w for w, v in wa if v} | {w for w, v in wb if v}
-    if {w for w, _ in wa if w in vals} != {w for w, _ in wb if w in vals}:
+    if sequence(a) != sequence(b):
         return False
     return not signals(a, b)
 

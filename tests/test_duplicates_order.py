@@ -1,0 +1,103 @@
+"""A claim that reverses or extends a stored one is a new claim, never corroboration
+(found by a fresh-user pass: the near-duplicate test compared sets of words, so a swap
+of who/what or an added qualifier was "already remembered" and lost). True rewordings
+still merge. Pure checks of ``is_near_duplicate`` and the real CLI on both engines."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_cli import ok, remember
+
+from ledger.conflicts.duplicates import FILLER, is_near_duplicate
+
+# (stored, new): each pair says something the other does not.
+NOT_DUPLICATES = [
+    # the fresh-user pass's examples: names or values swapped between positions
+    ("The new hire Carol reports to Dave", "The new hire Dave reports to Carol"),
+    ("Alice reports to Bob in the platform team", "Bob reports to Alice in the platform team"),
+    ("Enable the cache in staging but disable it in production",
+     "Enable the cache in production but disable it in staging"),
+    # ... and a qualifier added
+    ("The deploy script for the payments service lives in ops/deploy.sh",
+     "The deploy script for the billing payments service lives in ops/deploy.sh"),
+    # ours: numbers, paths and plain words swapped
+    ("Forward port 8080 to 9090", "Forward port 9090 to 8080"),
+    ("Copy config/dev.toml over config/prod.toml", "Copy config/prod.toml over config/dev.toml"),
+    ("Reads go to the replica and writes go to the primary",
+     "Reads go to the primary and writes go to the replica"),
+    # a stopword that says which way or which branch
+    ("Migrate the data from Postgres to MySQL", "Migrate the data to Postgres from MySQL"),
+    ("Tests need the fixtures and the network", "Tests need the fixtures or the network"),
+    ("He approves releases for the mobile team", "She approves releases for the mobile team"),
+    # a content word added, dropped or changed in a long sentence (Jaccard would pass)
+    ("Password reset links sent by the account service are valid for 1 day",
+     "Password reset links sent by the account service are valid for 1"),
+    ("The nightly job that rebuilds the search index for the docs site runs on the big worker",
+     "The nightly job that rebuilds the search index for the docs site runs on the worker"),
+    ("The nightly job that rebuilds the search index for the docs site runs on the big worker",
+     "The nightly job that rebuilds the search index for the blog site runs on the big worker"),
+    # a one-letter name that is also an article
+    ("Fall back to plan A when the mirror is down", "Fall back to plan when the mirror is down"),
+]
+
+# (stored, new): the same claim again.
+DUPLICATES = [
+    ("The build uses a cache", "The build uses the cache"),  # an article
+    ("The parser lives in x.", "the parser lives in x"),  # case, trailing period
+    ("Deploys go through the CI job", "deploys  go through the ci job!"),  # whitespace, punctuation
+    ("The model stores its weights in fp16", "The model stores weights in FP16"),  # a filler stopword
+    ("Debug logging is on in staging", "Debug logging is on on staging"),
+    ("The API server runs tests with pytest", "The API server run tests with pytest"),  # inflection
+    ("Alice reports to Bob", "Alice reports to Bob."),
+    ("Releases are tagged by the CI", "Releases were tagged by CI"),
+]
+
+
+@pytest.mark.parametrize("a, b", NOT_DUPLICATES)
+def test_a_reversed_or_extended_claim_is_not_a_duplicate(a, b):
+    assert not is_near_duplicate(a, b)
+    assert not is_near_duplicate(b, a)
+
+
+@pytest.mark.parametrize("a, b", DUPLICATES)
+def test_a_rewording_by_case_punctuation_or_filler_is_a_duplicate(a, b):
+    assert is_near_duplicate(a, b)
+    assert is_near_duplicate(b, a)
+
+
+_WORDS = st.sampled_from("cache deploy staging production Alice Bob port 8080 worker token queue".split())
+_FILLER = st.sampled_from(sorted(FILLER))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDS, min_size=3, max_size=9, unique=True), st.data())
+def test_moving_or_adding_a_word_is_never_a_duplicate(words, data):
+    text = " ".join(words)
+    i = data.draw(st.integers(0, len(words) - 2))
+    moved = words[:i] + [words[i + 1], words[i]] + words[i + 2:]
+    assert not is_near_duplicate(text, " ".join(moved))
+    added = data.draw(st.sampled_from(["billing", "mobile", "legacy"]))
+    j = data.draw(st.integers(0, len(words)))
+    assert not is_near_duplicate(text, " ".join(words[:j] + [added] + words[j:]))
+    filler = data.draw(_FILLER)
+    assert is_near_duplicate(text, " ".join(words[:j] + [filler] + words[j:]))
+
+
+def test_the_cli_keeps_a_reversed_and_an_extended_claim(cli):
+    """The fresh-user pass's steps through the real CLI: each second claim is stored
+    beside the first, nothing is counted as corroboration."""
+    for a, b in NOT_DUPLICATES[:4]:
+        first = remember(cli, a, "people")
+        out = ok(*cli("remember", b, "--cluster", "people", "--json"))
+        res = json.loads(out)
+        assert not res["duplicate"] and res["id"] != first, (a, b, out)
+        assert res["text"] == b
+    for a, b in DUPLICATES[:3]:
+        first = remember(cli, a, "proc")
+        out = ok(*cli("remember", b, "--cluster", "proc"))
+        assert re.fullmatch(rf"already remembered {first} — counted as corroboration by \S+\n", out), out
