@@ -326,6 +326,12 @@ class Ledger:
         redacted += in_note
         now = self.clock()
         self.store.require_cluster(cluster)
+        if supersedes and len(supersedes.replace(",", " ").split()) > 1:
+            # One claim opens one conflict, with the memory it replaces; a list would
+            # otherwise read as one mistyped id.
+            raise InvalidInput(f"supersedes takes one memory id, not several ({supersedes!r}): a claim supersedes "
+                               "one memory. Give the one it replaces. Nothing was remembered.",
+                               field="supersedes", value=supersedes)
         if supersedes:
             try:
                 supersedes = self.resolve_id(supersedes)

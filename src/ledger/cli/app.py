@@ -782,6 +782,10 @@ def run(args: list[str]) -> int:
             from ..paths import check_environment
 
             check_environment()
+            if args[0] == "remember":
+                from .verbs import refuse_repeated
+
+                refuse_repeated(args[1:])  # click would keep the last of a repeated option
         rc = cli.main(args=args, prog_name="ledger", standalone_mode=False)
         # Without standalone mode click returns the code of a `ctx.exit(n)` / `Exit(n)`
         # (e.g. `ledger config list` finding a bad value) instead of exiting.

@@ -145,6 +145,7 @@ def run_fast(args: list[str], *, keep_open: bool = False) -> int | None:
         elif verb == "show":
             out = verbs.show(a["memory_id"], db=a["db"], as_json=as_json, keep_open=keep_open)
         else:
+            verbs.refuse_repeated(rest)
             out = verbs.remember(tuple(a["words"]), text=a["text"], cluster=a["cluster"], note=a["note"],
                                  supersedes=a["supersedes"], files=a["file"], topic=a["topic"], agent=a["agent"],
                                  db=a["db"], as_json=as_json, keep_open=keep_open)

@@ -445,6 +445,39 @@ REMEMBER_OPTIONS = {"--text": True, "--cluster": True, "--note": True, "--supers
                     "--topic": True, "--agent": True, "--db": True, "--json": False}
 
 
+def refuse_repeated(args: list[str], options: dict[str, bool] = REMEMBER_OPTIONS, many: tuple[str, ...] = ("--file",)) -> None:
+    """Raise InvalidInput when an option of ``options`` that takes one value is given
+    more than once among ``args`` (a verb's arguments, as typed; ``--`` ends the
+    options). Both CLI paths, like click, would keep the last value and drop the
+    others without a word: ``--supersedes m_A --supersedes m_B`` would supersede m_B
+    only. ``many``: the options meant to repeat."""
+    seen: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            break
+        name, eq, value = arg.partition("=")
+        if name not in options:
+            continue
+        if options[name] and not eq and i < len(args):
+            value = args[i]
+            i += 1
+        seen.setdefault(name, []).append(value)
+    for name, values in seen.items():
+        if len(values) > 1 and name not in many and options[name]:
+            shown = ", ".join(repr(v) if len(v) <= 40 else repr(v[:37] + "...") for v in values)
+            if name == "--supersedes":
+                raise InvalidInput(
+                    f"--supersedes was given {len(values)} times ({shown}); a claim supersedes one memory, "
+                    "and only the last would have been used. Give the one it replaces; if another is also "
+                    "outdated, `ledger forget` it or remember a claim that supersedes it. Nothing was remembered.",
+                    field="supersedes", value=values[-1])
+            raise InvalidInput(f"{name} was given {len(values)} times ({shown}); it takes one value, and only the "
+                               f"last would have been used. Give {name} once. Nothing was remembered.")
+
+
 #: The options of the verbs whose words are a query (the click commands'
 #: :func:`ledger.cli.app.recall`, ``search`` and ``export``; a test compares them) and
 #: whether each takes a value: a word after ``--`` that is one of them is searched as

@@ -515,7 +515,7 @@ class Server:
                  files: Annotated[list[str] | None, Field(description="Files the fact is about (paths; relative ones "
                                                                        "against the server's folder). When one "
                                                                        "changes, the fact is marked possibly stale.")] = None,
-                 supersedes: Annotated[str | None, Field(description="Id of the memory this one replaces; a person "
+                 supersedes: Annotated[str | None, Field(description="Id of the one memory this one replaces (a single id, not a list); a person "
                                                                      "decides which survives.")] = None,
                  detail: Detail = False, ctx: Context | None = None) -> dict[str, Any]:
         """Remember a durable fact (a claim). The same fact again counts as corroboration,
