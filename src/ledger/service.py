@@ -68,6 +68,17 @@ NOT_COUNTED_NEXT = {"locked": "The hits are complete; only the read was not coun
 #: How many agent ids an ``unknown-agent`` warning lists (the most recently seen).
 MAX_KNOWN_AGENTS = 12
 MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
+#: Characters: the longest note (remember's provenance, a verdict's reason). A note says
+#: where a claim came from (a URL, a file and line, a session) or why a pair conflicts, in
+#: a line or two; it is shown beside the claim in review and copied into the log on every
+#: corroboration, so a pasted document there would be carried around unsearched. 2,000
+#: holds a long URL and a paragraph; anything longer is a document for ``ingest``.
+MAX_NOTE_CHARS = 2_000
+#: Characters: the longest topic key ("file-format:model.ckpt"). A topic is a key compared
+#: whole, not prose; 500 leaves room for a long absolute path inside one.
+MAX_TOPIC_CHARS = 500
+#: Characters: the longest cluster colour (a CSS colour: "#4f8a8b", "teal", "rgb(...)").
+MAX_COLOR_CHARS = 64
 #: Search filters that make an export part of the store (no whole-store history then).
 _NARROWING = ("kind", "pending_only", "pinned_only", "conflicted_only")
 MAX_PROPOSALS_PER_WRITE = 20  # best-scored candidates kept per write: a flood helps nobody judge
@@ -194,6 +205,21 @@ def clean_text(text: str | None, *, empty: str, field: str | None = None) -> str
     return text
 
 
+def check_field(value: str | None, *, field: str, what: str, limit: int, longer: str = "") -> None:
+    """Refuse free text a person or agent wrote that the store should not hold: over
+    ``limit`` characters (the message says the limit and, with ``longer``, where longer
+    text goes) or holding a NUL or an unpaired surrogate. ``what`` names it in the
+    message ("The note"), ``field`` in the error. Raises InvalidInput; None passes."""
+    if not value:
+        return
+    if len(value) > limit:
+        raise InvalidInput(f"{what} is {len(value):,} characters long; at most {limit:,} are allowed{longer}. "
+                           "Nothing was written.", field=field)
+    problem = storable_problem(value)
+    if problem:
+        raise InvalidInput(f"{what} {problem}; remove it and try again.", field=field)
+
+
 class WriteResult(Frozen):
     """What ``remember`` did: the new claim, candidates it proposed, the conflict opened
     by ``supersedes`` (if any), and the store-wide count of unjudged candidates.
@@ -303,8 +329,10 @@ class Ledger:
     ) -> WriteResult:
         """Write a claim and run the contradiction proposer on it.
 
-        Raises InvalidInput (empty or oversized text), UnknownCluster, UnknownMemory (a
-        ``supersedes`` id that does not exist). With ``supersedes`` a conflict is opened
+        Raises InvalidInput (empty or oversized text, a ``note`` over
+        :data:`MAX_NOTE_CHARS` or a ``topic`` over :data:`MAX_TOPIC_CHARS` characters,
+        several ids in ``supersedes``),
+        UnknownCluster, UnknownMemory (a ``supersedes`` id that does not exist). With ``supersedes`` a conflict is opened
         at once (detector 1, seed's "supersede, never overwrite") instead of proposing.
 
         ``named_files``: absolute paths the text is about that are not file keys (the
@@ -319,6 +347,10 @@ class Ledger:
         from .store import conflicts as cq
 
         text = clean_text(text, empty="Nothing to remember.", field="claim")
+        check_field(note, field="note", what="The note", limit=MAX_NOTE_CHARS,
+                    longer=" (a note says where the claim came from; ingest a longer text as a source)")
+        check_field(topic, field="topic", what="The topic", limit=MAX_TOPIC_CHARS,
+                    longer=" (a topic is a short key such as file-format:model.ckpt)")
         # Whatever is stored is redacted first (docs/architecture.md): hooks hand claims
         # back into agents' context and a PostgreSQL store shares them with a team.
         text, redacted = redact_counted(text)
@@ -895,6 +927,8 @@ class Ledger:
             problem = storable_problem(value) if isinstance(value, str) else None
             if problem:
                 raise InvalidInput(f"The cluster {what} {problem}; remove it and try again.")
+        check_field(color, field="color", what="The cluster colour", limit=MAX_COLOR_CHARS,
+                    longer=" (a CSS colour such as #4f8a8b)")
         return self.store.add_cluster(label, self.clock(), cluster_id=cluster_id, color=color)
 
     # ------------------------------------------------------------------ sources
@@ -1038,7 +1072,8 @@ class Ledger:
               detector: float | None = None, note: str = "") -> str | None:
         """An agent's verdict on a candidate. ``unrelated`` settles the pair for good
         (returns None); ``conflict`` opens a conflict for a person and returns its id.
-        Raises InvalidInput for a blank id, a bad verdict, kind or detector (must be 0–1)."""
+        Raises InvalidInput for a blank id, a bad verdict, kind or detector (must be 0–1),
+        a ``note`` over :data:`MAX_NOTE_CHARS` characters."""
         from .store import conflicts as cq
 
         if not (candidate_id or "").strip():
@@ -1050,6 +1085,8 @@ class Ledger:
         if kind not in CONFLICT_KINDS:
             raise InvalidInput(f'Unknown kind "{kind}". Kinds: {", ".join(CONFLICT_KINDS)}.', field="kind", value=kind,
                                choices=CONFLICT_KINDS)
+        check_field(note, field="note", what="The note", limit=MAX_NOTE_CHARS,
+                    longer=" (a note says in a line or two why the pair conflicts)")
         if detector is None:
             detector = DEFAULT_DETECTOR
         try:

@@ -20,6 +20,18 @@ MACHINE = machine_id()
 MAX_AGENT_ID = 64
 
 
+def check_agent(agent: str) -> None:
+    """Raise :class:`InvalidInput` for an agent id over :data:`MAX_AGENT_ID` characters.
+    Every agent id reaches the store through :func:`touch_agent` or :func:`log_event`
+    (a web edit's ``by`` only through the log), so both check."""
+    if len(agent) > MAX_AGENT_ID:
+        from ..errors import InvalidInput
+
+        raise InvalidInput(f"The agent id is {len(agent):,} characters long; at most {MAX_AGENT_ID} are allowed "
+                           "(it comes from --agent, $LEDGER_AGENT, the client's name or the web's by). "
+                           "Nothing was written.", field="agent")
+
+
 def touch_agent(conn, agent: str, now: int) -> None:
     """Register ``agent`` on first sight (label = id, next palette colour); after that
     widen its ``first_seen``..``last_seen`` span (epoch ms) to take in ``now``. ``now``
@@ -27,12 +39,7 @@ def touch_agent(conn, agent: str, now: int) -> None:
     span only ever grows and ``last_seen >= first_seen`` always holds. Raises
     :class:`InvalidInput` for an id over :data:`MAX_AGENT_ID` characters (the write it
     belongs to is refused whole)."""
-    if len(agent) > MAX_AGENT_ID:
-        from ..errors import InvalidInput
-
-        raise InvalidInput(f"The agent id is {len(agent):,} characters long; at most {MAX_AGENT_ID} are allowed "
-                           "(it comes from --agent, $LEDGER_AGENT or the client's name). Nothing was written.",
-                           field="agent")
+    check_agent(agent)
     cur = conn.execute("UPDATE agents SET last_seen = max(last_seen, ?), first_seen = min(first_seen, ?), machine = ? "
                        "WHERE id = ?", (now, now, MACHINE, agent))
     if cur.rowcount == 0:
@@ -106,7 +113,9 @@ def _add_pairs(conn, pairs) -> None:
 def log_event(conn, now: int, agent: str, op: str, memory_id: str | None = None, detail: str = "",
               ms: float | None = None) -> None:
     """Append one row to the operation log (``events``); ``ms`` is a duration in ms.
-    The row names this process's machine (:data:`MACHINE`)."""
+    The row names this process's machine (:data:`MACHINE`). Raises InvalidInput for
+    an over-long ``agent`` (:func:`check_agent`)."""
+    check_agent(agent)
     conn.execute(
         "INSERT INTO events (at, agent, op, memory_id, detail, ms, machine) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (now, agent, op, memory_id, detail, ms, MACHINE),
