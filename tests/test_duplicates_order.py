@@ -101,3 +101,35 @@ def test_the_cli_keeps_a_reversed_and_an_extended_claim(cli):
         first = remember(cli, a, "proc")
         out = ok(*cli("remember", b, "--cluster", "proc"))
         assert re.fullmatch(rf"already remembered {first} — counted as corroboration by \S+\n", out), out
+
+
+@pytest.mark.parametrize("a, b", [NOT_DUPLICATES[i] for i in (0, 1, 2, 4, 5, 6, 7)])
+def test_two_words_swapped_is_a_candidate(a, b):
+    """A swap of who/what is a new claim the proposer flags: both cannot hold."""
+    from ledger.conflicts.duplicates import SWAPPED_WORDS, propose
+
+    for x, y in ((a, b), (b, a)):
+        s = propose(x, y)
+        assert s is not None and s.signals == (SWAPPED_WORDS,), (x, y)
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Alice and Bob own the billing API", "Bob and Alice own the billing API"),  # a list's order
+    ("Deploys need the VPN or the bastion host", "Deploys need the bastion host or the VPN"),
+    ("Use the big red button to stop the line", "Use the red big button to stop the line"),  # neighbours
+    ("Debug logging is on in staging", "Staging has debug logging on"),  # a rewording that moves a block
+    ("The deploy script for the payments service lives in ops/deploy.sh",
+     "The deploy script for the billing payments service lives in ops/deploy.sh"),
+])
+def test_a_reordered_list_or_a_reworded_sentence_is_no_swap(a, b):
+    from ledger.conflicts.duplicates import swapped_words
+
+    assert not swapped_words(a, b) and not swapped_words(b, a)
+
+
+def test_the_cli_proposes_the_reversed_claim_as_a_candidate(cli):
+    a = remember(cli, "The new hire Carol reports to Dave", "people")
+    out = json.loads(ok(*cli("remember", "The new hire Dave reports to Carol", "--cluster", "people", "--json")))
+    (cand,) = json.loads(ok(*cli("conflicts", "--json")))
+    assert out["proposed"] == [cand["id"]] and cand["signals"] == ["swapped words"]
+    assert {cand["a"]["id"], cand["b"]["id"]} == {a, out["id"]}

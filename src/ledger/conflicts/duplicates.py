@@ -195,13 +195,45 @@ def _unread_change(a: str, b: str) -> bool:
     return any(not _read_as_value(w) for w in va ^ vb)
 
 
+#: The signal :func:`propose` adds for a claim that swaps two of the other's words.
+SWAPPED_WORDS = "swapped words"
+
+# Two words joined by one of these read the same either way round ("Alice and Bob").
+_COORDINATING = frozenset({"and", "or"})
+
+
+def swapped_words(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with two of its words exchanged and nothing else changed
+    (in :func:`sequence` terms): "Carol reports to Dave" / "Dave reports to Carol",
+    "from Postgres to MySQL" / "to Postgres from MySQL". Neighbours ("red big") and the
+    two sides of an "and"/"or" are not a swap: a list's order says nothing. A rewording
+    that moves a block ("Staging has debug logging on") changes more than two places."""
+    x, y = sequence(a), sequence(b)
+    if len(x) != len(y) or x == y:
+        return False
+    diff = [i for i, (u, v) in enumerate(zip(x, y)) if u != v]
+    if len(diff) != 2:
+        return False
+    i, j = diff
+    if x[i] != y[j] or x[j] != y[i] or j == i + 1:
+        return False
+    return not (j == i + 2 and x[i + 1] in _COORDINATING)
+
+
 def propose(a: str, b: str) -> Suspicion | None:
     """Why ``a`` and ``b`` may contradict each other, or None: the seed's lexical
-    :func:`~ledger.conflicts.signals.suspect`, else a ``changed value`` suspicion (one
-    signal, scored by the seed's formula) when :func:`changed_value` holds."""
+    :func:`~ledger.conflicts.signals.suspect`, else a ``swapped words`` suspicion when
+    :func:`swapped_words` holds, else a ``changed value`` suspicion when
+    :func:`changed_value` holds (one signal each, scored by the seed's formula)."""
     s = suspect(a, b)
-    if s is not None or not changed_value(a, b):
+    if s is not None:
         return s
+    if _raw_overlap(a, b) >= 0.5 and swapped_words(a, b):
+        # Who reports to whom, which way data moves: the same words, another meaning.
+        ov = overlap(a, b)
+        return Suspicion(overlap=round(ov, 4), signals=(SWAPPED_WORDS,), score=_score(ov, 1))
+    if not changed_value(a, b):
+        return None
     if subject_differs(a, b) or not _unread_change(a, b):
         # issue 15: "the iOS app" vs "the Android app" are two subjects; "6am" vs
         # "06:00" or "500 ms" vs "0.5 s" are values the signals read and found equal.
