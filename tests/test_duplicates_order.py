@@ -100,7 +100,7 @@ def test_the_cli_keeps_a_reversed_and_an_extended_claim(cli):
     for a, b in DUPLICATES[:3]:
         first = remember(cli, a, "proc")
         out = ok(*cli("remember", b, "--cluster", "proc"))
-        assert re.fullmatch(rf"already remembered {first} — counted as corroboration by \S+\n", out), out
+        assert re.match(rf"already remembered {first} — ", out), out
 
 
 @pytest.mark.parametrize("a, b", [NOT_DUPLICATES[i] for i in (0, 1, 2, 4, 5, 6, 7)])

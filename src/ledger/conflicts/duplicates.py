@@ -29,7 +29,17 @@ from functools import lru_cache
 
 from ledger.regex import compile as _compile
 
-from .signals import STOPWORDS, Suspicion, _score, content_tokens, overlap, signals, subject_differs, suspect
+from .signals import (
+    _NON_TOKEN,
+    STOPWORDS,
+    Suspicion,
+    _score,
+    content_tokens,
+    overlap,
+    signals,
+    subject_differs,
+    suspect,
+)
 from .values import is_unit, normalise, read
 
 #: Minimum Jaccard overlap of stemmed content tokens for :func:`changed_value` (the
@@ -124,12 +134,6 @@ def _raw_overlap(a: str, b: str) -> float:
     return len(x & y) / len(x | y) if x and y else 0.0
 
 
-# A run of letters and digits, '-' joining runs: the seed's token characters
-# (signals._NON_TOKEN), so "app.cfg" reads "app cfg", "snake_case" "snake case", and
-# "net-45" stays one word.
-_TOKEN = _compile(r"[^\W_]+(?:-[^\W_]+)*")
-
-
 @lru_cache(maxsize=8192)  # pure; remember compares one text with up to 200 peers
 def sequence(text: str) -> tuple[str, ...]:
     """The words of ``text`` a duplicate must repeat in the same order: casefolded,
@@ -140,8 +144,11 @@ def sequence(text: str) -> tuple[str, ...]:
     for raw in normalise(text).split():
         value = _is_value(raw, start)
         start = raw.endswith(_SENTENCE_END)
-        for tok in _TOKEN.findall(raw.casefold()):
-            if tok in FILLER and not value:
+        # The seed's token characters (signals._NON_TOKEN): "app.cfg" reads "app cfg",
+        # "snake_case" "snake case", and "net-45" stays one word.
+        for tok in _NON_TOKEN.sub(" ", raw.casefold()).split():
+            tok = tok.strip("-")
+            if not tok or tok in FILLER and not value:
                 continue
             out.append(_stem(tok))
     return tuple(out)
