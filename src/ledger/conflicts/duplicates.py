@@ -19,8 +19,10 @@ Anything else is a new claim, and goes through the contradiction proposer like e
 claim: "PORT is 8080" then "PORT is 9090" are two claims and a candidate, never one
 claim counted twice; a reversed or extended claim is stored beside the old one, so
 nothing the agent said is lost. :func:`propose` is that proposer: the lexical signals of
-:mod:`ledger.conflicts.signals`, plus ``changed value`` for a pair worded alike whose
-value words differ (a path, a version, a name the signals do not read). Stdlib only.
+:mod:`ledger.conflicts.signals`, plus ``swapped words`` for a claim that exchanges two
+of the other's words ("Dave reports to Carol"), and ``changed value`` for a pair worded
+alike whose value words differ (a path, a version, a name the signals do not read).
+Stdlib only.
 """
 
 from __future__ import annotations
