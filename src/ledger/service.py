@@ -348,7 +348,7 @@ class Ledger:
 
         text = clean_text(text, empty="Nothing to remember.", field="claim")
         check_field(note, field="note", what="The note", limit=MAX_NOTE_CHARS,
-                    longer=" (a note says where the claim came from; ingest a longer text as a source)")
+                    longer=" (a note says where the claim came from; a longer text is a document, not a note)")
         check_field(topic, field="topic", what="The topic", limit=MAX_TOPIC_CHARS,
                     longer=" (a topic is a short key such as file-format:model.ckpt)")
         # Whatever is stored is redacted first (docs/architecture.md): hooks hand claims

@@ -28,7 +28,7 @@ def check_agent(agent: str) -> None:
         from ..errors import InvalidInput
 
         raise InvalidInput(f"The agent id is {len(agent):,} characters long; at most {MAX_AGENT_ID} are allowed "
-                           "(it comes from --agent, $LEDGER_AGENT, the client's name or the web's by). "
+                           "(an agent's name, such as claude-code). "
                            "Nothing was written.", field="agent")
 
 
