@@ -454,9 +454,9 @@ def one_swap_oracle(a: str, b: str) -> bool:
 
 def cjk_phrases_oracle(run: str) -> list[list[str]]:
     """docs/search.md "CJK", written out: a query run is the phrase of its character
-    pairs; a run of 4 or more characters is also each distinct pair alone (the first 64)."""
+    pairs; a run of 3 or more characters is also each distinct pair alone (the first 64)."""
     pairs = [run[i:i + 2] for i in range(len(run) - 1)] or [run]
-    if len(run) < 4:
+    if len(run) < 3:
         return [pairs]
     alone: list[str] = []
     for p in pairs:

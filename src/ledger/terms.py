@@ -21,8 +21,8 @@ Three kinds of term, for text as people write it:
 * **CJK run**: Chinese, Japanese or Korean text has no spaces between words, and the
   word tokenizer keeps a whole run as one token, so a word inside a sentence is never
   found. Runs are indexed as overlapping character pairs (bigrams) in the side index; a
-  query run of 2-3 characters is the phrase of its bigrams, i.e. a substring match, and a
-  longer one also each bigram alone (:func:`cjk_query_phrases`).
+  query run of 2 characters is its bigram, i.e. a substring match, and a longer one the
+  phrase of its bigrams and each bigram alone (:func:`cjk_query_phrases`).
   Everything else reads the text with each CJK run set apart by spaces
   (:func:`set_apart_cjk`), so ``redis`` in ``我们用Redis做缓存`` is a word and ``config.yaml``
   in ``設定ファイルはconfig.yamlにあります`` a compound, as if written with spaces.
@@ -246,7 +246,9 @@ def bigrams(run: str) -> list[str]:
 
 #: A query's CJK run of this many characters or more is read as words written without
 #: spaces (a question, a sentence), not as one word: see :func:`cjk_query_phrases`.
-CJK_RUN_OF_WORDS = 4
+#: Three, not four: a three-character question (``池多大``, "how big is the pool") is as
+#: much several words as a longer one, and as one phrase it found nothing.
+CJK_RUN_OF_WORDS = 3
 #: At most this many of a long run's bigrams are searched one by one (the first ones):
 #: a pasted paragraph would otherwise make a query of hundreds of phrases.
 MAX_CJK_BIGRAMS = 64
@@ -256,13 +258,14 @@ def cjk_query_phrases(run: str) -> list[list[str]]:
     """The phrases (each a list of bigrams, in order) a CJK run of a query is searched as,
     OR-ed like the query's other words (docs/search.md "CJK").
 
-    A run of 1-3 characters is a word: one phrase, its bigrams in order, so the run must
-    stand in the text as typed (``連接`` finds ``…使用連接池…``). A longer run is most
-    often several words with no space between them (``数据库连接池多大``, "how big is the
-    database connection pool"), which no text holds whole: it is searched as the whole
-    run (ranking a text that holds it first) and as each of its distinct bigrams alone
-    (at most :data:`MAX_CJK_BIGRAMS`), so a text holding ``连接池`` is found and ranks by
-    how many of the question's pairs it shares, as English words are OR-ed. Word
+    A run of 1-2 characters is a word: one phrase, its bigram, so the run must stand in
+    the text as typed (``連接`` finds ``…使用連接池…``). A longer run is most often
+    several words with no space between them (``数据库连接池多大``, "how big is the
+    database connection pool"; ``池多大``, "how big is the pool"), which a text seldom
+    holds whole: it is searched as the whole run (ranking a text that holds it first)
+    and as each of its distinct bigrams alone (at most :data:`MAX_CJK_BIGRAMS`), so a
+    text holding ``连接池`` is found and ranks by how many of the question's pairs it
+    shares, as English words are OR-ed. Word
     boundaries are not known (no dictionary), so pairs that straddle two words
     (``库连``) are searched too; they rarely match anything."""
     whole = bigrams(run)

@@ -258,7 +258,7 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
     * fuzzy, on the word index: the vocabulary neighbours of the words, words already
       asked for left out; in ``hybrid`` mode only of words the vocabulary does not
       hold, in ``fuzzy`` mode of every word, never in ``keyword`` mode;
-    * side: compounds, CJK runs (the phrase of a run's bigrams; of a run of 4+
+    * side: compounds, CJK runs (the phrase of a run's bigrams; of a run of 3+
       characters also each bigram, :func:`ledger.terms.cjk_query_phrases`) and runs of symbols
       (the phrase of their tokens).
 
