@@ -465,6 +465,30 @@ def cjk_phrases_oracle(run: str) -> list[list[str]]:
     return [pairs] + [[p] for p in alone[:64]]
 
 
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+
+
+def prefix_phrases_oracle(terms, mode: str) -> set[str]:
+    """docs/search.md "Terms", written out from the pieces as typed (not through
+    ledger.terms): the phrases whose last word is a prefix. A piece of two or more
+    words ending in ``*`` (``3.1*``, ``node.js*``, ``python3*``), in every mode; outside
+    keyword mode, a piece of 3+ letters and digits only that is two words once its
+    version is set apart (``python3``, not ``v2``, not ``3.11``). Its phrase is its
+    words as the oracle's own word index reads them (:func:`oracle_words`)."""
+    out = set()
+    for raw in terms:
+        piece = unicodedata.normalize("NFKC", raw).lower().strip("()\"',;!?")
+        body = piece.rstrip("*").rstrip(".:")
+        if _CJK_CHAR.search(body):
+            continue  # CJK runs are the side index's
+        words = re.findall(r"[^\W_]+", oracle_words(body))
+        if piece.endswith("*") and len(words) >= 2:
+            out.add(" ".join(words))
+        elif mode != "keyword" and body.isalnum() and len(body) >= 3 and len(words) == 2:
+            out.add(" ".join(words))
+    return out
+
+
 def prefix_extras_oracle(vocab, w: str) -> list[str]:
     """docs/search.md "Prefixes", from the stems themselves: the vocabulary words that
     start with ``w`` whose stem does not start with the stem of ``w`` (FTS5's prefix
@@ -513,7 +537,12 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
                 exact.append(quote(w) + ("*" if as_prefix else ""))
                 if as_prefix:
                     exact += prefix_extras_oracle(vocab, w)
-            exact += [quote(p) for p in qt.phrases]
+            starts = prefix_phrases_oracle(q.terms, mode)
+            for ph in qt.phrases:  # a phrase ending in a prefix gets its last word's extras, behind the others
+                exact.append(quote(ph) + ("*" if ph in starts else ""))
+                if ph in starts:
+                    lead, last = ph.rsplit(" ", 1)
+                    exact += ['"' + lead + " " + e[1:] for e in prefix_extras_oracle(vocab, last)]
             fuzzy = []
             if mode != "keyword":
                 for w in qt.words:
@@ -636,6 +665,17 @@ QUERIES = [
     "-deploy cache-",
     "--force*",
     "(invoice), \"broker\".",
+    # A starred compound is its phrase with the last word a prefix; a version typed glued
+    # to its word keeps the word's prefix outside keyword mode; a star after one letter
+    # is the word; a CJK run of three is the whole run and each pair.
+    "3.1*",
+    "v2.4* node.js*",
+    "@scope/pk*",
+    "python3",
+    "node1 es201 v2",
+    "d* kafka",
+    "用連接 接池大",
+    "京に来",
 ]
 
 
@@ -962,19 +1002,28 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
             lex = lambda x: "'" + x.replace("'", "''") + "'"  # noqa: E731
             exact = []
             pre = mode != "keyword" and not all(w in QUERY_STOPWORDS for w in qt.words)  # stopwords alone: as typed
+            def extras(w):
+                """docs/search.md "Prefixes": the words the prefix misses, one lexeme per stem."""
+                reps: dict[str, str] = {}
+                for v in sorted(x for x in vocab if x.startswith(w) and x != w):
+                    stem, hit = conn.execute("SELECT strip(to_tsvector('english', %s))::text, "
+                                             "to_tsvector('english', %s) @@ to_tsquery('english', %s)",
+                                             (v, v, lex(w) + ":*")).fetchone()
+                    if stem and not hit and stem not in reps and len(reps) < 16:
+                        reps[stem] = lex(v)
+                return list(reps.values())
+
             for w in qt.words:
                 as_prefix = (pre and len(w) >= 3) or (w in qt.starred and len(w) >= 2)  # deploy*: in every mode
                 exact.append(lex(w) + (":*" if as_prefix else ""))
-                if as_prefix:  # docs/search.md "Prefixes": words the prefix misses
-                    reps: dict[str, str] = {}
-                    for v in sorted(x for x in vocab if x.startswith(w) and x != w):
-                        stem, hit = conn.execute("SELECT strip(to_tsvector('english', %s))::text, "
-                                                 "to_tsvector('english', %s) @@ to_tsquery('english', %s)",
-                                                 (v, v, lex(w) + ":*")).fetchone()
-                        if stem and not hit and stem not in reps and len(reps) < 16:
-                            reps[stem] = lex(v)
-                    exact += reps.values()
-            exact += ["(" + " <-> ".join(lex(x) for x in p.split()) + ")" for p in qt.phrases]
+                if as_prefix:
+                    exact += extras(w)
+            starts = prefix_phrases_oracle(q.terms, mode)
+            for ph in qt.phrases:
+                *lead, last = [lex(x) for x in ph.split()]
+                exact.append("(" + " <-> ".join([*lead, last + (":*" if ph in starts else "")]) + ")")
+                if ph in starts:
+                    exact += ["(" + " <-> ".join([*lead, e]) + ")" for e in extras(ph.rsplit(" ", 1)[1])]
             fuzzy = []
             if mode != "keyword":
                 for w in qt.words:

@@ -72,10 +72,67 @@ def test_a_star_on_a_short_word_or_a_compound(led):
     # (the word c is in "C++" and "Objective-C"), never cache and cookie.
     assert _texts(led.search("c*")) == _texts(led.search("c")) == ["Objective-C is only in the old app",
                                                                     "The renderer is C++"]
-    # A star after a compound is dropped: node.js* is node.js.
-    led.remember("The web app runs on node.js 20", cluster="code", agent="a")
-    assert _texts(led.search("node.js*")) == ["The web app runs on node.js 20"]
+    # A star after a compound around one letter is dropped too: c++* is c++.
     assert _texts(led.search("c++*")) == ["The renderer is C++"]
+    # A star after a compound around a word of two is that word as a prefix, like py*.
+    led.remember("pydantic models are validated on load", cluster="code", agent="a")
+    assert _texts(led.search("-py*", mode="keyword")) == ["pydantic models are validated on load"]
+
+
+# ------------------------------------------------------------- starred compounds
+STARRED = [
+    "runs on python 3.1", "CI runs python3.11 on every branch", "Python 3.12 is next", "Pinned to 3.1.4 for now",
+    "Release 3.2 shipped", "Build 13.1 failed", "Pin the client to v2.4.1", "v2.41 broke the build", "v2.5 is out",
+    "The web app runs on node.js 20", "Settings live in node.json", "Install @scope/pkg from the registry",
+    "The ci.deployments job runs nightly",
+]
+
+
+@pytest.fixture()
+def starred(store_target):
+    with Ledger.open(store_target) as led:
+        for t in DEPLOYS + OTHERS + STARRED:
+            led.remember(t, cluster="code", agent="a")
+        yield led
+
+
+# The user's example first (3.1*, node.js*), then our own of the same kind.
+@pytest.mark.parametrize("query, found", [
+    ("3.1*", ["runs on python 3.1", "CI runs python3.11 on every branch", "Python 3.12 is next",
+              "Pinned to 3.1.4 for now"]),
+    ("node.js*", ["The web app runs on node.js 20", "Settings live in node.json"]),
+    ("v2.4*", ["Pin the client to v2.4.1", "v2.41 broke the build"]),
+    ("python3.1*", ["runs on python 3.1", "CI runs python3.11 on every branch", "Python 3.12 is next"]),
+    ("@scope/pk*", ["Install @scope/pkg from the registry"]),
+    ("ci.deploy*", ["The ci.deployments job runs nightly"]),  # porter's deploy -> deploi: the prefix extras
+    ("(3.1*)", ["runs on python 3.1", "CI runs python3.11 on every branch", "Python 3.12 is next",
+                "Pinned to 3.1.4 for now"]),
+])
+def test_a_starred_compound_is_a_prefix_at_its_last_word(starred, query, found):
+    for mode in ("hybrid", "keyword", "fuzzy"):
+        res = starred.search(query, mode=mode)
+        assert _texts(res) == sorted(found), (query, mode)  # not 3.2, 13.1, v2.5
+        assert res.warnings() == []
+    assert _texts(starred.recall(query, agent="a")) == sorted(found)
+
+
+def test_a_starred_compound_ranks_the_text_that_writes_it_first(starred):
+    # The compound as written is still searched exactly in the side index.
+    assert [m.text for m in starred.search("3.1*").hits][0] == "runs on python 3.1"
+    assert [m.text for m in starred.search("node.js*").hits][0] == "The web app runs on node.js 20"
+    # Without the star a compound stays exact: 3.1 is not 3.11 (its phrase "3 1" is in
+    # 3.1.4, as before), 3.12 not 3.1.
+    assert _texts(starred.search("3.1")) == ["Pinned to 3.1.4 for now", "runs on python 3.1"]
+    assert "runs on python 3.1" not in _texts(starred.search("3.12"))
+
+
+def test_split_query_of_starred_compounds():
+    sq = T.split_query
+    assert sq(["3.1*"]) == T.QueryTerms(phrases=["3 1"], compounds=["3.1"], starred=["3 1"])
+    assert sq(["python3*"]) == T.QueryTerms(phrases=["python 3"], starred=["python 3"], versions=["python 3"])
+    assert T.prefix_phrases(sq(["3.1*", "3.12"]), "keyword") == ["3 1"]
+    assert T.prefix_phrases(sq(["python3", "v2", "3.12"]), "hybrid") == ["python 3"]
+    assert T.prefix_phrases(sq(["python3", "v2", "3.12"]), "keyword") == []
 
 
 def test_a_starred_stopword_is_searched():
@@ -93,7 +150,9 @@ def test_split_query_of_typed_punctuation():
     assert sq(["--force"]) == T.QueryTerms(words=["force"], compounds=["--force"])
     assert sq(["c++", "-v", "c#", "50%"]) == T.QueryTerms(compounds=["c++", "-v", "c#", "50%"])
     assert sq(["*.py"]) == T.QueryTerms(compounds=["*.py"])  # a glob: as written, no word of 3
-    assert sq(["node.js*"]) == T.QueryTerms(phrases=["node js"], compounds=["node.js"])
+    assert sq(["node.js*"]) == T.QueryTerms(phrases=["node js"], compounds=["node.js"], starred=["node js"])
+    assert sq(["d*"]) == T.QueryTerms(words=["d"], starred=["d"], short_stars=["d"])
+    assert sq(["-v*", "c++*"]) == T.QueryTerms(compounds=["-v", "c++"], short_stars=["-v", "c++"])
     assert not sq(["*"]) and not sq(["---", "()", "**"])
 
 

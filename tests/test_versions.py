@@ -65,6 +65,32 @@ def test_a_version_is_not_another_number(led):
     assert "Transpile to es2015 for the old kiosks" not in _found(led, "2016")
 
 
+def test_a_version_typed_glued_to_its_word_is_a_prefix_like_the_word(led):
+    """The user's case: ``python3`` stopped finding ``python311`` when versions were set
+    apart (held as "python 311"; the query was the exact phrase "python 3"). Outside
+    keyword mode a typed word of 3+ characters is a prefix, and so is its number."""
+    for t in ("The old image ships python311", "Our node16 runners are gone", "The v20 firmware is flaky"):
+        led.remember(t, cluster="code", agent="a")
+    for mode in ("hybrid", "fuzzy"):
+        got = _found(led, "python3", mode)
+        for text in ("The old image ships python311", "CI runs python3.11 on every branch", "Python３．１２ is next",
+                     "Python 3.10 is gone"):
+            assert text in got, (mode, text, got)
+        assert "Python is the scripting language" not in got
+        got = _found(led, "node1", mode)
+        assert "The frontend builds with node18 only" in got and "Our node16 runners are gone" in got
+    # keyword mode is exact: python311 does not hold the phrase "python 3"
+    assert "The old image ships python311" not in _found(led, "python3", "keyword")
+    assert "CI runs python3.11 on every branch" in _found(led, "python3", "keyword")
+    # ...unless the user asks with a star, in any mode
+    assert "The old image ships python311" in _found(led, "python3*", "keyword")
+    # A word of two characters stays exact, and versions typed with dots too.
+    assert "The v20 firmware is flaky" not in _found(led, "v2")
+    assert "Pin the client to v2.4.1 until March" in _found(led, "v2")
+    assert "CI runs python3.11 on every branch" not in _found(led, "python3.12")
+    assert "The old image ships python311" in [m.text for m in led.recall("python3", agent="a").hits]
+
+
 def test_names_made_of_a_letter_and_digits_stay_whole(led):
     for text, queries in WHOLE.items():
         for q in queries:

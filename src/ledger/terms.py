@@ -349,11 +349,17 @@ class QueryTerms:
     """The parts of a query's free text, each de-duplicated in first-seen order.
 
     ``words``: folded words for the word index. ``phrases``: word sequences that were
-    joined in a compound (``node.js`` -> ``node js``), searched as exact phrases in the
-    word index. ``compounds``: compounds for the side index. ``cjk``: CJK runs.
-    ``symbols``: runs of symbols (:func:`symbol_runs`). ``starred``: the words typed with
-    a trailing ``*`` (``deploy*``), searched as prefixes in every mode
-    (:func:`prefix_words`).
+    joined in a compound (``node.js`` -> ``node js``) or glued as a version
+    (``python3`` -> ``python 3``), searched as exact phrases in the word index, or with
+    their last word a prefix (:func:`prefix_phrases`). ``compounds``: compounds for the
+    side index. ``cjk``: CJK runs. ``symbols``: runs of symbols (:func:`symbol_runs`).
+    ``starred``: the words and phrases typed with a trailing ``*`` (``deploy*``,
+    ``3.1*`` -> ``3 1``), searched as prefixes in every mode (:func:`prefix_words`,
+    :func:`prefix_phrases`). ``versions``: the phrases of words typed as letters then
+    digits (``python3``), whose last word is a prefix as a word's would be.
+    ``short_stars``: terms typed with a ``*`` after a single character (``d*``,
+    ``-v*``, ``c++*``), as searched without it: the ``*`` is not honoured, and the
+    search says so (``short-prefix``).
 
     ``searched``: how many distinct terms these lists hold (a term is a word, compound,
     CJK run or symbol run as typed, with what it brings along: ``node.js`` is one term,
@@ -362,12 +368,14 @@ class QueryTerms:
     kept then, as folded ("" when none was left out). Not part of equality: two splits
     that search the same terms are equal."""
 
-    __slots__ = ("words", "phrases", "compounds", "cjk", "symbols", "starred", "searched", "capped", "last")
+    __slots__ = ("words", "phrases", "compounds", "cjk", "symbols", "starred", "versions", "short_stars", "searched",
+                 "capped", "last")
 
-    def __init__(self, words=(), phrases=(), compounds=(), cjk=(), symbols=(), starred=(), *, searched=0,
-                 capped=False, last=""):
+    def __init__(self, words=(), phrases=(), compounds=(), cjk=(), symbols=(), starred=(), versions=(), short_stars=(),
+                 *, searched=0, capped=False, last=""):
         self.words, self.phrases, self.compounds, self.cjk = tuple(words), tuple(phrases), tuple(compounds), tuple(cjk)
         self.symbols, self.starred = tuple(symbols), tuple(starred)
+        self.versions, self.short_stars = tuple(versions), tuple(short_stars)
         self.searched, self.capped, self.last = searched, capped, last
 
     def __bool__(self) -> bool:
@@ -377,11 +385,13 @@ class QueryTerms:
         return isinstance(other, QueryTerms) and self._key() == other._key()
 
     def _key(self):
-        return (self.words, self.phrases, self.compounds, self.cjk, self.symbols, self.starred)
+        return (self.words, self.phrases, self.compounds, self.cjk, self.symbols, self.starred, self.versions,
+                self.short_stars)
 
     def __repr__(self) -> str:
         return (f"QueryTerms(words={self.words}, phrases={self.phrases}, compounds={self.compounds}, cjk={self.cjk}, "
-                f"symbols={self.symbols}, starred={self.starred})")
+                f"symbols={self.symbols}, starred={self.starred}, versions={self.versions}, "
+                f"short_stars={self.short_stars})")
 
 
 #: The shortest word a trailing ``*`` makes a prefix (``py*``): one letter (``c*``) would
@@ -412,13 +422,19 @@ def split_query(terms, stopwords=frozenset(), limit: int | None = MAX_QUERY_TERM
     written: ``c++`` never asks for ``c``.
 
     A word that is letters then a number (``python3``, ``node18``) is the phrase of the
-    two, as the word index holds it (:func:`split_versions`); in a compound its parts are
-    split the same way (``python3.11`` is also the phrase "python 3 11").
+    two, as the word index holds it (:func:`split_versions`), in ``versions``: its
+    number is a prefix where the word would be (:func:`prefix_phrases`). In a compound
+    its parts are split the same way (``python3.11`` is also the phrase "python 3 11").
 
-    A trailing ``*`` means "starts with": it is not part of the term, and a word it
-    ends (``deploy*``, ``-deploy*``) is in ``starred``, a prefix in every mode
-    (:func:`prefix_words`). Words in ``stopwords`` are dropped unless nothing else is
-    left (question words carry no topic); a starred word is never dropped.
+    A trailing ``*`` means "starts with": it is not part of the term. A word it ends
+    (``deploy*``, ``-deploy*``, ``-py*``) is in ``starred``, a prefix in every mode
+    (:func:`prefix_words`); so is the phrase of a compound or version it ends (``3.1*``
+    is "3 1", ``node.js*`` "node js", ``python3*`` "python 3"), whose last word is then
+    a prefix (:func:`prefix_phrases`). A ``*`` after a single character (``d*``,
+    ``-v*``, ``c++*``: one letter would start most words) is not honoured: the term is
+    searched as it is without it and listed in ``short_stars``. Words in ``stopwords``
+    are dropped unless nothing else is left (question words carry no topic); a starred
+    word is never dropped.
 
     Only the first ``limit`` distinct terms are kept (None: all), in the order typed
     (within one whitespace-separated piece its CJK and symbol runs come first); a term
@@ -431,14 +447,20 @@ def split_query(terms, stopwords=frozenset(), limit: int | None = MAX_QUERY_TERM
     seen: set[tuple[str, str]] = set()
     set_aside: list[str] = []  # stopwords, searched only if nothing else is left
     starred: set[str] = set()
+    versions: set[str] = set()
+    short: list[str] = []  # terms whose * was not honoured, as searched
     searched = 0
     last = ""
     capped = False
-    for shown, unit, star in _units(terms):
+    for shown, unit, star, short_star, version in _units(terms):
         if star:
             starred.add(star)
+        if version:
+            versions.add(version)
         unit = [m for m in unit if m not in seen]
         if not unit:
+            if short_star:
+                short.append(short_star)
             continue  # a repeat of terms already kept
         if all(k == "word" and v in stopwords and v not in starred for k, v in unit):
             set_aside += [v for _, v in unit]  # (one word: a stopword's unit holds nothing else)
@@ -451,6 +473,8 @@ def split_query(terms, stopwords=frozenset(), limit: int | None = MAX_QUERY_TERM
         kept += unit
         searched += 1
         last = shown
+        if short_star:
+            short.append(short_star)
     if not kept:  # stopwords alone are searched as typed, the first `limit` of them
         words = list(dict.fromkeys(set_aside))
         capped = limit is not None and len(words) > limit
@@ -460,21 +484,23 @@ def split_query(terms, stopwords=frozenset(), limit: int | None = MAX_QUERY_TERM
     for k, v in kept:
         out[k].append(v)
     return QueryTerms(out["word"], out["phrase"], out["comp"], out["cjk"], out["sym"],
-                      [w for w in out["word"] if w in starred], searched=searched, capped=capped,
-                      last=last if capped else "")
+                      [w for w in out["word"] if w in starred] + [p for p in out["phrase"] if p in starred],
+                      [p for p in out["phrase"] if p in versions], list(dict.fromkeys(short)), searched=searched,
+                      capped=capped, last=last if capped else "")
 
 
 def _units(terms):
     """The terms of :func:`split_query`'s ``terms``, lazily, in order: ``(token as
-    folded, [(list, value), ...] it adds, the word its trailing * stars or "")``, where
-    list is ``word``, ``phrase``, ``comp``, ``cjk`` or ``sym`` (a :class:`QueryTerms`
-    field)."""
+    folded, [(list, value), ...] it adds, the word or phrase its trailing * stars or "",
+    the term as searched when its * is not honoured (after one character) or "", the
+    phrase of a version glued to its word or "")``, where list is ``word``, ``phrase``,
+    ``comp``, ``cjk`` or ``sym`` (a :class:`QueryTerms` field)."""
     for raw in terms:
         runs, text = _split_cjk(fold(raw))
         for r in runs:
-            yield r, [("cjk", r)], ""
+            yield r, [("cjk", r)], "", "", ""
         for r in symbol_runs(text):
-            yield r, [("sym", r)], ""
+            yield r, [("sym", r)], "", "", ""
         for tok in _TOKEN.findall(text):
             tok = _clean(tok)
             star = tok.endswith("*")
@@ -485,17 +511,20 @@ def _units(terms):
                 continue
             joined = any(c in _JOINER_SET for c in tok)
             if len(parts) == 2 and not joined:
-                yield tok, [("phrase", " ".join(parts))], ""  # python3: the word index holds "python 3"
+                phrase = " ".join(parts)  # python3: the word index holds "python 3"
+                yield tok, [("phrase", phrase)], phrase if star else "", "", phrase
             elif joined and len(tok) <= MAX_COMPOUND:
                 if len(parts) >= 2:
-                    yield tok, [("comp", tok), ("phrase", " ".join(parts))], ""
-                elif len(parts[0]) >= MIN_PREFIX:
-                    yield tok, [("comp", tok), ("word", parts[0])], parts[0] if star else ""
+                    phrase = " ".join(parts)
+                    yield tok, [("comp", tok), ("phrase", phrase)], phrase if star else "", "", ""
+                elif len(parts[0]) >= MIN_PREFIX or (star and len(parts[0]) >= MIN_STAR_PREFIX):
+                    yield tok, [("comp", tok), ("word", parts[0])], parts[0] if star else "", "", ""
                 else:
-                    yield tok, [("comp", tok)], ""
+                    yield tok, [("comp", tok)], "", tok if star else "", ""  # c++*, -v*: as written
             else:
                 for w in parts:
-                    yield w, [("word", w)], w if star and len(parts) == 1 else ""
+                    one = star and len(parts) == 1
+                    yield w, [("word", w)], w if one else "", w if one and len(w) < MIN_STAR_PREFIX else "", ""
 
 
 def prefix_words(qt: QueryTerms, mode: str, stopwords=frozenset()) -> list[str]:
@@ -510,6 +539,21 @@ def prefix_words(qt: QueryTerms, mode: str, stopwords=frozenset()) -> list[str]:
     if mode == "keyword" or all(w in stopwords for w in qt.words):
         return [w for w in qt.words if w in star]
     return [w for w in qt.words if len(w) >= MIN_PREFIX or w in star]
+
+
+def prefix_phrases(qt: QueryTerms, mode: str) -> list[str]:
+    """The phrases of ``qt`` whose last word is searched as a prefix (docs/search.md
+    "Terms"), in order: every starred phrase, in any mode (``3.1*`` is "3 1" with ``1``
+    a prefix: 3.1, 3.11, 3.12; ``node.js*`` finds node.json); and outside ``keyword``
+    mode the phrase of a version typed glued to its word when that word has
+    :data:`MIN_PREFIX` or more characters, as the word itself would be a prefix
+    (``python3`` finds python3, python 3.11, python311; ``v2`` stays exact). A phrase
+    of a compound typed without a star stays exact: ``3.12`` is not ``3.121``. The last
+    word may be a single character: the words before it anchor the phrase. The one
+    rule for both engines' query expressions."""
+    star = set(qt.starred)
+    versions = set(qt.versions) if mode != "keyword" else set()
+    return [p for p in qt.phrases if p in star or (p in versions and len(p) - p.count(" ") >= MIN_PREFIX)]
 
 
 # ------------------------------------------------------------------------------ fuzzy

@@ -254,7 +254,11 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
     to get :func:`expressions`):
 
     * exact, on the word index: every word (a prefix query in ``hybrid`` and ``fuzzy``
-      mode when it has 3+ characters) and every phrase a compound joins;
+      mode when it has 3+ characters, and in every mode when typed with ``*``) and every
+      phrase a compound or version joins, its last word a prefix when
+      :func:`ledger.terms.prefix_phrases` says so (``3.1*`` is ``"3 1"*``, ``python3`` in
+      ``hybrid`` mode ``"python 3"*``); a prefix word or last word also gets the extra
+      phrases of :func:`prefix_extras` (``"ci deployness"*`` beside ``"ci deploy"*``);
     * fuzzy, on the word index: the vocabulary neighbours of the words, words already
       asked for left out; in ``hybrid`` mode only of words the vocabulary does not
       hold, in ``fuzzy`` mode of every word, never in ``keyword`` mode;
@@ -262,17 +266,29 @@ def expression_parts(conn: sqlite3.Connection | None, raw_terms, mode: str) -> t
       characters also each bigram, :func:`ledger.terms.cjk_query_phrases`) and runs of symbols
       (the phrase of their tokens).
 
-    ``conn`` is only needed for the fuzzy phrases (``None`` skips them)."""
+    ``conn`` is only needed for the fuzzy phrases and the prefix extras (``None`` skips
+    them)."""
     if _pg(conn):
         return _textindex_pg().term_lists(conn, raw_terms, mode)
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
     pre = T.prefix_words(qt, mode, QUERY_STOPWORDS)
-    extra = prefix_extras(conn, pre) if conn is not None else {}
+    pre_phrases = T.prefix_phrases(qt, mode)
+    lasts = {p: p.rsplit(" ", 1)[1] for p in pre_phrases}
+    # Vocabulary words are alphabetic: a last word with a digit (3.1*) can have no extras.
+    extra = prefix_extras(conn, pre + [w for w in lasts.values() if w.isalpha()]) if conn is not None else {}
     exact = []
     for w in qt.words:
         exact.append(_q(w) + ("*" if w in pre else ""))
         exact += extra.get(w, ())
-    exact += [_q(p) for p in qt.phrases]
+    for p in qt.phrases:
+        if p not in lasts:
+            exact.append(_q(p))
+            continue
+        exact.append(_q(p) + "*")
+        # The last word's extras, each behind the words before it: an extra is a quoted
+        # string ("hopped", or "deployness"*), so the lead goes inside its opening quote.
+        lead = p.rsplit(" ", 1)[0].replace('"', '""')
+        exact += ['"' + lead + " " + e[1:] for e in extra.get(lasts[p], ())]
     fuzzy: list[str] = []
     if mode != "keyword" and conn is not None:
         # hybrid: only words no vocabulary word starts with (a typo, or a word no memory

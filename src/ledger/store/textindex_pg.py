@@ -218,18 +218,30 @@ def prefix_extras(conn, words) -> dict[str, list[str]]:
 
 def term_lists(conn, raw_terms, mode: str) -> tuple[list[str], list[str], list[str]]:
     """The terms of the three expressions, as tsquery texts: exact (words, a prefix
-    ``:*`` in ``hybrid``/``fuzzy`` mode for 3+ characters, and phrases), fuzzy (the
-    vocabulary neighbours, as :func:`.textindex.expressions` chooses them) and side
-    (compounds; CJK runs as the phrase of their bigrams, long runs also as each bigram:
+    ``:*`` in ``hybrid``/``fuzzy`` mode for 3+ characters and in every mode when typed
+    with ``*``, and phrases, their last lexeme a prefix when
+    :func:`ledger.terms.prefix_phrases` says so: ``'3' <-> '1':*``; a prefix word or
+    last word also gets the lexemes of :func:`prefix_extras`), fuzzy (the vocabulary
+    neighbours, as :func:`.textindex.expressions` chooses them) and side (compounds;
+    CJK runs as the phrase of their bigrams, runs of 3+ also as each bigram:
     :func:`ledger.terms.cjk_query_phrases`)."""
     qt = T.split_query(raw_terms, QUERY_STOPWORDS)
     pre = T.prefix_words(qt, mode, QUERY_STOPWORDS)
-    extra = prefix_extras(conn, pre) if conn is not None else {}
+    lasts = {p: p.rsplit(" ", 1)[1] for p in T.prefix_phrases(qt, mode)}
+    # Vocabulary words are alphabetic: a last word with a digit (3.1*) can have no extras.
+    extra = prefix_extras(conn, pre + [w for w in lasts.values() if w.isalpha()]) if conn is not None else {}
     exact = []
     for w in qt.words:
         exact.append(_lexeme(w) + (":*" if w in pre else ""))
         exact += extra.get(w, ())
-    exact += ["(" + " <-> ".join(_lexeme(p) for p in phrase.split()) + ")" for phrase in qt.phrases]
+    for phrase in qt.phrases:
+        lead = [_lexeme(x) for x in phrase.split()[:-1]]
+        last = phrase.rsplit(" ", 1)[1]
+        if phrase not in lasts:
+            exact.append("(" + " <-> ".join([*lead, _lexeme(last)]) + ")")
+            continue
+        exact.append("(" + " <-> ".join([*lead, _lexeme(last) + ":*"]) + ")")
+        exact += ["(" + " <-> ".join([*lead, e]) + ")" for e in extra.get(last, ())]
     fuzzy: list[str] = []
     if mode != "keyword" and conn is not None:
         widen = list(qt.words) if mode == "fuzzy" else [w for w in qt.words if T.is_fuzzy_word(w) and not starts_vocabulary(conn, w)]
