@@ -61,6 +61,8 @@ QUERIES = {
     "cluster:proc,code deploy": ["list-value"],
     'cluster:"home & devices" deploy': ["quoted-value"],
     "what is it": ["stopwords-only"],
+    # a star after one letter is the word (issue 14's user pass: d* said nothing)
+    "d* deploys": ["short-prefix"],
     "ｃｌｕｓｔｅｒ：proc deploys": [],
     # a before: earlier than the first memory (fresh-user defect: 0 and no word)
     "deploy before:2020-01-01": ["early-before"],

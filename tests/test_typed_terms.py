@@ -135,6 +135,41 @@ def test_split_query_of_starred_compounds():
     assert T.prefix_phrases(sq(["python3", "v2", "3.12"]), "keyword") == []
 
 
+# ------------------------------------------------------------- a star after one letter
+@pytest.mark.parametrize("query, searched", [("d*", ["d"]), ("D* deploy", ["d"]), ("-v*", ["-v"]), ("c++*", ["c++"]),
+                                             ("d* x*", ["d", "x"])])
+def test_a_star_after_one_letter_says_it_was_searched_as_the_word(led, query, searched):
+    for res in (led.search(query), led.search(query, mode="keyword"), led.recall(query, agent="a")):
+        (w,) = res.warnings()
+        assert w["kind"] == "short-prefix" and w["searched_as"] == searched and w["values"] == [t + "*" for t in searched]
+        assert f"{searched[0]}* " in w["warning"] and "two or more letters before the *" in w["warning"]
+        assert res.to_dict()["warnings"] == [w]
+    assert led.query_warnings(query) == [w]
+    if query == "d*":  # the user's example, in words
+        assert w["warning"].startswith('d* was searched as the word "d", not as a prefix')
+    # Two letters are a prefix, and no warning.
+    assert led.search("de*").warnings() == [] and led.search("py*").warnings() == []
+
+
+def test_a_star_after_one_letter_is_said_by_the_cli_and_the_web(led, store_target):
+    rc, out, err = _cli("recall", "--agent", "a", "--", "c*", db=store_target)
+    assert rc == 0 and "The renderer is C++" in out, err
+    assert '⚠ c* was searched as the word "c", not as a prefix' in err, err
+    rc, out, err = _cli("search", "--json", "--", "c*", db=store_target)
+    assert rc == 0 and [w["kind"] for w in json.loads(out)["warnings"]] == ["short-prefix"], out
+    rc, out, err = _cli("search", "--", "c*", db=store_target)
+    assert rc == 0 and '⚠ c* was searched as the word "c"' in err, err
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from ledger.web.server import create_app
+
+    with TestClient(create_app(str(store_target)), base_url="http://127.0.0.1:7444") as c:
+        for api in ("/api/search", "/api/graph"):
+            body = c.get(api, params={"q": "c*"}).json()
+            assert [w["kind"] for w in body["warnings"]] == ["short-prefix"], (api, body)
+
+
 def test_a_starred_stopword_is_searched():
     qt = T.split_query(["what", "for*", "deploy"], frozenset({"what", "for"}))
     assert qt.words == ("for", "deploy") and qt.starred == ("for",)

@@ -150,7 +150,8 @@ def _text_notes(q) -> tuple[dict, ...]:
     a question stopword (:func:`stopwords_only`): the answer is not about anything.
     ``({"kind": "too-many-terms", "searched", "last", "warning"},)`` when the text
     holds more distinct terms than a query searches (:data:`ledger.terms.MAX_QUERY_TERMS`):
-    only the first ``searched`` were, up to ``last`` (as folded). ``()`` otherwise."""
+    only the first ``searched`` were, up to ``last`` (as folded). Besides any of these,
+    :func:`_short_star_notes`. ``()`` otherwise."""
     if not q.terms:
         return ()
     # Stopwords are dropped only when something else is left, so this split is empty
@@ -167,9 +168,9 @@ def _text_notes(q) -> tuple[dict, ...]:
                  "warning": f"The query holds more than {qt.searched} distinct terms, and a search takes the first "
                             f"{qt.searched}: the words after \"{qt.last}\" were not searched, so a memory that "
                             f"matches only them is not in this answer. Shorten the query to the few words that name "
-                            f"the topic (a name, a file, an error message)."},)
+                            f"the topic (a name, a file, an error message)."},) + _short_star_notes(qt)
     if qt:
-        return ()
+        return _short_star_notes(qt)
     shown = " ".join(q.terms)
     return ({"kind": "nothing-to-search", "values": list(q.terms),
              "warning": f"{shown} has no letter, digit or symbol to search for, so it matches nothing. Give words "
@@ -184,6 +185,26 @@ def _invisible(text: str) -> bool:
     from unicodedata import category
 
     return all(ch.isspace() or category(ch) == "Cf" for ch in text)
+
+
+def _short_star_notes(qt) -> tuple[dict, ...]:
+    """``({"kind": "short-prefix", "values": ["d*"], "searched_as": ["d"], "warning"},)``
+    when a ``*`` of the query follows a single character (``d*``, ``-v*``, ``c++*``:
+    :attr:`ledger.terms.QueryTerms.short_stars`): such a term is searched without the
+    star, since the words starting with one letter are most of the store, and a user
+    who typed ``d*`` would otherwise not know that only the word ``d`` was looked for.
+    ``()`` when there is none."""
+    short = list(qt.short_stars)
+    if not short:
+        return ()
+    typed = [t + "*" for t in short]
+    one = len(short) == 1
+    as_ = " and ".join((f'the word "{t}"' if t.isalnum() else f'"{t}"') for t in short)
+    return ({"kind": "short-prefix", "values": typed, "searched_as": short,
+             "warning": f"{' and '.join(typed)} {'was' if one else 'were'} searched as {as_}, not as "
+                        f"{'a prefix' if one else 'prefixes'}: the words starting with a single letter are most "
+                        f"of the store. Type two or more letters before the * to find the words that start with "
+                        f"them (de*)."},)
 
 
 def clean_text(text: str | None, *, empty: str, field: str | None = None) -> str:
