@@ -148,7 +148,7 @@ def test_hook_observation_and_prompt_are_redacted_and_handed_back_redacted(cli, 
     _hook("UserPromptSubmit", payload("UserPromptSubmit", session="sec", cwd=proj,
                                       prompt="Deploy it. Password for staging is Hunter2Staging!"), store_target, home)
     if is_pg(store_target):
-        wait_drained(store_target)
+        wait_drained(store_target, home=home)  # the hooks' spool is under their $LEDGER_HOME
     # Finding 4: a remembered secret keyed to a file comes back on a Read of it, redacted.
     ok(*cli("remember", FACT, "--cluster", "code", "--file", str(proj / "config.py")))
     ctx = context_of(_hook("PreToolUse", pre_read(proj / "config.py", cwd=proj, session="other"), store_target,

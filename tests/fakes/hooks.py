@@ -86,13 +86,14 @@ def handle(p: dict | str | bytes, *, db, now: int, cfg: dict | None = None, spaw
                           spawn=spawn, cfg=cfg, drainer=drain_now)
 
 
-def wait_drained(db, timeout: float = 60) -> None:
+def wait_drained(db, timeout: float = 60, home=None) -> None:
     """Wait until the spool of the store at ``db`` is empty and no drain process runs
-    (hook subprocesses on a store that spools first leave the upload to one). Raises
-    AssertionError when that takes longer than ``timeout`` seconds."""
+    (hook subprocesses on a store that spools first leave the upload to one). ``home``:
+    the hooks' ``$LEDGER_HOME`` when it is not this process's (the spool is under it).
+    Raises AssertionError when that takes longer than ``timeout`` seconds."""
     from conftest import spool_settled
 
-    spool_settled(db, timeout_s=timeout, idle=True)
+    spool_settled(db, home=home, timeout_s=timeout, idle=True)
 
 
 def context_of(out: str) -> str:
