@@ -338,6 +338,10 @@ def big_pg(pg_server):
             c.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+def _random_text(rnd: random.Random) -> str:
+    return " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(3, 12)))
+
+
 def _big_store(target):
     rnd = random.Random(20260115)
     clock = FixedClock(T0 - 900 * DAY_MS)
@@ -373,12 +377,22 @@ def _big_store(target):
             st.set_flags(mid, clock(), pinned=True)
         for mid in rnd.sample(claim_ids, 80):
             st.set_flags(mid, clock(), archived=True)
+        for mid in rnd.sample(claim_ids, 30):  # edited before the asof instant: their new text is the text then
+            st.update_text(mid, _random_text(rnd), "bob", clock())
     clock.advance(days=30)
     drop_instant = clock()
     clock.advance(days=1)
     with st.atomic():
         for mid in rnd.sample(claim_ids, 150):
             st.soft_delete(mid, "test drop", "alice", clock())
+    # edited after the asof instant: asof: matches and scores the text replaced first
+    # after it (a quarter are edited twice), against the indexes of current texts
+    with st.atomic():
+        for n, mid in enumerate(rnd.sample(claim_ids, 160)):
+            st.update_text(mid, _random_text(rnd), "carol", clock())
+            clock.advance(ms=60_000)
+            if n % 4 == 0:
+                st.update_text(mid, _random_text(rnd), "carol", clock())
     clock.advance(days=45)
     yield led, clock, drop_instant - DAY_MS
     led.close()
@@ -521,11 +535,12 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
         readers: dict[str, set[str]] = {}
         for mid, agent in conn.execute("SELECT memory_id, agent_id FROM memory_readers"):
             readers.setdefault(mid, set()).add(agent)
+        history = conn.execute("SELECT memory_id, text, replaced_at FROM memory_text_history ORDER BY replaced_at, rowid").fetchall()
         rel: dict[int, float] = {}
         if q.terms:
             vocab = set()
-            for r in rows:
-                vocab |= T.vocabulary_words(oracle_words(r[2]))
+            for text in [r[2] for r in rows] + [h[1] for h in history]:  # words are never removed from it
+                vocab |= T.vocabulary_words(oracle_words(text))
             oi = _oracle_index(conn, rows)
             qt = T.split_query(q.terms, QUERY_STOPWORDS)
             quote = lambda x: '"' + x + '"'  # noqa: E731 - no quotes occur in these queries
@@ -564,9 +579,85 @@ def brute_force(led: Ledger, query: str, mode: str, now: int) -> list[tuple[floa
                 for seq, bm in oi.execute("SELECT rowid, bm25(w, 1.0, 0.3) FROM w WHERE w MATCH ?", (" OR ".join(fuzzy),)):
                     v = max(0.0, -bm)
                     rel.setdefault(seq, 0.6 * v / (v + 1))
+            if q.asof_ms is not None:
+                for seq, text in texts_then(rows, history, q.asof_ms).items():
+                    rel.pop(seq, None)
+                    r = relevance_then(oi, text, exact, fuzzy, side)
+                    if r is not None:
+                        rel[seq] = r
     finally:
         conn.close()
     return _filter_and_rank(q, rows, rel, readers, now)
+
+
+def texts_then(rows, history, asof: int) -> dict[int, str]:
+    """{seq: the text a memory had at ``asof``} of the memories whose text changed after
+    it: the earliest text replaced after ``asof`` (``history`` is (memory id, text,
+    replaced at), oldest first)."""
+    seq_of = {r[1]: r[0] for r in rows}
+    out: dict[int, str] = {}
+    for mid, text, at in history:
+        if at > asof:
+            out.setdefault(seq_of[mid], text)
+    return out
+
+
+def _oracle_bm25(freqs, dl, n_rows, holding, avgdl) -> float:
+    """docs/search.md "Top-k", written out: sum over phrases of idf_i * f_i * (k1 + 1) /
+    (f_i + k1 * (1 - b + b * D / avgdl)), idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)) or
+    1e-6 when not positive, k1 = 1.2, b = 0.75."""
+    total = 0.0
+    for f, n in zip(freqs, holding):
+        idf = math.log((n_rows - n + 0.5) / (n + 0.5))
+        total += (idf if idf > 0 else 1e-6) * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * dl / avgdl))
+    return total
+
+
+def _one_row_counts(text: str, phrases) -> tuple[list[int], int]:
+    """(instances of each phrase, tokens) of ``text`` under the word index's tokenizer,
+    from FTS5 itself: in an index of that one row every phrase has idf 1e-6 and D is
+    avgdl, so bm25 of phrase i alone is -1e-6 * 2.2 f / (f + 1.2), which gives f."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE d USING fts5 (x, tokenize = 'porter unicode61')")
+    db.execute("CREATE VIRTUAL TABLE dv USING fts5vocab (d, instance)")
+    db.execute("INSERT INTO d (rowid, x) VALUES (1, ?)", (text,))
+    freqs = []
+    for ph in phrases:
+        got = db.execute("SELECT bm25(d) FROM d WHERE d MATCH ?", (ph,)).fetchone()
+        t = -got[0] / 1e-6 if got else 0.0
+        freqs.append(round(1.2 * t / (2.2 - t)))
+    dl = db.execute("SELECT count(*) FROM dv").fetchone()[0]
+    db.close()
+    return freqs, dl
+
+
+def relevance_then(oi, text: str, exact, fuzzy, side) -> float | None:
+    """docs/search.md "asof": the relevance of a text a memory had then, as its row of
+    the oracle's word index ``w`` and side index ``s`` of current texts would have it
+    (N, n_i and avgdl of those indexes as they are, f_i and D of that text, no context);
+    None when it does not match."""
+    def stats(table):
+        n_rows = oi.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        oi.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table}_inst USING fts5vocab ({table}, instance)")
+        tokens = oi.execute(f"SELECT count(*) FROM {table}_inst").fetchone()[0]
+        return n_rows, tokens / n_rows if n_rows else 0.0
+
+    def p(doc, phrases, table):
+        freqs, dl = _one_row_counts(doc, phrases)
+        holding = [oi.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (ph,)).fetchone()[0] for ph in phrases]
+        n_rows, avgdl = stats(table)
+        return any(freqs), _oracle_bm25(freqs, dl, n_rows, holding, avgdl)
+
+    words, sides = oracle_words(text), T.side_text(oracle_spaced(text))
+    hit_e, pe = p(words, exact, "w") if exact else (False, 0.0)
+    hit_s, ps = p(sides, side, "s") if side else (False, 0.0)
+    if hit_e or hit_s:
+        return (pe + ps) / (pe + ps + 1)
+    if fuzzy:
+        hit_f, pf = p(words, fuzzy, "w")
+        if hit_f:
+            return 0.6 * pf / (pf + 1)
+    return None
 
 
 def _filter_and_rank(q, rows, rel: dict, readers: dict, now: int) -> list[tuple[float, int, str]]:
@@ -679,6 +770,11 @@ QUERIES = [
 ]
 
 
+#: Queries asked asof an instant before 160 memories of the big store were edited.
+ASOF_QUERIES = [("kafka broker timeout", "hybrid"), ("c++ kafka", "keyword"), ("連接 cache", "hybrid"),
+                ("deploymnt", "hybrid"), ("invoice", "fuzzy"), ("node.js --force", "hybrid"), ("depl* kafka", "keyword")]
+
+
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "fuzzy"])
 def test_search_is_exact_over_every_row(big, mode):
     led, clock, _ = big
@@ -708,6 +804,9 @@ def test_deep_pages_and_asof_are_exact(big):
     assert {e[2] for e in before} - {e[2] for e in now_}, "asof should bring back dropped rows"
     _check(led, clock, f"redis asof:{iso(drop_instant)}", "fuzzy", limit=30)
     _check(led, clock, "asof:400d", "hybrid", limit=30)
+    # texts edited since: each matched and scored as its text then (docs/search.md "asof")
+    for query, mode in ASOF_QUERIES:
+        _check(led, clock, f"{query} asof:{iso(drop_instant)}", mode, limit=30)
 
 
 @pytest.mark.sqlite_only  # PostgreSQL always joins (docs/search.md "Counting")
@@ -950,6 +1049,101 @@ def test_asof_finds_compounds_and_symbols_of_old_text_and_texts_replaced_by_a_me
     assert sorted(_found(ledger, f"builds asof:{iso(before)}")) == ["Builds run on deno 2", "Builds run on node.js 18 🔥"]
 
 
+def _rel(m) -> float:
+    """A hit's relevance, from its score (0.75 x relevance + 0.25 x strength)."""
+    return (m.score - 0.25 * m.strength) / 0.75
+
+
+def test_asof_a_text_then_ranks_as_it_would_in_the_index_of_now(ledger, clock):
+    """Fresh-user finding: with a single edit in the store, the text found through its
+    earlier wording got relevance 0 (BM25 over the replaced texts alone, where N = n and
+    every idf is the floor) and fell off the page. Its relevance is now the one that text
+    would have in the word index of current texts."""
+    old = ledger.remember("Invoice terms for Acme are net 30", cluster="money", agent="a").memory
+    for i in range(1, 13):
+        ledger.remember(f"Service s{i} runs on port 80{i}", cluster="code", agent="a")
+    for i in range(1, 4):
+        ledger.remember(f"Backups of db{i} are kept 30 days", cluster="code", agent="a")
+    clock.advance(days=1)
+    t = clock()
+    clock.advance(days=1)
+    res = ledger.remember("Invoice terms for Acme are net 60", cluster="money", agent="a", supersedes=old.id)
+    ledger.resolve(res.conflict_id, "merge")
+    page = ledger.search(f"net 30 asof:{iso(t)}", limit=3)
+    assert [m.text for m in page.hits][0] == "Invoice terms for Acme are net 30"
+    assert page.hits[0].score > page.hits[1].score + 0.1  # both words, against "30" alone
+    assert page.total == 4
+
+
+def test_asof_a_text_then_scores_as_the_same_text_now(ledger, clock):
+    """The definition, checked without an oracle: a memory whose text then is word for
+    word another memory's text now gets the same relevance (same f_i and D, the same N,
+    n_i and avgdl), and a memory never edited keeps the relevance it has without asof:."""
+    _with_filler(ledger)
+    twin = ledger.remember("The staging cluster deploys from the release branch, node.js 20", cluster="code", agent="a").memory
+    plain = ledger.remember("The release branch is cut every Tuesday", cluster="code", agent="a").memory
+    # the same words in another case and punctuation (the same text would be the same memory)
+    edited = ledger.remember("the Staging Cluster deploys from the release branch: node.js 20!", cluster="code", agent="b").memory
+    clock.advance(days=1)
+    t = clock()
+    clock.advance(days=1)
+    ledger.update(edited.id, text="Staging now deploys from main")
+    for query in ("staging release branch", "node.js", "release deploys node", "stagng"):
+        then = {m.id: m for m in ledger.search(f"{query} asof:{iso(t)}", mode="hybrid").hits}
+        now = {m.id: m for m in ledger.search(query, mode="hybrid").hits}
+        assert _rel(then[edited.id]) == pytest.approx(_rel(then[twin.id]), abs=1e-9), query
+        assert _rel(then[twin.id]) == pytest.approx(_rel(now[twin.id]), abs=1e-9), query
+        if plain.id in now:
+            assert _rel(then[plain.id]) == pytest.approx(_rel(now[plain.id]), abs=1e-9), query
+
+
+def test_asof_the_docs_example_ranks_the_old_text_first(ledger, clock):
+    """docs/search.md's own example, in a store with one edit among many memories that
+    share the other words: the memory that said Jenkins then comes first for jenkins."""
+    _with_filler(ledger)
+    for i in range(8):
+        ledger.remember(f"We deploy service {i} every Friday", cluster="code", agent="a")
+    m = ledger.remember("We deploy with Jenkins every Friday", cluster="code", agent="a").memory
+    clock.advance(days=1)
+    t = clock()
+    clock.advance(days=1)
+    ledger.update(m.id, text="We deploy with GitHub Actions every Friday")
+    hits = ledger.search(f"jenkins deploy friday asof:{iso(t)}", limit=3).hits
+    assert hits[0].id == m.id and hits[0].text == "We deploy with Jenkins every Friday"
+    assert _rel(hits[0]) > _rel(hits[1])
+
+
+@pytest.mark.sqlite_only  # the scratch index of the texts then is SQLite's (PostgreSQL ranks in SQL)
+def test_asof_scores_texts_then_on_a_store_opened_read_only(db_file, clock):
+    led = Ledger.open(db_file, clock=clock)
+    _with_filler(led)
+    m = led.remember("Invoices go out on Mondays", cluster="money", agent="a").memory
+    clock.advance(days=1)
+    t = clock()
+    clock.advance(days=1)
+    led.update(m.id, text="Invoices go out on Tuesdays")
+    led.close()
+    ro = Ledger.open(db_file, clock=clock, readonly=True)
+    try:
+        assert [h.text for h in ro.search(f"mondays invoices asof:{iso(t)}").hits] == ["Invoices go out on Mondays"]
+    finally:
+        ro.close()
+
+
+@pytest.mark.sqlite_only
+def test_index_stats_are_the_rows_and_mean_tokens_bm25_uses(big):
+    """textindex.index_stats reads FTS5's averages record; here N is counted and the
+    tokens summed over the whole index instead."""
+    from ledger.store import textindex
+
+    conn = big[0].store._conn
+    for table in ("memories_fts", "memories_side"):
+        n_rows = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_inst USING fts5vocab (main, {table}, instance)")
+        tokens = conn.execute(f"SELECT count(*) FROM temp.{table}_inst").fetchone()[0]
+        assert textindex.index_stats(conn, table) == (n_rows, tokens / n_rows)
+
+
 def test_asof_old_texts_of_stores_edited_before_the_history_index(db_file, clock):
     """Migration m012_text_history_index indexes the history rows already there."""
     led = Ledger.open(db_file, clock=clock)
@@ -993,11 +1187,12 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
         readers: dict[str, set[str]] = {}
         for mid, agent in conn.execute("SELECT memory_id, agent_id FROM memory_readers"):
             readers.setdefault(mid, set()).add(agent)
+        history = conn.execute("SELECT memory_id, text, replaced_at FROM memory_text_history ORDER BY replaced_at, rowid").fetchall()
         rel: dict[int, float] = {}
         if q.terms:
             vocab = set()
-            for r in rows:
-                vocab |= T.vocabulary_words(oracle_words(r[2]))
+            for text in [r[2] for r in rows] + [h[1] for h in history]:
+                vocab |= T.vocabulary_words(oracle_words(text))
             qt = T.split_query(q.terms, QUERY_STOPWORDS)
             lex = lambda x: "'" + x.replace("'", "''") + "'"  # noqa: E731
             exact = []
@@ -1034,40 +1229,53 @@ def brute_force_pg(led: Ledger, query: str, mode: str, now: int) -> list[tuple[f
                               and (T.edit_distance(w, v, k) <= k or (k and one_swap_oracle(w, v)))]
             side = [lex("x" + c.encode().hex()) for c in qt.compounds]
             side += ["(" + " <-> ".join(lex(b) for b in ph) + ")" for r in qt.cjk for ph in cjk_phrases_oracle(r)]
-            seqs = [r[0] for r in rows]
-            words = [" ".join(re.findall(r"[^\W_]+", oracle_words(r[2]))) for r in rows]
-            ctx = [r[14] for r in rows]
-            sides = [" ".join(["x" + c.encode().hex() for c in T.compounds(oracle_spaced(r[2]))] +
-                              [" ".join(T.bigrams(run)) for run in T.cjk_runs(r[2])]) for r in rows]
+            pg_words = lambda text: " ".join(re.findall(r"[^\W_]+", oracle_words(text)))  # noqa: E731
+            pg_side = lambda text: " ".join(["x" + c.encode().hex() for c in T.compounds(oracle_spaced(text))] +  # noqa: E731
+                                            [" ".join(T.bigrams(run)) for run in T.cjk_runs(text)])
+            now_docs = ([r[0] for r in rows], [pg_words(r[2]) for r in rows], [r[14] for r in rows], [pg_side(r[2]) for r in rows])
             doc = "setweight(to_tsvector('english', u.t), 'A') || setweight(to_tsvector('english', u.c), 'D')"
 
-            def ranks(terms, document, weights, config, n_rows):
-                """{seq: sum over the terms it matches of idf * ts_rank / RANK_UNIT}."""
+            def matches(t, document, weights, config, docs):
+                return conn.execute(
+                    f"""SELECT u.seq, ts_rank('{weights}', {document}, to_tsquery('{config}', %s))::float8 FROM
+                        unnest(%s::bigint[], %s::text[], %s::text[], %s::text[]) AS u(seq, t, c, s)
+                        WHERE {document} @@ to_tsquery('{config}', %s)""", (t, *docs, t)).fetchall()
+
+            def ranks(terms, document, weights, config, n_rows, docs=now_docs):
+                """{seq: sum over the terms a row of ``docs`` matches of idf * ts_rank / RANK_UNIT},
+                idf from the rows of current texts that match the term."""
                 p: dict[int, float] = {}
                 for t in dict.fromkeys(terms):
-                    got = conn.execute(
-                        f"""SELECT u.seq, ts_rank('{weights}', {document}, to_tsquery('{config}', %s))::float8 FROM
-                            unnest(%s::bigint[], %s::text[], %s::text[], %s::text[]) AS u(seq, t, c, s)
-                            WHERE {document} @@ to_tsquery('{config}', %s)""",
-                        (t, seqs, words, ctx, sides, t)).fetchall()
+                    got = matches(t, document, weights, config, now_docs)
                     idf = math.log(1 + (n_rows - len(got) + 0.5) / (len(got) + 0.5))
-                    for seq, rk in got:
+                    for seq, rk in (got if docs is now_docs else matches(t, document, weights, config, docs)):
                         p[seq] = p.get(seq, 0.0) + idf * rk
                 return {seq: v / RANK_UNIT for seq, v in p.items()}
 
+            def relevances(docs):
+                p: dict[int, float] = {}
+                if exact:
+                    for seq, v in ranks(exact, doc, "{0.3, 0, 0, 1}", "english", n_words, docs).items():
+                        p[seq] = p.get(seq, 0.0) + v
+                if side:
+                    for seq, v in ranks(side, "to_tsvector('simple', u.s)", "{1, 1, 1, 1}", "simple", n_side, docs).items():
+                        p[seq] = p.get(seq, 0.0) + v
+                out = {seq: v / (v + 1) for seq, v in p.items()}
+                if fuzzy:
+                    for seq, v in ranks(fuzzy, doc, "{0.3, 0, 0, 1}", "english", n_words, docs).items():
+                        out.setdefault(seq, 0.6 * v / (v + 1))
+                return out
+
             n_words = len(rows)  # every memory, dropped ones too, has its row in the word index
-            n_side = sum(1 for s in sides if s)
-            p: dict[int, float] = {}
-            if exact:
-                for seq, v in ranks(exact, doc, "{0.3, 0, 0, 1}", "english", n_words).items():
-                    p[seq] = p.get(seq, 0.0) + v
-            if side:
-                for seq, v in ranks(side, "to_tsvector('simple', u.s)", "{1, 1, 1, 1}", "simple", n_side).items():
-                    p[seq] = p.get(seq, 0.0) + v
-            rel = {seq: v / (v + 1) for seq, v in p.items()}
-            if fuzzy:
-                for seq, v in ranks(fuzzy, doc, "{0.3, 0, 0, 1}", "english", n_words).items():
-                    rel.setdefault(seq, 0.6 * v / (v + 1))
+            n_side = sum(1 for s in now_docs[3] if s)
+            rel = relevances(now_docs)
+            if q.asof_ms is not None:  # docs/search.md "asof": the text then, idf of the indexes of now
+                then = texts_then([r[:14] for r in rows], history, q.asof_ms)
+                for seq in then:
+                    rel.pop(seq, None)
+                if then:
+                    rel.update(relevances((list(then), [pg_words(t) for t in then.values()], [""] * len(then),
+                                           [pg_side(t) for t in then.values()])))
     return _filter_and_rank(q, [r[:14] for r in rows], rel, readers, now)
 
 
@@ -1091,3 +1299,5 @@ def test_postgresql_filters_deep_pages_and_asof_are_exact(big_pg):
     now_ = brute_force_pg(led, "deploy", "hybrid", clock())
     assert {e[2] for e in before} - {e[2] for e in now_}, "asof should bring back dropped rows"
     _check(led, clock, f"redis asof:{iso(drop_instant)}", "fuzzy", limit=30, oracle=brute_force_pg)
+    for query, mode in ASOF_QUERIES:
+        _check(led, clock, f"{query} asof:{iso(drop_instant)}", mode, limit=30, oracle=brute_force_pg)

@@ -346,16 +346,20 @@ _THEN = """SELECT h.rowid AS hid, m.seq AS seq FROM memory_text_history h JOIN m
 
 def relevance_asof(conn, parts, asof: int) -> bool:
     """As :func:`.textindex.relevance_asof`: a memory whose text changed after ``asof``
-    is matched against the text it had then (``memory_text_fts``), by the same rules as
-    :func:`fill_relevance` (idf from that index's own counts)."""
+    is matched against the text it had then (``memory_text_fts``) and gets the relevance
+    that text would have as its row of the word and side indexes now, by the rules of
+    :func:`fill_relevance`: ``ts_rank`` of the text then, each term weighed by its idf
+    in ``memories_fts`` / ``memories_side`` (N and n of the indexes of current texts,
+    not of the replaced texts: a handful of replaced texts gave every term an idf near
+    0, docs/search.md "asof")."""
     conn.execute("DELETE FROM pg_temp.ledger_rel WHERE seq IN (SELECT m.seq FROM memory_text_history h "
                  "JOIN memories m ON m.id = h.memory_id WHERE h.replaced_at > ?)", (asof,))
     exact, fuzzy, side = parts
     sel, params = [], []
     if exact:
-        sel.append(rank_sql("old", weighted_terms(conn, "old", exact), params))
+        sel.append(rank_sql("old", weighted_terms(conn, "words", exact), params))
     if side:
-        sel.append(rank_sql("old_side", weighted_terms(conn, "old_side", side), params))
+        sel.append(rank_sql("old_side", weighted_terms(conn, "side", side), params))
     if sel:
         conn.execute(
             f"""INSERT INTO pg_temp.ledger_rel (seq, r) SELECT t.seq, hp.p / (hp.p + 1.0) FROM (
@@ -363,7 +367,7 @@ def relevance_asof(conn, parts, asof: int) -> bool:
                 JOIN ({_THEN}) t ON t.hid = hp.hid ON CONFLICT (seq) DO NOTHING""", (*params, asof, asof))
     if fuzzy:
         params = []
-        sql = rank_sql("old", weighted_terms(conn, "old", fuzzy), params)
+        sql = rank_sql("old", weighted_terms(conn, "words", fuzzy), params)
         conn.execute(
             f"""INSERT INTO pg_temp.ledger_rel (seq, r) SELECT t.seq, {FUZZY_WEIGHT!r} * f.p / (f.p + 1.0)
                 FROM ({sql}) f JOIN ({_THEN}) t ON t.hid = f.seq ON CONFLICT (seq) DO NOTHING""", (*params, asof, asof))
