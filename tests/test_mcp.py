@@ -305,7 +305,8 @@ def test_bad_arguments_are_tool_errors_with_the_clis_words_and_the_server_goes_o
     assert e["empty"].endswith('Nothing to remember. Give claim one self-contained sentence, e.g. "Prefers metric '
                                'units", with a cluster such as "prefs".')
     assert e["nothing"].endswith('What should I recall? Give words or a filter. For example query "deploy steps" or '
-                                 'query "cluster:proc"; `search` with an empty query lists the newest.')
+                                 'query "cluster:proc"; `search` with an empty query lists the strongest memories '
+                                 '(sort "created" for the newest).')
     for name, text in e.items():
         if name != "after":
             assert not any(cli in text for cli in CLI_SYNTAX), (name, text)
@@ -507,3 +508,28 @@ def test_lines_that_are_not_json_rpc_get_the_specs_error_and_the_server_goes_on(
     assert [m["error"]["code"] for m in nulls] == [-32700, -32600], nulls  # parse error; a batch is not served
     assert replies[7][0]["error"]["code"] == -32600  # valid JSON, not a message: invalid request, its id echoed
     assert set(replies) == {1, 2, 7} and "result" in replies[2][0]
+
+
+def test_an_empty_search_lists_the_strongest_and_the_texts_say_so(store):
+    """Fresh-user finding: the `search` tool and the `recall` error said an empty query
+    lists the newest; it lists the strongest (sort "created" gives the newest). A pinned
+    old memory is the strongest and not the newest."""
+    from ledger.service import Ledger
+
+    with Ledger.open(store) as led:
+        old = led.remember("Staging deploys need the VPN up", cluster="proc", agent="a").memory
+        led.remember("The cache lives in Redis", cluster="code", agent="a")
+        new = led.remember("Invoices go out on Mondays", cluster="money", agent="a").memory
+        led.bulk("pin", [old.id])
+
+    async def go():
+        async with connect(store) as s:
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            return (ok(await s.call_tool("search", {}))["hits"], ok(await s.call_tool("search", {"sort": "created"}))["hits"],
+                    tools["search"].input_schema)
+
+    strongest, newest, schema = run(go)
+    assert strongest[0]["id"] == old.id and strongest == sorted(strongest, key=lambda h: -h["strength"])
+    assert newest[0]["id"] == new.id
+    said = schema["properties"]["query"]["description"]
+    assert "strongest" in said and "newest" not in said.split("(")[0]

@@ -291,14 +291,17 @@ def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
 @click.argument("query", nargs=-1)
 @click.option("--limit", default=25, show_default=True, type=WholeNumber(1, 10000))
 @click.option("--mode", type=click.Choice(MODES), default=DEFAULT_MODE, show_default=True)
-@click.option("--sort", type=click.Choice(SORTS))
+@click.option("--sort", type=click.Choice(SORTS),
+              help="created is newest first, last is last read. Default: the score, or strength with no words.")
 @common()
 def search(query, limit, mode, sort, db, as_json):
-    """Search the store (never counts as a retrieval).
+    """Search the store (never counts as a retrieval). With no words, the strongest
+    memories first (--sort created: the newest).
 
     \b
     ledger search deploy cluster:proc
     ledger search asof:2026-01-01 invoice
+    ledger search --sort created
     """
     _out(verbs.search(query, limit=limit, mode=mode, sort=sort, db=db, as_json=as_json, color=_color() and not as_json))
 

@@ -98,8 +98,9 @@ JUDGE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 Mode = Annotated[Literal[MODES], Field(description="hybrid: words, and words no memory holds widened to their "
                                                     "neighbours; keyword: whole words only; fuzzy: every word "
                                                     "widened (as `ledger search --mode`).")]
-Sort = Annotated[Literal[SORTS] | None, Field(description="Order by relevance, strength, hits, created or last (last "
-                                                          "read); default: the score (relevance and strength).")]
+Sort = Annotated[Literal[SORTS] | None, Field(description="Order by relevance, strength, hits, created (newest "
+                                                          "first) or last (last read); default: the score (relevance "
+                                                          "and strength), or strength when the query has no words.")]
 Detail = Annotated[bool, Field(description="Full records (as `ledger recall --json`) instead of the compact "
                                             "id, strength, text, cluster.")]
 
@@ -110,7 +111,7 @@ NEXT = {"unknown-memory": "`search` lists ids.",
         "unknown-conflict": "Conflicts are resolved by the user (`ledger review`), not through these tools."}
 #: An example for a required text left blank, by the field the core names.
 BLANK = {"query": 'For example query "deploy steps" or query "cluster:proc"; `search` with an empty query lists '
-                  'the newest.',
+                  'the strongest memories (sort "created" for the newest).',
          "claim": 'Give claim one self-contained sentence, e.g. "Prefers metric units", with a cluster such as '
                   '"prefs".'}
 
@@ -479,7 +480,8 @@ class Server:
 
         return self._run(work, warnings=warnings)
 
-    def search(self, query: Annotated[str, Field(description="Words and filters; empty lists the newest.")] = "",
+    def search(self, query: Annotated[str, Field(description="Words and filters; empty lists the strongest first "
+                                                                        "(sort: created for the newest).")] = "",
                limit: Annotated[int, Field(ge=1, le=10000, description="At most this many memories.")] = 25,
                mode: Mode = DEFAULT_MODE, sort: Sort = None, detail: Detail = False) -> dict[str, Any]:
         """Browse the store without counting a read (for looking around, not for answering:
