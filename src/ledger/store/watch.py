@@ -135,8 +135,9 @@ def files_changed(conn: sqlite3.Connection, key: str) -> list[str]:
 
 
 def facts_for_files(conn: sqlite3.Connection, paths: list[str], limit: int = 50) -> list[dict]:
-    """Live claims keyed to any of ``paths`` (exact match), newest first, with the file
-    state recorded when each was written. One dict per (memory, path)."""
+    """Live claims keyed to any of ``paths`` (exact match), pinned ones first, then newest
+    first (the ``limit`` kept are those), with the file state recorded when each was
+    written. One dict per (memory, path)."""
     if not paths:
         return []
     marks = ",".join("?" * len(paths))
