@@ -13,6 +13,7 @@ import pytest
 from conftest import BOTH_ENGINES, LEDGER_BIN, store_exists, store_sql
 
 from ledger.ingest import source_from_text
+from ledger.query import WHEN_REASON
 from ledger.service import Ledger
 
 ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/conftest.py)
@@ -74,8 +75,29 @@ def test_unknown_command(cli):
     assert fail(*cli("frobnicate", db=None)) == 'Unknown command "frobnicate". Run `ledger --help`.'
 
 
+def test_search_asof_a_date_and_a_time_written_with_a_space(cli):
+    """Fresh-user finding: `ledger search "asof:2026-12-01 22:49"` searched the word 22:49
+    at midnight. The time after the date is the filter's: the memory's text at that
+    second is found, with no warning."""
+    import time
+    from datetime import datetime, timezone
+
+    mid = remember(cli, "Invoice terms for Acme are net 30", "money")
+    time.sleep(1.1)
+    then = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    time.sleep(1.1)
+    with Ledger.open(cli.db) as led:
+        led.update(mid, text="Invoice terms for Acme are net 60")
+    body = json.loads(ok(*cli("search", f"asof:{then}", "--json")))
+    assert [h["text"] for h in body["hits"]] == ["Invoice terms for Acme are net 30"]
+    assert [w["kind"] for w in body["warnings"]] == []
+    out = ok(*cli("search", f"net 30 asof:{then}"))
+    assert "net 30" in out.splitlines()[1]
+
+
 def test_query_grammar_errors_exit_1(cli):
-    assert fail(*cli("search", "asof:xyz")) == 'Cannot parse "asof:xyz": expected a date like 2026-01-01 or a span like 30m, 2h, 30d, 2w, 6mo, 1y'
+    assert fail(*cli("search", "asof:xyz")) == f'Cannot parse "asof:xyz": {WHEN_REASON}'
+    assert "2026-01-01T10:30+01:00" in WHEN_REASON
     msg = fail(*cli("recall", "deploy", "strength:50"))
     assert msg.startswith('Cannot parse "strength:50": strength:50 has no < or >; did you mean strength:>50')
     assert msg.endswith("expected strength:<N or strength:>N, N a whole number from 0 to 100")

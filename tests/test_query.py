@@ -217,9 +217,7 @@ def test_nonsense_date_names_the_token(key):
         parse(f"x {token}", NOW)
     assert exc.value.token == token
     assert exc.value.reason == WHEN_REASON
-    assert str(exc.value) == (
-        f'Cannot parse "{token}": expected a date like 2026-01-01 or a span like 30m, 2h, 30d, 2w, 6mo, 1y'
-    )
+    assert str(exc.value) == f'Cannot parse "{token}": {WHEN_REASON}'
     assert exc.value.kind == "invalid-query"
 
 
@@ -447,3 +445,87 @@ def test_filter_warnings_for_filters_that_can_never_match():
     assert kinds("strength:>100", None)[0][0] == "empty-range"
     (w,) = filter_warnings("asof:2099-01-01", now)
     assert w["used"] == "now" and "read as now" in w["warning"] and "ledger" not in w["warning"]
+
+
+# --------------------------------------------- dates and times as people type them
+def test_the_date_error_names_every_form_and_each_of_its_examples_parses():
+    """Fresh-user finding: the error named only 2026-01-01 and spans, never the instants
+    with a time, Z or an offset that parse_when accepts. Every example the message gives
+    parses, and every accepted shape has an example in it."""
+    import re
+
+    shown = re.findall(r"[0-9]+(?:mo|m|h|d|w|y)\b|[0-9][0-9T:+.Z -]*[0-9Z]", WHEN_REASON)
+    examples = [x for x in shown if not x.isdigit()]
+    assert {"2026-01-01", "2026-01-01T10:30", "2026-01-01T10:30:15Z", "2026-01-01T10:30+01:00", "2026-01-01 10:30",
+            "30m", "2h", "30d", "2w", "6mo", "1y", "0d"} <= set(examples), examples
+    for x in examples:
+        assert parse_when(x, NOW) is not None, x
+        key_value = "asof:" + x
+        assert parse(key_value, NOW).terms == (), key_value
+
+
+@pytest.mark.parametrize("key, field", [("asof", "asof_ms"), ("after", "after_ms"), ("before", "before_ms")])
+@pytest.mark.parametrize("time, want", [
+    ("22:49", (22, 49, 0, 0)), ("9:30", (9, 30, 0, 0)), ("22:49:05", (22, 49, 5, 0)), ("22:49:05.250", (22, 49, 5, 250)),
+    ("22:49Z", (22, 49, 0, 0)), ("22:49z", (22, 49, 0, 0)), ("23:49+01:00", (22, 49, 0, 0)), ("21:49-0100", (22, 49, 0, 0)),
+])
+def test_a_time_after_a_date_is_the_filters_time_not_a_word(key, field, time, want):
+    """Fresh-user finding: search "asof:2026-12-01 22:49" dropped the time and searched
+    the word 22:49. A date alone followed by a time of day is that instant (as dates are
+    often written, with a space); the words around it stay words."""
+    q = parse(f"deploy {key}:2026-12-01 {time} runbook", NOW)
+    h, m, sec, ms = want
+    assert getattr(q, field) == int(datetime(2026, 12, 1, h, m, sec, tzinfo=timezone.utc).timestamp()) * 1000 + ms
+    assert q.terms == ("deploy", "runbook")
+    assert parse(format_query(q), NOW) == q
+    assert [w for w in filter_warnings(f"deploy {key}:2026-12-01 {time}", NOW) if w["kind"] == "time-as-word"] == []
+
+
+def test_a_bad_time_after_a_date_is_an_error_naming_both():
+    with pytest.raises(InvalidQuery) as exc:
+        parse("deploy asof:2026-12-01 25:99", NOW)
+    assert exc.value.token == "asof:2026-12-01 25:99" and exc.value.reason == WHEN_REASON
+
+
+@pytest.mark.parametrize("query", ["asof:30d 22:49", "after:2w 10:00", "before:2026-12-01T08:00 22:49"])
+def test_a_time_the_filter_cannot_take_is_a_word_with_a_warning(query):
+    """After a span or an instant with its own time, a time of day cannot be the filter's:
+    it is searched as a word, and a warning says so and how to write the instant."""
+    first, time = query.split()
+    assert parse(query, NOW).terms == (time,)
+    (w,) = [w for w in filter_warnings(query, NOW) if w["kind"] == "time-as-word"]
+    assert w["values"] == [first, time] and "searched as a word" in w["warning"]
+    key = first.split(":")[0]
+    assert f"{key}:2026-12-01T{time}" in w["warning"]
+    assert parse(f"{key}:2026-12-01T{time}", NOW).terms == ()
+
+
+@pytest.mark.parametrize("token", ["22:49", "9:30", "22:49:05", "22:49:05,5", "22:49Z", "22:49+01", "22:49+0100",
+                                   "22:49-01:00"])
+def test_is_time_takes_times_of_day(token):
+    from ledger.query.parser import is_time
+
+    assert is_time(token)
+
+
+@pytest.mark.parametrize("token", ["22", "22:4", "224:49", "22:49:5", "22:49pm", "a:bc", "file.py:12", "22:49+1",
+                                   "22:49:05.", "http://x", "２２:４９"])
+def test_is_time_leaves_other_words(token):
+    from ledger.query.parser import is_time
+
+    assert not is_time(token)
+
+
+@pytest.mark.parametrize("span", ["0d", "0h", "0m", "0w", "0mo", "0y"])
+def test_after_a_span_of_zero_is_now_not_the_future(span):
+    """Fresh-user finding: after:0d was called "in the future". A span counts back from
+    now, so 0d is now: after:0d matches nothing (nothing was created after now), and the
+    warning says it is now and how to ask for today's memories."""
+    assert parse(f"after:{span}", NOW).after_ms == NOW
+    (w,) = filter_warnings(f"after:{span}", NOW)
+    assert w["kind"] == "empty-range" and w["values"] == [span]
+    assert "is now" in w["warning"] and "future" not in w["warning"]
+    today = datetime.fromtimestamp(NOW // 1000, tz=timezone.utc).date().isoformat()
+    assert f"after:{today}" in w["warning"] and "after:1d" in w["warning"]
+    assert filter_warnings("after:1d", NOW) == [] and filter_warnings(f"asof:{span}", NOW) == []
+    assert "future" in filter_warnings("after:2099-01-01", NOW)[0]["warning"]

@@ -134,10 +134,11 @@ STOPWORDS_NOT_COUNTED = ("every word of the query is a stopword, so its page is 
 def _typed(query: str | None, key: str) -> str:
     """The value of the last ``key:`` filter in ``query`` as typed (the last one wins, as
     in the parser), for warnings that quote it."""
-    from .query.parser import tokens
+    from .query.parser import tokens, when_value
 
     n = len(key) + 1  # tokens as the parser read them (fullwidth folded)
-    found = [t.split(":", 1)[1] for t in tokens(query or "") if t[:n].lower() == key + ":"]
+    toks = tokens(query or "")
+    found = [when_value(toks, i)[0] for i, t in enumerate(toks) if t[:n].lower() == key + ":"]  # with a time after a date
     return found[-1] if found else ""  # "" only if the parser read a form this split does not
 
 

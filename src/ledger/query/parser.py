@@ -28,8 +28,12 @@ Grammar, in short:
   0-100 integer surfaces show (:func:`ledger.strength.shown`, halves rounded up), so a
   memory shown as 51 is ``strength:>50`` and never ``strength:<51``.
 * ``asof:``, ``after:``, ``before:`` take a span (``30m``, ``2h``, ``30d``, ``2w``,
-  ``6mo``, ``1y``, measured back from now; ``m`` is minutes, ``mo`` months) or an ISO date/datetime. A date alone is UTC midnight; a
-  datetime without an offset is taken as UTC.
+  ``6mo``, ``1y``, measured back from now; ``m`` is minutes, ``mo`` months; ``0d`` is
+  now) or an ISO date/datetime (``2026-01-01``, ``2026-01-01T10:30``,
+  ``2026-01-01T10:30:15Z``, ``2026-01-01T10:30+01:00``). A date alone is UTC midnight; a
+  datetime without an offset is taken as UTC. A date alone followed by a token that is
+  a time of day (``asof:2026-12-01 22:49``, as dates are often written) takes that time
+  (:func:`when_value`): the time is not searched as a word.
 * For ``strength``, ``asof``, ``after`` and ``before`` the last occurrence wins;
   :func:`filter_warnings` says so when one is given twice with different values.
 
@@ -80,7 +84,9 @@ KEY_HINTS: dict[str, str] = {
 CLOSED_VALUES: dict[str, tuple[str, ...]] = {"type": ("chat", "doc"), "kind": ("claim", "chunk")}
 
 STRENGTH_REASON = "expected strength:<N or strength:>N, N between 0 and 100"
-WHEN_REASON = "expected a date like 2026-01-01 or a span like 30m, 2h, 30d, 2w, 6mo, 1y"
+WHEN_REASON = ("expected a date (2026-01-01: midnight UTC), a date and time (2026-01-01T10:30, 2026-01-01T10:30:15Z, "
+               "2026-01-01T10:30+01:00, or with a space: 2026-01-01 10:30; UTC unless an offset is given) or a span "
+               "back from now (30m, 2h, 30d, 2w, 6mo, 1y; 0d is now)")
 
 #: One valid filter per key, as messages show it (a test parses each and checks it
 #: draws no warning).
@@ -354,6 +360,50 @@ def _split_filter(token: str) -> tuple[str, str] | None:
     return key, token[i + 1 :]
 
 
+def is_date(value: str) -> bool:
+    """Whether ``value`` is a date alone, ``YYYY-MM-DD`` in ASCII digits."""
+    return len(value) == 10 and value[4] == value[7] == "-" and (value[:4] + value[5:7] + value[8:]).isdigit() \
+        and value.isascii()
+
+
+def is_time(token: str) -> bool:
+    """Whether ``token`` is a time of day as people write one after a date: ``H:MM`` or
+    ``HH:MM``, optionally ``:SS`` and a fraction (``.`` or ``,``), then optionally ``Z`` or
+    an offset ``+HH``, ``+HHMM``, ``+HH:MM`` (or ``-``). Whether it is a valid time is
+    :func:`parse_when`'s to say."""
+    t = token.lower()
+    if not t.isascii():
+        return False
+    if t.endswith("z"):
+        t = t[:-1]
+    else:
+        cut = max(t.rfind("+"), t.rfind("-"))
+        if cut > 0:
+            t, off = t[:cut], t[cut + 1:]
+            if not (off.isdigit() and len(off) in (2, 4) or len(off) == 5 and off[2] == ":" and (off[:2] + off[3:]).isdigit()):
+                return False
+    parts = t.split(":")
+    if len(parts) not in (2, 3) or not (parts[0].isdigit() and len(parts[0]) in (1, 2)) or not (parts[1].isdigit() and len(parts[1]) == 2):
+        return False
+    if len(parts) == 3:
+        sec, _, frac = parts[2].replace(",", ".").partition(".")
+        if not (sec.isdigit() and len(sec) == 2 and (frac.isdigit() or not frac and "." not in parts[2].replace(",", "."))):
+            return False
+    return True
+
+
+def when_value(toks: list[str], i: int) -> tuple[str, int]:
+    """The value of the ``asof:``/``after:``/``before:`` filter ``toks[i]`` and how many
+    tokens it takes: a date alone followed by a time of day (:func:`is_time`) is that
+    instant, written with a space (``asof:2026-12-01 22:49``: 2 tokens, value
+    ``2026-12-01 22:49``, which :func:`parse_when` reads); otherwise the token's own value
+    (1 token)."""
+    value = toks[i].split(":", 1)[1]
+    if is_date(value) and i + 1 < len(toks) and is_time(toks[i + 1]):
+        return f"{value} {toks[i + 1]}", 2
+    return value, 1
+
+
 def parse_when(value: str, now_ms: int) -> int | None:
     """Resolve an ``asof:``/``after:``/``before:`` value to epoch milliseconds, UTC.
 
@@ -361,8 +411,10 @@ def parse_when(value: str, now_ms: int) -> int | None:
     or 365 days per unit, case-insensitive) counted back from ``now_ms`` (epoch ms UTC), clamped to
     :data:`MIN_MS`; or anything :meth:`datetime.fromisoformat` accepts, optionally with
     a trailing ``Z``. A date alone is UTC midnight; a datetime without an offset is
-    taken as UTC; sub-millisecond digits are floored. Returns None if the value is
-    neither, or names an instant outside :data:`MIN_MS`..:data:`MAX_MS`.
+    taken as UTC; sub-millisecond digits are floored. A date and a time of day may be
+    separated by a space, the hour written with one digit (``2026-12-01 9:30``,
+    :func:`when_value`). Returns None if the value is neither, or names an instant
+    outside :data:`MIN_MS`..:data:`MAX_MS`.
     """
     m = _SPAN_RE.fullmatch(value.lower())
     if m:
@@ -370,6 +422,11 @@ def parse_when(value: str, now_ms: int) -> int | None:
         return max(MIN_MS, now_ms - back)
     if not value or not value.isascii():
         return None
+    date, space, time = value.partition(" ")
+    if space:
+        if not (is_date(date) and is_time(time)):
+            return None
+        value = f"{date}T{'0' if time[1] == ':' else ''}{time}"
     iso = value.upper()
     if iso.endswith("Z"):
         iso = iso[:-1] + "+00:00"
@@ -446,7 +503,12 @@ def parse(text: str, now_ms: int) -> Query:
     multi: dict[str, list[str]] = {field: [] for field in _MULTI_FIELDS.values()}
     single: dict[str, Any] = {}
     typed = text.split()
-    for raw, token in zip(typed, tokens(text)):
+    toks = tokens(text)
+    skip = 0
+    for i, (raw, token) in enumerate(zip(typed, toks)):
+        if skip:  # the time of day of the date before it (when_value)
+            skip -= 1
+            continue
         split = _split_filter(token)
         if split is None:
             i = token.find(":")
@@ -475,9 +537,11 @@ def parse(text: str, now_ms: int) -> Query:
             single["strength_op"] = m.group(1)
             single["strength"] = int(m.group(2)) / 100
         else:
+            value, n = when_value(toks, i)
+            skip = n - 1
             ms = parse_when(value, now_ms)
             if ms is None:
-                raise InvalidQuery(raw, WHEN_REASON)
+                raise InvalidQuery(" ".join(typed[i:i + n]), WHEN_REASON)
             single[_WHEN_FIELDS[key]] = ms
     return Query(
         terms=tuple(terms),
@@ -500,11 +564,15 @@ def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
     * ``{"kind": "empty-range", "key": "strength", "values": ["<0"], "warning": ...}``:
       ``strength:<0`` or ``strength:>100`` (no shown strength is below 0 or above 100);
       with ``now_ms`` also ``after:`` at or past ``before:`` (``key`` ``"after"``,
-      ``values`` both as typed) or ``after:`` in the future (``values`` the after alone).
+      ``values`` both as typed) or ``after:`` now (``after:0d``) or in the future
+      (``values`` the after alone).
       It matches nothing.
     * ``{"kind": "future-asof", "key": "asof", "values": ["2099-01-01"], "used": "now",
       "warning": ...}`` (only with ``now_ms``): ``asof:`` later than ``now_ms``; the
       store knows nothing past now, so it reads as now.
+    * ``{"kind": "time-as-word", "key", "values": [filter, time as typed], "warning"}``:
+      a time of day after a span or a full instant (``asof:2d 22:49``), searched as a
+      word; after a date alone it is the filter's time (:func:`when_value`).
     * ``{"kind": "empty-filter", "key", "values": [token as typed], "warning"}``: a key
       with nothing after the colon, searched as the word (:func:`empty_filter_warning`).
     * ``{"kind": "list-value", "key", "values", "split", "warning"}``: ``cluster:a,b``;
@@ -530,6 +598,10 @@ def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
             continue
         if key in _MULTI_FIELDS:
             out.extend(_one_value_warnings(key, value, toks[i + 1 :]))
+        elif key in _WHEN_FIELDS:
+            value, n = when_value(toks, i)
+            if n == 1 and i + 1 < len(toks) and is_time(toks[i + 1]):
+                out.append(_time_as_word(key, typed[i], typed[i + 1]))
         value = value.lower() if key in _MULTI_FIELDS else value
         if value not in seen.setdefault(key, []) or key not in _MULTI_FIELDS:
             seen[key].append(value)
@@ -550,6 +622,16 @@ def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
                                    f"{key}:{values[-1]}, is used. Give it once."})
     out.extend(_never_warnings({k: v[-1] for k, v in seen.items() if k not in _MULTI_FIELDS}, now_ms))
     return out
+
+
+def _time_as_word(key: str, filter_typed: str, time_typed: str) -> dict:
+    """The ``time-as-word`` warning: a time of day right after an ``asof:``/``after:``/
+    ``before:`` filter it does not join (the filter is a span or already has its time;
+    :func:`when_value` joins a time only to a date alone), so it was searched as a word."""
+    return {"kind": "time-as-word", "key": key, "values": [filter_typed, time_typed],
+            "warning": f"{time_typed} after {filter_typed} was searched as a word: a time of day is taken only after a "
+                       f"date alone ({key}:2026-12-01 {time_typed}), not after a span or an instant that has its "
+                       f"time. Write the instant whole ({key}:2026-12-01T{time_typed}) or drop {time_typed}."}
 
 
 #: Quote characters a value may start with: quoting does not group words in a query.
@@ -651,7 +733,14 @@ def _never_warnings(last: dict[str, str], now_ms: int | None) -> list[dict]:
                     "warning": f"after:{last['after']} before:{last['before']} matches nothing: after: is "
                                f"{'the same instant as' if after == before else 'later than'} before:, so no "
                                f"memory was created in between. Did you mean after:{last['before']} before:{last['after']}?"})
-    elif after is not None and after >= now_ms:
+    elif after is not None and after == now_ms:
+        # after:0d, after:0h: a span counts back from now, so a span of 0 is now itself.
+        today = _format_ms(now_ms - now_ms % _DAY_MS)
+        out.append({"kind": "empty-range", "key": "after", "values": [last["after"]],
+                    "warning": f"after:{last['after']} is now (a span counts back from now), so it matches nothing: "
+                               f"no memory was created after now. For today's memories give today's date "
+                               f"(after:{today}, from midnight UTC) or a span (after:1d, the last 24 hours)."})
+    elif after is not None and after > now_ms:
         out.append({"kind": "empty-range", "key": "after", "values": [last["after"]],
                     "warning": f"after:{last['after']} is in the future, so it matches nothing: no memory "
                                f"was created after it yet. Give a past date or span (after:2w)."})
