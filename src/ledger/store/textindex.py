@@ -384,6 +384,7 @@ def _clear_rel(conn: sqlite3.Connection) -> None:
 # n_i the rows holding the phrase. The factor after idf_i is below k1 + 1 for any f_i
 # and D, so one phrase adds less than (k1 + 1) * idf_i to any row's -bm25.
 BM25_K1 = 1.2
+_BM25_B = 0.75
 _IDF_FLOOR = 1e-6
 
 
@@ -478,49 +479,65 @@ def relevance_asof(conn: sqlite3.Connection, parts, asof: int) -> bool:
         return _textindex_pg().relevance_asof(conn, parts, asof)
     conn.execute("DELETE FROM temp.ledger_rel WHERE seq IN (SELECT m.seq FROM memory_text_history h "
                  "JOIN memories m ON m.id = h.memory_id WHERE h.replaced_at > ?)", (asof,))
-    exact, fuzzy, side = (list(x) for x in parts)
-    typed = " OR ".join([f"{{text}} : ({' OR '.join(exact)})"] * bool(exact) + [f"{{side}} : ({' OR '.join(side)})"] * bool(side))
-    found: dict[int, tuple[int, bool]] = {}  # hid -> (seq, matched only through fuzzy neighbours)
-    for expr, only_fuzzy in ((typed, False), (f"{{text}} : ({' OR '.join(fuzzy)})" if fuzzy else "", True)):
+    found = _matched_then(conn, parts, asof)
+    if found:
+        conn.executemany("INSERT OR IGNORE INTO temp.ledger_rel (seq, r) VALUES (?, ?)", _scored_then(conn, parts, found))
+    return conn.execute("SELECT 1 FROM temp.ledger_rel LIMIT 1").fetchone() is not None
+
+
+def _matched_then(conn: sqlite3.Connection, parts, asof: int) -> dict[int, tuple[int, bool]]:
+    """``{history rowid: (seq, matched only through fuzzy neighbours)}`` of the texts
+    memories had at ``asof`` (:data:`_THEN`) that the query matches in
+    ``memory_text_fts``: exact phrases in its word column, side phrases in its side
+    column, else fuzzy phrases in its word column."""
+    exact, fuzzy, side = parts
+    typed = [f"{{text}} : ({' OR '.join(exact)})"] if exact else []
+    typed += [f"{{side}} : ({' OR '.join(side)})"] if side else []
+    found: dict[int, tuple[int, bool]] = {}
+    for expr, only_fuzzy in ((" OR ".join(typed), False), (f"{{text}} : ({' OR '.join(fuzzy)})" if fuzzy else "", True)):
         if expr:
             for hid, seq in conn.execute(f"""SELECT t.hid, t.seq FROM ({_THEN}) t WHERE t.hid IN (
                                                  SELECT rowid FROM memory_text_fts WHERE memory_text_fts MATCH :expr)""",
                                          {"asof": asof, "expr": expr}):
                 found.setdefault(hid, (seq, only_fuzzy))
-    if found:
-        texts = {}
-        for part in batches(sorted(found), 500):
-            texts.update((h, (t, s)) for h, t, s in conn.execute(
-                f"SELECT rowid, text, side FROM memory_text_fts WHERE rowid IN ({','.join('?' * len(part))})", part))
-        words = index_stats(conn, "memories_fts")
-        sides = index_stats(conn, "memories_side")
-        toks = _tokens(conn, [texts[h][0] for h in texts] + [texts[h][1] for h in texts]
-                       + [_unquote(ph)[0] for ph in exact + fuzzy + side])
-        k = len(texts)
-        then = {h: (toks[i], toks[k + i]) for i, h in enumerate(texts)}
-        phrase_toks = dict(zip(exact + fuzzy + side, toks[2 * k:]))
-        counts: dict[tuple[str, str], int] = {}
+    return found
 
-        def n_of(table: str, ph: str) -> int:
-            if (table, ph) not in counts:
-                counts[table, ph] = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (ph,)).fetchone()[0] \
-                    if phrase_toks[ph] else 0
-            return counts[table, ph]
 
-        def p_of(doc: list[str], phrases, table: str, stats) -> float:
-            return bm25_score([phrase_count(doc, phrase_toks[ph], _unquote(ph)[1]) for ph in phrases],
-                              len(doc), stats[0], [n_of(table, ph) for ph in phrases], stats[1])
+def _scored_then(conn: sqlite3.Connection, parts, found: dict[int, tuple[int, bool]]) -> list[tuple[int, float]]:
+    """``[(seq, r)]`` for the texts then of :func:`_matched_then`: BM25 of each as a row
+    of ``memories_fts`` / ``memories_side`` (their N and avgdl, :func:`index_stats`, and
+    n_i, one count per phrase), with its own f_i and D (:func:`phrase_count` over the
+    terms :func:`_tokens` gives)."""
+    exact, fuzzy, side = (list(x) for x in parts)
+    texts: dict[int, tuple[str, str]] = {}
+    for part in batches(sorted(found), 500):
+        texts.update((h, (t, s)) for h, t, s in conn.execute(
+            f"SELECT rowid, text, side FROM memory_text_fts WHERE rowid IN ({','.join('?' * len(part))})", part))
+    hids = list(texts)
+    phrases = exact + fuzzy + side
+    toks = _tokens(conn, [texts[h][0] for h in hids] + [texts[h][1] for h in hids] + [_unquote(ph)[0] for ph in phrases])
+    then = {h: (toks[i], toks[len(hids) + i]) for i, h in enumerate(hids)}
+    terms_of = dict(zip(phrases, toks[2 * len(hids):]))
+    stats = {"memories_fts": index_stats(conn, "memories_fts"), "memories_side": index_stats(conn, "memories_side")}
+    holding: dict[tuple[str, str], int] = {}
 
-        rows = []
-        for hid, (seq, only_fuzzy) in found.items():
-            wt, st = then[hid]
-            if only_fuzzy:
-                rows.append((seq, FUZZY_WEIGHT * relevance(p_of(wt, fuzzy, "memories_fts", words))))
-            else:
-                p = (p_of(wt, exact, "memories_fts", words) if exact else 0.0) + (p_of(st, side, "memories_side", sides) if side else 0.0)
-                rows.append((seq, relevance(p)))
-        conn.executemany("INSERT OR IGNORE INTO temp.ledger_rel (seq, r) VALUES (?, ?)", rows)
-    return conn.execute("SELECT 1 FROM temp.ledger_rel LIMIT 1").fetchone() is not None
+    def p_of(doc: list[str], table: str, phrases) -> float:
+        for ph in phrases:
+            if (table, ph) not in holding:
+                holding[table, ph] = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (ph,)).fetchone()[0] \
+                    if terms_of[ph] else 0
+        n_rows, avgdl = stats[table]
+        return bm25_score([phrase_count(doc, terms_of[ph], _unquote(ph)[1]) for ph in phrases], len(doc), n_rows,
+                          [holding[table, ph] for ph in phrases], avgdl)
+
+    out = []
+    for hid, (seq, only_fuzzy) in found.items():
+        words, sides = then[hid]
+        if only_fuzzy:
+            out.append((seq, FUZZY_WEIGHT * relevance(p_of(words, "memories_fts", fuzzy))))
+        else:
+            out.append((seq, relevance(p_of(words, "memories_fts", exact) + p_of(sides, "memories_side", side))))
+    return out
 
 
 def relevance(p: float) -> float:
@@ -546,8 +563,6 @@ def bm25_score(freqs, doc_len: int, n_rows: int, holding, avgdl: float) -> float
         score += idf * ((f * (BM25_K1 + 1.0)) / (f + norm))
     return score
 
-
-_BM25_B = 0.75
 
 
 def index_stats(conn: sqlite3.Connection, table: str) -> tuple[int, float]:
