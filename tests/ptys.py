@@ -22,3 +22,24 @@ def read_to_end(master: int) -> bytes:
         seen += chunk
     os.close(master)
     return seen
+
+
+def read_while_running(master: int, proc, timeout: float = 30) -> bytes:
+    """What ``proc`` (a Popen whose terminal is ``master``'s other end) writes until it
+    closes the terminal or exits, or ``timeout`` seconds pass (the caller then finds it
+    still running). ``master`` stays open."""
+    import select
+    import time
+
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            chunk = read_chunk(master)
+            if not chunk:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    return out

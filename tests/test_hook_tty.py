@@ -5,13 +5,13 @@ Real processes on a real pseudo-terminal."""
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import time
 
 import pytest
 from conftest import store_exists
 from fakes.hooks import LEDGER_BIN
+from ptys import read_while_running
 
 
 def _on_a_tty(args: list[str], tmp_path, db) -> tuple[int, str]:
@@ -19,20 +19,8 @@ def _on_a_tty(args: list[str], tmp_path, db) -> tuple[int, str]:
     env = {**os.environ, "LEDGER_HOME": str(tmp_path / "home"), "LEDGER_DB": str(db), "NO_COLOR": "1"}
     p = subprocess.Popen([LEDGER_BIN, "hook", *args], stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
     os.close(slave)
-    out = b""
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        r, _, _ = select.select([master], [], [], 0.2)
-        if r:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif p.poll() is not None:
-            break
+    out = read_while_running(master, p, timeout=30)
     try:
         p.wait(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:

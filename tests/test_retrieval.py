@@ -1115,7 +1115,9 @@ def test_asof_the_docs_example_ranks_the_old_text_first(ledger, clock):
 
 
 @pytest.mark.sqlite_only  # the scratch index of the texts then is SQLite's (PostgreSQL ranks in SQL)
-def test_asof_scores_texts_then_on_a_store_opened_read_only(db_file, clock):
+def _mondays_then_tuesdays(db_file, clock) -> int:
+    """A store with filler and one memory edited from Mondays to Tuesdays; returns an
+    instant (ms) between the two texts. The store is closed."""
     led = Ledger.open(db_file, clock=clock)
     _with_filler(led)
     m = led.remember("Invoices go out on Mondays", cluster="money", agent="a").memory
@@ -1124,6 +1126,11 @@ def test_asof_scores_texts_then_on_a_store_opened_read_only(db_file, clock):
     clock.advance(days=1)
     led.update(m.id, text="Invoices go out on Tuesdays")
     led.close()
+    return t
+
+
+def test_asof_scores_texts_then_on_a_store_opened_read_only(db_file, clock):
+    t = _mondays_then_tuesdays(db_file, clock)
     ro = Ledger.open(db_file, clock=clock, readonly=True)
     try:
         assert [h.text for h in ro.search(f"mondays invoices asof:{iso(t)}").hits] == ["Invoices go out on Mondays"]
@@ -1147,13 +1154,8 @@ def test_index_stats_are_the_rows_and_mean_tokens_bm25_uses(big):
 
 def test_asof_old_texts_of_stores_edited_before_the_history_index(db_file, clock):
     """Migration m012_text_history_index indexes the history rows already there."""
+    before = _mondays_then_tuesdays(db_file, clock)
     led = Ledger.open(db_file, clock=clock)
-    _with_filler(led)
-    m = led.remember("Invoices go out on Mondays", cluster="money", agent="a").memory
-    clock.advance(days=1)
-    before = clock()
-    clock.advance(days=1)
-    led.update(m.id, text="Invoices go out on Tuesdays")
     with led.store.atomic():  # as a store edited before the index existed
         led.store._conn.execute("DROP TABLE memory_text_fts")
         led.store._conn.execute("DELETE FROM _migrations WHERE name = 'm012_text_history_index'")

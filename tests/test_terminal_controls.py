@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
-import time
 
 import pytest
 from conftest import LEDGER_BIN
+from ptys import read_while_running
 
 from ledger.termfmt import json_visible, visible, visible_styled
 
@@ -119,20 +118,7 @@ def _on_a_tty(args: list[str], env: dict) -> str:
     p = subprocess.Popen([LEDGER_BIN, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env,
                          close_fds=True)
     os.close(slave)
-    out = b""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        r, _, _ = select.select([master], [], [], 0.2)
-        if r:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif p.poll() is not None:
-            break
+    out = read_while_running(master, p)
     p.wait(timeout=30)
     os.close(master)
     return out.decode("utf-8", "replace")
