@@ -105,6 +105,24 @@ def test_mcp_ids_are_the_same_normal_form(store_target, tmp_path, monkeypatch):
     assert m["writer"] == "cursor-desktop" and m["readers"] == ["cursor-desktop", "reviewer"], m
 
 
+def test_a_long_client_name_is_cut_to_an_id_the_store_takes(store_target, tmp_path, monkeypatch):
+    """A client's name nobody can retype, longer than an agent id may be (64), is cut
+    rather than failing every call (fresh-user pass: "Very Long Client Name " x 4)."""
+    import test_mcp as M
+
+    monkeypatch.chdir(tmp_path)
+    name = "Very Long Client Name " * 4
+
+    async def go():
+        async with M.connect(store_target, client=name) as s:
+            return M.ok(await s.call_tool("remember", {"claim": "Okapis live in the Congo", "cluster": "code"}))
+
+    w = M.run(go)
+    writer = M.cli_json(store_target, "show", w["id"])["writer"]
+    assert writer == ("very-long-client-name-" * 4)[:64] and len(writer) == 64, writer
+    assert agent_id("x" * 80 + " y", slug=True) == "x" * 64 and agent_id("a " * 40, slug=True) == "-".join("a" * 32)[:64].rstrip("-")
+
+
 def test_the_web_apis_by_is_normalised(store_target):
     pytest.importorskip("starlette")
     with warnings.catch_warnings():

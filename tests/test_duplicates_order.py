@@ -133,3 +133,28 @@ def test_the_cli_proposes_the_reversed_claim_as_a_candidate(cli):
     (cand,) = json.loads(ok(*cli("conflicts", "--json")))
     assert out["proposed"] == [cand["id"]] and cand["signals"] == ["swapped words"]
     assert {cand["a"]["id"], cand["b"]["id"]} == {a, out["id"]}
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Port is 8080", "ＰＯＲＴ is ８０８０"),  # fullwidth, as a CJK input method types it
+    ("Port is 8080", "Ｐｏｒｔ ｉｓ ８０８０"),
+    ("ＰＯＲＴ is ８０８０", "Ｐｏｒｔ ｉｓ ８０８０"),
+])
+def test_fullwidth_text_is_the_same_claim(a, b):
+    """Width is folded (NFKC) as search and agent ids fold it; the two fullwidth forms
+    were proposed against each other as a changed value (second fresh-user pass)."""
+    assert is_near_duplicate(a, b) and is_near_duplicate(b, a)
+    assert not is_near_duplicate(a, "Port is ９０９０")
+
+
+def test_a_claim_cannot_supersede_its_own_copy(cli):
+    """remember --supersedes skipped the duplicate check: the same text opened a
+    conflict with itself (second fresh-user pass). Refused; a changed fact still works."""
+    a = remember(cli, "Carol reports to Dave", "people")
+    for text in ("Carol reports to Dave", "carol reports to dave.", "Carol reports to  Dave"):
+        rc, out, err = cli("remember", text, "--cluster", "people", "--supersedes", a)
+        assert rc == 1 and "says the same as" in err and "Nothing was remembered" in err, (text, err)
+    assert json.loads(ok(*cli("search", "carol dave", "--json")))["total"] == 1
+    assert json.loads(ok(*cli("review", "--json")))["conflicts"] == []
+    out = ok(*cli("remember", "Carol reports to Erin", "--cluster", "people", "--supersedes", a))
+    assert "opened cf_" in out

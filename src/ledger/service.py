@@ -392,8 +392,18 @@ class Ledger:
             except UnknownMemory as e:
                 raise UnknownMemory(f"{e} Nothing was remembered.",
                                     field="supersedes", value=supersedes) from None
-            if self.store.row(supersedes).deleted_at is not None:
+            old = self.store.row(supersedes)
+            if old.deleted_at is not None:
                 raise InvalidInput(f"{supersedes} was already dropped; there is nothing live to supersede. Remember the new fact without superseding.",
+                                   field="supersedes", value=supersedes)
+            from .conflicts.duplicates import is_near_duplicate
+
+            # The same fact cannot replace itself: a conflict of a claim with its own copy
+            # would only leave the person two identical sides to choose from.
+            if is_near_duplicate(old.text, text):
+                raise InvalidInput(f"The new text says the same as {supersedes}, the memory it would supersede, so "
+                                   "there is nothing to replace. Give the changed fact, or remember it without "
+                                   "superseding to count it as corroboration. Nothing was remembered.",
                                    field="supersedes", value=supersedes)
         conflict_id = None
         proposed: tuple[str, ...] = ()

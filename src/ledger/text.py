@@ -66,6 +66,11 @@ def storable_problem(value: str) -> str | None:
 _BIDI = frozenset(map(chr, (*range(0x202A, 0x202F), *range(0x2066, 0x206A))))
 
 
+# The longest agent id a store takes (ledger.store.ops.MAX_AGENT_ID, not imported: the
+# agent verbs' start-up path reads this module before the store's).
+_SLUG_MAX = 64
+
+
 def agent_key(agent: str) -> str:
     """The normal form of an agent id, what ``agent:`` compares (docs/search.md
     "agent:"): trimmed, NFKC-folded when not ASCII (a fullwidth ``Ｃｌａｕｄｅ`` is
@@ -90,8 +95,8 @@ def agent_id(agent: str, *, slug: bool = False, source: str | None = None) -> st
     key = agent_key(agent)
     bad = [c for c in key if (unicodedata.category(c) == "Cc" and not c.isspace()) or c in _BIDI]
     spaced = any(c.isspace() for c in key)
-    if slug:
-        return "-".join("".join(c for c in key if c not in bad).split())
+    if slug:  # cut to the store's limit (store.ops.MAX_AGENT_ID): a long name must not break every call
+        return "-".join("".join(c for c in key if c not in bad).split())[:_SLUG_MAX].rstrip("-")
     if key and not bad and not spaced:
         return key
     from .errors import InvalidInput

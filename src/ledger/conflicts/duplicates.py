@@ -156,10 +156,21 @@ def sequence(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _width_folded(text: str) -> str:
+    """``text`` in NFKC: fullwidth letters and digits (``ＰＯＲＴ ８０８０``, typed with a
+    CJK input method) are the ASCII ones, as search and agent ids read them."""
+    if text.isascii():
+        return text
+    from unicodedata import normalize
+
+    return normalize("NFKC", text)
+
+
 def is_near_duplicate(a: str, b: str) -> bool:
     """Whether ``b`` says the same as ``a``: the same words in the same order up to
-    filler, case, punctuation and inflection, and no value changed (module docstring).
-    Symmetric."""
+    filler, case, width (NFKC), punctuation and inflection, and no value changed (module
+    docstring). Symmetric."""
+    a, b = _width_folded(a), _width_folded(b)
     if normal(a) == normal(b):
         return True
     if _raw_overlap(a, b) < 0.5:  # the cheapest test first (tokens cached): most peers fail it
