@@ -166,3 +166,16 @@ def test_remember_with_a_missing_file_warns_and_still_remembers(cli, tmp_path):
     present.write_text("x = 1\n")
     rc, out, err = cli("remember", "The config lives in here.py", "--cluster", "code", "--file", str(present))
     assert rc == 0 and err == "", err
+
+
+def test_a_named_text_source_has_no_fake_type_and_one_row(cli):
+    """A --name is not a file name: its tail after a '.' was shown as the type, and a line
+    break in it started a fake row of `ledger sources` (second fresh-user pass)."""
+    ok(*cli("ingest", "-", "--name", "Meeting notes v2. Final version agreed by everyone", "--cluster", "proc",
+            input="body one"))
+    ok(*cli("ingest", "-", "--name", "a.md\nFAKE x.md 99 1 chunk", "--cluster", "proc", input="body two"))
+    out = ok(*cli("sources"))
+    rows = out.splitlines()[1:]
+    assert len(rows) == 2 and all(r.startswith("—     ") for r in rows), out
+    assert "a.md FAKE x.md 99 1 chunk" in out and "FINAL VERSION" not in out
+    assert {s["ext"] for s in json.loads(ok(*cli("sources", "--json")))} == {""}

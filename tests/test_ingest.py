@@ -52,6 +52,10 @@ def _sentence(i: int, words: int = 12) -> str:
         ("C:\\Users\\me.d\\Makefile", ""),
         ("stdin", ""),
         ("", ""),
+        ("Meeting notes v2. Final version agreed by everyone", ""),  # a --name, not a file type
+        ("a.md\nFAKE x.md 99 1 chunk", ""),
+        ("notes.verylongextension", ""),
+        ("main.c++", "c++"),
     ],
 )
 def test_extension(name: str, ext: str) -> None:

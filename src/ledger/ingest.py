@@ -68,11 +68,14 @@ _SENTENCE_GAP = re.compile(r"(?<=[.!?])\s+")
 def extension(filename: str) -> str:
     """The text after the last ``.`` of the last path segment, lowercased; ``''`` when
     the segment has no dot. ``.bashrc`` gives ``bashrc`` (reference rule, applied
-    literally); ``v1.2/README`` gives ``''``."""
+    literally); ``v1.2/README`` gives ``''``. Only a word of at most 10 letters, digits,
+    ``+``, ``-`` or ``_`` is an extension: a ``--name`` such as "Notes v2. Final version"
+    has none (its tail filled the type column of ``ledger sources``)."""
     name = os.fspath(filename)
     segment = name.replace("\\", "/").rsplit("/", 1)[-1]
     dot = segment.rfind(".")
-    return segment[dot + 1 :].lower() if dot >= 0 else ""
+    ext = segment[dot + 1 :].lower() if dot >= 0 else ""
+    return ext if len(ext) <= 10 and all(c.isalnum() or c in "+-_" for c in ext) else ""
 
 
 # ---------------------------------------------------------------------------- chunking

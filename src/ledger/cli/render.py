@@ -134,13 +134,14 @@ def sources_table(sources: list[Source], color: bool) -> str:
     for s in sources:
         seen[s.filename] = seen.get(s.filename, 0) + 1
     for s in sources:
-        name = visible(s.path if seen[s.filename] > 1 and s.path else s.filename)
+        # collapse: a --name may hold a line break, which would start a fake row
+        name = visible(collapse(s.path if seen[s.filename] > 1 and s.path else s.filename))
         if text_width(name) > 40:  # a path's tail names the file
             while text_width(name) > 39:
                 name = name[1:]
             name = "…" + name
         lines.append(
-            f"{(s.ext or '—').upper():<5} {pad(name, 40)} {_bar(s.trust, 6, color)} {pct(s.trust):>3}  "
+            f"{visible((s.ext or '—').upper()[:5]):<5} {pad(name, 40)} {_bar(s.trust, 6, color)} {pct(s.trust):>3}  "
             f"{plural(s.chunk_count, 'chunk')} · {plural(s.claim_count, 'claim')} · {plural(s.hits, 'read')}  " + _dim(s.id, color)
         )
     return "\n".join(lines)
