@@ -586,6 +586,24 @@ def test_empty_db_path_names_what_is_empty(cli):
     assert "the path is empty" in msg and "postgresql://" in msg
 
 
+@pytest.mark.parametrize("args", [
+    ["judge", "cc_x", "--verdict", "conflict", "--verdict", "unrelated"],  # would settle the pair for good
+    ["ingest", "-", "--cluster", "code", "--cluster", "proc"],
+    ["recall", "deploy", "--limit", "3", "--limit", "5"],  # the fast path
+    ["search", "deploy", "--mode", "keyword", "--mode=fuzzy"],
+    ["show", "m_x", "--json", "--db", "a.db"],
+    ["sources", "trust", "s_x", "0.5", "--db", "a.db"],
+])
+def test_a_one_value_option_given_twice_is_refused_on_every_command(cli, args):
+    """Click and the fast path keep the last of a repeated option without a word; only
+    remember refused it (second fresh-user pass: judge took the last verdict)."""
+    cli.create_store()
+    opt = next(a.partition("=")[0] for a in args if args.count(a) > 1 or a.startswith("--mode=") or a == "--db")
+    msg = fail(*cli(*args, input="text"))
+    assert f"{opt} was given 2 times" in msg and "Give " + opt + " once" in msg, msg
+    assert ok(*cli("recall", "deploy", "--limit", "3")) is not None  # once is fine
+
+
 def test_remember_same_fact_twice_is_corroboration(cli):
     mid = remember(cli, "Staging deploys need the VPN", "proc")
     out = ok(*cli("remember", "staging deploys need the vpn", "--cluster", "proc", "--agent", "codex"))

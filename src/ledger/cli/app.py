@@ -774,6 +774,27 @@ def _missing(exc: click.MissingParameter) -> str:
     return f"{out} Run `{path} --help`."
 
 
+def _options_of(args: list[str]) -> tuple[list[str], dict[str, bool], tuple[str, ...]] | None:
+    """For the command ``args`` name (``judge``, ``sources trust``): its arguments after
+    the command's name, its options (whether each takes a value) and those meant to
+    repeat (``multiple``), for :func:`ledger.cli.verbs.refuse_repeated`; None when
+    ``args`` name no command."""
+    cmd, rest = cli, list(args)
+    while isinstance(cmd, click.Group):
+        if not rest or rest[0] not in cmd.commands:
+            return None
+        cmd, rest = cmd.commands[rest[0]], rest[1:]
+    options: dict[str, bool] = {}
+    many: list[str] = []
+    for p in cmd.params:
+        if isinstance(p, click.Option):
+            for o in (*p.opts, *p.secondary_opts):
+                options[o] = not (p.is_flag or p.count)
+                if p.multiple:
+                    many.append(o)
+    return rest, options, tuple(many)
+
+
 def run(args: list[str]) -> int:
     """Run the click app; map errors to ``✕ <message>`` (or, with ``--json``, a JSON
     object on stderr, see :func:`_err`) and exit 1. Exit statuses do not depend on
@@ -785,10 +806,14 @@ def run(args: list[str]) -> int:
             from ..paths import check_environment
 
             check_environment()
-            if args[0] == "remember":
-                from .verbs import refuse_repeated
+            from .verbs import refuse_repeated
 
+            if args[0] == "remember":
                 refuse_repeated(args[1:])  # click would keep the last of a repeated option
+            else:
+                single = _options_of(args)
+                if single is not None:
+                    refuse_repeated(*single, nothing="Nothing was done.")
         rc = cli.main(args=args, prog_name="ledger", standalone_mode=False)
         # Without standalone mode click returns the code of a `ctx.exit(n)` / `Exit(n)`
         # (e.g. `ledger config list` finding a bad value) instead of exiting.

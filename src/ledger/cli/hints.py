@@ -79,6 +79,8 @@ def phrase(exc: LedgerError) -> str:
     flag = FLAGS.get(exc.field or "")
     if flag and msg.startswith(exc.field + " "):
         msg = flag + msg[len(exc.field):]
+    if exc.kind == "invalid-input" and exc.field == "agent" and "$LEDGER_AGENT" not in msg:
+        msg += " The CLI's agent id is --agent, else $LEDGER_AGENT."  # the core names no surface
     if exc.kind == "invalid-input" and exc.field == "outcome":
         msg += " Try: ledger resolve <id> a|b|both|merge|dismiss"
     nxt = NEXT.get(exc.kind)

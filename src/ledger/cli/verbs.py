@@ -445,12 +445,15 @@ REMEMBER_OPTIONS = {"--text": True, "--cluster": True, "--note": True, "--supers
                     "--topic": True, "--agent": True, "--db": True, "--json": False}
 
 
-def refuse_repeated(args: list[str], options: dict[str, bool] = REMEMBER_OPTIONS, many: tuple[str, ...] = ("--file",)) -> None:
+def refuse_repeated(args: list[str], options: dict[str, bool] = REMEMBER_OPTIONS, many: tuple[str, ...] = ("--file",),
+                    nothing: str = "Nothing was remembered.") -> None:
     """Raise InvalidInput when an option of ``options`` that takes one value is given
     more than once among ``args`` (a verb's arguments, as typed; ``--`` ends the
     options). Both CLI paths, like click, would keep the last value and drop the
     others without a word: ``--supersedes m_A --supersedes m_B`` would supersede m_B
-    only. ``many``: the options meant to repeat."""
+    only (``judge --verdict conflict --verdict unrelated`` would settle the pair for
+    good). ``many``: the options meant to repeat; ``nothing``: the message's last
+    sentence, what was not done."""
     seen: dict[str, list[str]] = {}
     i = 0
     while i < len(args):
@@ -475,13 +478,16 @@ def refuse_repeated(args: list[str], options: dict[str, bool] = REMEMBER_OPTIONS
                     "outdated, `ledger forget` it or remember a claim that supersedes it. Nothing was remembered.",
                     field="supersedes", value=values[-1])
             raise InvalidInput(f"{name} was given {len(values)} times ({shown}); it takes one value, and only the "
-                               f"last would have been used. Give {name} once. Nothing was remembered.")
+                               f"last would have been used. Give {name} once. {nothing}")
 
 
 #: The options of the verbs whose words are a query (the click commands'
 #: :func:`ledger.cli.app.recall`, ``search`` and ``export``; a test compares them) and
 #: whether each takes a value: a word after ``--`` that is one of them is searched as
 #: typed, with an ``options-as-text`` warning (:func:`options_as_query_warning`).
+#: ``show``'s options (the fast path's, for :func:`refuse_repeated`).
+SHOW_OPTIONS = {"--db": True, "--json": False}
+
 QUERY_OPTIONS = {
     "recall": {"--limit": True, "--mode": True, "--agent": True, "--db": True, "--json": False},
     "search": {"--limit": True, "--mode": True, "--sort": True, "--db": True, "--json": False},
