@@ -137,8 +137,7 @@ def run_fast(args: list[str], *, keep_open: bool = False) -> int | None:
 
         check_environment()
         if verb != "remember":  # click would keep the last of a repeated option, and so does parse()
-            verbs.refuse_repeated(rest, verbs.QUERY_OPTIONS.get(verb, verbs.SHOW_OPTIONS), (), "Nothing was searched."
-                                  if verb != "show" else "Nothing was shown.")
+            verbs.refuse_repeated(rest, verbs.QUERY_OPTIONS.get(verb, verbs.SHOW_OPTIONS), (), verbs.NOTHING_DONE[verb])
         if verb == "recall":
             out = verbs.recall(tuple(a["query"]), limit=a["limit"], mode=a["mode"], agent=a["agent"], db=a["db"],
                                as_json=as_json, color=_color(as_json), keep_open=keep_open)

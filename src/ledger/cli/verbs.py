@@ -485,6 +485,11 @@ def refuse_repeated(args: list[str], options: dict[str, bool] = REMEMBER_OPTIONS
 #: :func:`ledger.cli.app.recall`, ``search`` and ``export``; a test compares them) and
 #: whether each takes a value: a word after ``--`` that is one of them is searched as
 #: typed, with an ``options-as-text`` warning (:func:`options_as_query_warning`).
+#: What :func:`refuse_repeated` says was not done, by command (both CLI paths print the
+#: same line); any other command: "Nothing was done."
+NOTHING_DONE = {"remember": "Nothing was remembered.", "recall": "Nothing was searched.",
+                "search": "Nothing was searched.", "show": "Nothing was shown."}
+
 #: ``show``'s options (the fast path's, for :func:`refuse_repeated`).
 SHOW_OPTIONS = {"--db": True, "--json": False}
 
