@@ -808,12 +808,9 @@ def run(args: list[str]) -> int:
             check_environment()
             from .verbs import NOTHING_DONE, refuse_repeated
 
-            if args[0] == "remember":
-                refuse_repeated(args[1:])  # click would keep the last of a repeated option
-            else:
-                single = _options_of(args)
-                if single is not None:  # the fast path's words for its verbs: both paths print one line
-                    refuse_repeated(*single, nothing=NOTHING_DONE.get(args[0], "Nothing was done."))
+            single = _options_of(args)
+            if single is not None:  # click would keep the last of a repeated option; the fast path's words
+                refuse_repeated(*single, nothing=NOTHING_DONE.get(args[0], "Nothing was done."))
         rc = cli.main(args=args, prog_name="ledger", standalone_mode=False)
         # Without standalone mode click returns the code of a `ctx.exit(n)` / `Exit(n)`
         # (e.g. `ledger config list` finding a bad value) instead of exiting.

@@ -136,8 +136,9 @@ def run_fast(args: list[str], *, keep_open: bool = False) -> int | None:
         from ..paths import check_environment
 
         check_environment()
-        if verb != "remember":  # click would keep the last of a repeated option, and so does parse()
-            verbs.refuse_repeated(rest, verbs.QUERY_OPTIONS.get(verb, verbs.SHOW_OPTIONS), (), verbs.NOTHING_DONE[verb])
+        # click would keep the last of a repeated option, and so does parse()
+        options = verbs.REMEMBER_OPTIONS if verb == "remember" else verbs.QUERY_OPTIONS.get(verb, verbs.SHOW_OPTIONS)
+        verbs.refuse_repeated(rest, options, nothing=verbs.NOTHING_DONE[verb])
         if verb == "recall":
             out = verbs.recall(tuple(a["query"]), limit=a["limit"], mode=a["mode"], agent=a["agent"], db=a["db"],
                                as_json=as_json, color=_color(as_json), keep_open=keep_open)
@@ -147,7 +148,6 @@ def run_fast(args: list[str], *, keep_open: bool = False) -> int | None:
         elif verb == "show":
             out = verbs.show(a["memory_id"], db=a["db"], as_json=as_json, keep_open=keep_open)
         else:
-            verbs.refuse_repeated(rest)
             out = verbs.remember(tuple(a["words"]), text=a["text"], cluster=a["cluster"], note=a["note"],
                                  supersedes=a["supersedes"], files=a["file"], topic=a["topic"], agent=a["agent"],
                                  db=a["db"], as_json=as_json, keep_open=keep_open)
