@@ -503,6 +503,190 @@ def _sub_phrase(m: re.Match[str]) -> str:
     return m.group("head") + q + _tag(kind) + q + tail
 
 
+# ---------------------------------------------------------------- Unicode look-alikes
+# The patterns read ASCII: key words, ':' '=' separators, blanks, quotes. A person or a
+# tool can write the same secret with other characters that read the same:
+# ``password：x`` (FULLWIDTH COLON, CJK input methods), ``ｐａｓｓｗｏｒｄ=x`` (fullwidth
+# letters), a no-break or ideographic space around the separator (copied from a web
+# page), ``pass\u200bword=x`` (a zero-width space or a soft hyphen inside the key),
+# ``pаssword=x`` (a Cyrillic а), ``“hunter2”`` (typographic quotes), ``—password x`` (a
+# dash an editor made of ``--``). redact() matches such a text on its *folded view*:
+# every such character replaced by the ASCII one it stands for, invisible ones left
+# out; the cuts are then made in the original text (_Folded), so nothing but secrets
+# changes in what is stored.
+
+#: Letters of other scripts drawn like Latin ones (Cyrillic, Greek), which NFKC leaves
+#: alone. Only whole look-alikes: no Russian or Greek word folds to an ASCII trigger word
+#: (``пароль``, ``токен``, ``секрет`` keep letters with no Latin twin).
+_LOOKALIKES = {
+    # Each pair: the look-alike, then its Latin letter. Cyrillic small а с е һ і ј ӏ о р
+    # ԛ ѕ ԝ х у ԁ, capital А В С Е Н І Ј К М О Р Ѕ Т Х Ү Ԛ Ԝ; Greek small α ι κ ν ο ρ υ,
+    # capital Α Β Ε Ζ Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ.
+    **{ord(pair[0]): pair[1] for pair in (
+        "\u0430a \u0441c \u0435e \u04bbh \u0456i \u0458j \u04cfl \u043eo \u0440p \u051bq \u0455s \u051dw "
+        "\u0445x \u0443y \u0501d "
+        "\u0410A \u0412B \u0421C \u0415E \u041dH \u0406I \u0408J \u041aK \u041cM \u041eO \u0420P \u0405S "
+        "\u0422T \u0425X \u04aeY \u051aQ \u051cW "
+        "\u03b1a \u03b9i \u03bak \u03bdv \u03bfo \u03c1p \u03c5u "
+        "\u0391A \u0392B \u0395E \u0396Z \u0397H \u0399I \u039aK \u039cM \u039dN \u039fO \u03a1P \u03a4T "
+        "\u03a5Y \u03a7X").split()},
+    # Typographic quotes and primes, dashes and minus, colon look-alikes NFKC keeps
+    # (RATIO, MODIFIER LETTER COLON, RAISED COLON), line and paragraph separators.
+    **dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032"), "'"),
+    **dict.fromkeys(map(ord, "\u201c\u201d\u201e\u201f\u2033"), '"'),
+    **dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-"),
+    **dict.fromkeys(map(ord, "\u2236\ua789\u02f8"), ":"),
+    **dict.fromkeys(map(ord, "\u0085\u2028\u2029"), "\n"),
+    # Invisible: COMBINING GRAPHEME JOINER, variation selectors (format characters, Cf,
+    # are left out by category: soft hyphen, zero-width space/joiners, BOM, bidi marks).
+    **dict.fromkeys((0x034F, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)), None),
+}
+
+
+class _FoldTable(dict):
+    """``str.translate`` table of :func:`fold`, filled on first sight of each character
+    (no table of all of Unicode is built: a hook process sees a few dozen)."""
+
+    def __missing__(self, cp: int) -> str | None:
+        c = chr(cp)
+        if cp < 128:
+            out: str | None = c
+        elif cp in _LOOKALIKES:
+            out = _LOOKALIKES[cp]
+        else:
+            import unicodedata
+
+            cat = unicodedata.category(c)
+            if cat == "Cf":  # soft hyphen, zero-width space and joiners, BOM, bidi controls
+                out = None
+            elif cat == "Zs":  # no-break, ideographic, thin, en/em... spaces
+                out = " "
+            else:  # fullwidth forms, small and vertical forms (﹕ ︓), math letters, ...
+                n = unicodedata.normalize("NFKC", c)
+                out = n if len(n) == 1 and n.isascii() else c
+        self[cp] = out
+        return out
+
+
+_FOLD = _FoldTable()
+
+
+def fold(text: str) -> str:
+    """The folded view redact() matches on: ``text`` with each character that stands
+    for an ASCII one (its NFKC form when that is one ASCII character: fullwidth letters,
+    digits and punctuation, ``︓ ﹕``; any Unicode space; a Cyrillic or Greek look-alike
+    letter; typographic quotes and dashes; ``∶``) replaced by it, and invisible format
+    characters (soft hyphen, zero-width space and joiners, BOM, bidi controls, variation
+    selectors) left out. ASCII text is returned as it is."""
+    return text if text.isascii() else text.translate(_FOLD)
+
+
+class _Folded:
+    """redact() of a text whose folded view differs from it: every pattern runs on the
+    view (as :func:`_pipeline` on ASCII text), and each replacement is also made in the
+    original at the place the matched characters came from, so the original keeps its
+    look-alikes and invisible characters everywhere but in the secrets cut out.
+
+    Folding maps one character to one, or leaves one out; ``dels`` holds the original's
+    positions of those left out (usually none: then positions are the same in both), and
+    stays exact as replacements are made, since a marker is ASCII in both texts.
+    """
+
+    __slots__ = ("orig", "dels", "_starts", "_off")
+
+    def __init__(self, orig: str, folded: str) -> None:
+        self.orig = orig
+        self.dels = [] if len(folded) == len(orig) else [i for i, c in enumerate(orig) if _FOLD[ord(c)] is None]
+        self._starts: list[int] = []
+        self._off = 0
+
+    def redact(self, folded: str) -> str:
+        """The original with the secrets found in ``folded`` (its view) cut out."""
+        _pipeline(folded, self.sub, self.by_line, self.assign)
+        return self.orig
+
+    def _orig_at(self, j: int) -> int:
+        """The original's index of the view's character ``j`` (``len(view)``: the end)."""
+        if not self.dels:
+            return j
+        from bisect import bisect_right
+
+        return j + bisect_right(self._starts, j)
+
+    def sub(self, rx: re.Pattern[str], repl, text: str) -> str:
+        return self._apply(text, ((0, text),), rx, repl)
+
+    def by_line(self, text: str, rx: re.Pattern[str], repl, wanted) -> str:
+        """:func:`_by_line` on the view: the same lines, the same matches."""
+        chunks, off = [], 0
+        for line in text.split("\n"):
+            if line and wanted(line, line.lower()):
+                chunks.append((off, line))
+            off += len(line) + 1
+        return self._apply(text, chunks, rx, repl)
+
+    def assign(self, m: re.Match[str]) -> str:
+        """:func:`_sub_assign`, stricter after a colon that is not ASCII in the original
+        when the value is not ASCII either. CJK prose writes ``：`` after any label and
+        runs on without a space ("Token：用于认证的字符串"): such a value must look like a
+        credential (:func:`_prose_secret`), as a ``key: value`` in a sentence must.
+        ``password：hunter2`` is judged as ``password: hunter2``."""
+        out = _sub_assign(m)
+        if out == m.group(0) or m.group("sep") != ":" or m.group("val").isascii():
+            return out
+        if self.orig[self._orig_at(self._off + m.start("sep"))] == ":":
+            return out
+        parts = _secret_value(m.group("val"))
+        if parts is None or not _prose_secret(parts[0], parts[1], m.group("word").lower()):
+            return m.group(0)
+        return out
+
+    def _apply(self, text: str, chunks, rx: re.Pattern[str], repl) -> str:
+        """Run ``rx`` over each ``(offset, chunk)`` of the view ``text``, replace as
+        ``repl`` says in the view and in the original; the new view."""
+        if self.dels:
+            self._starts = [d - k for k, d in enumerate(self.dels)]
+        edits: list[tuple[int, int, str]] = []
+        for off, chunk in chunks:
+            self._off = off
+            for m in rx.finditer(chunk):
+                new = repl if isinstance(repl, str) else repl(m)
+                old = m.group(0)
+                if new == old:
+                    continue
+                # Narrow the replacement to what differs (the value, not the key and
+                # quotes the callback hands back), so the original keeps its own
+                # characters there. A Cookie header with several values is one span
+                # from the first value to the last (the names between come from the view).
+                n, i, j = min(len(old), len(new)), 0, 0
+                while i < n and old[i] == new[i]:
+                    i += 1
+                while j < n - i and old[-1 - j] == new[-1 - j]:
+                    j += 1
+                s = off + m.start()
+                edits.append((s + i, s + len(old) - j, new[i:len(new) - j]))
+        if not edits:
+            return text
+        view, orig, dels = [], [], []
+        vprev = oprev = di = shift = 0
+        for s, e, rep in edits:
+            os_, oe = self._orig_at(s), self._orig_at(e)
+            view += (text[vprev:s], rep)
+            orig += (self.orig[oprev:os_], rep)
+            while di < len(self.dels) and self.dels[di] < os_:
+                dels.append(self.dels[di] + shift)
+                di += 1
+            while di < len(self.dels) and self.dels[di] < oe:  # cut out with the secret
+                di += 1
+            shift += len(rep) - (oe - os_)
+            vprev, oprev = e, oe
+        view.append(text[vprev:])
+        orig.append(self.orig[oprev:])
+        dels += [d + shift for d in self.dels[di:]]
+        self.orig, self.dels = "".join(orig), dels
+        return "".join(view)
+
+
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``.
 
@@ -510,47 +694,67 @@ def redact(text: str) -> str:
     ``openai-key``), then headers and URLs, then generic assignments. Each pattern runs
     only when one of its trigger substrings occurs, so ordinary output costs a few
     substring scans. Never raises.
+
+    A text with Unicode look-alikes of what the patterns read (``password：x``,
+    ``ｔｏｋｅｎ=x``, ``pass\\u200bword=x``: :func:`fold`) is matched on its folded
+    view and cut in the original (:class:`_Folded`): what is kept is the user's text as
+    written, only the secrets change.
     """
     if not text or not isinstance(text, str):
         return text
-    out = text
+    if not text.isascii():
+        folded = text.translate(_FOLD)
+        if folded != text:
+            return _Folded(text, folded).redact(folded)
+    return _pipeline(text, _plain_sub, _by_line, _sub_assign)
+
+
+def _plain_sub(rx: re.Pattern[str], repl, text: str) -> str:
+    return rx.sub(repl, text)
+
+
+def _pipeline(out: str, sub, by_line, assign) -> str:
+    """Every pattern over ``out`` in order. ``sub(rx, repl, text)`` and ``by_line(text,
+    rx, repl, wanted)`` apply one pattern (:func:`_plain_sub` and :func:`_by_line`, or a
+    :class:`_Folded`'s, which also cut the original); ``assign`` replaces an assignment
+    match (:func:`_sub_assign`, or the folded view's stricter one)."""
     for kind, triggers, rx in _TOKEN_RX:
         if any(t in out for t in triggers):
-            out = rx.get().sub(_tag(kind), out)
+            out = sub(rx.get(), _tag(kind), out)
     if "=" in out:
         if "Shared" in out or "AccountKey" in out:
-            out = _CONN_STRING.get().sub(_sub_value("cloud-storage-key"), out)
+            out = sub(_CONN_STRING.get(), _sub_value("cloud-storage-key"), out)
         if "sig=" in out:
-            out = _SAS_SIG.get().sub(_sub_value("cloud-storage-key"), out)
+            out = sub(_SAS_SIG.get(), _sub_value("cloud-storage-key"), out)
     for kind, triggers, rx in _CLI_RX:
         if any(t in out for t in triggers):
-            out = rx.get().sub(_sub_value(kind), out)
+            out = sub(rx.get(), _sub_value(kind), out)
     lowered = out.lower()
     if "authorization" in lowered:
-        out = _AUTH_HEADER.get().sub(_sub_auth, out)
+        out = sub(_AUTH_HEADER.get(), _sub_auth, out)
     if "bearer" in lowered:
-        out = _BEARER.get().sub(_sub_auth, out)
+        out = sub(_BEARER.get(), _sub_auth, out)
     if "://" in out and "@" in out:
-        out = _URL_CREDS.get().sub(_sub_url, out)
+        out = sub(_URL_CREDS.get(), _sub_url, out)
         if "dsn" in lowered:
-            out = _DSN_USER_KEY.get().sub(_sub_url_key, out)
-        out = _URL_USER_KEY.get().sub(_sub_url_key, out)
+            out = sub(_DSN_USER_KEY.get(), _sub_url_key, out)
+        out = sub(_URL_USER_KEY.get(), _sub_url_key, out)
     if "cookie" in lowered:
-        out = _COOKIE.get().sub(_sub_cookie, out)
+        out = sub(_COOKIE.get(), _sub_cookie, out)
     if "password" in lowered:
         if "machine" in lowered or "default" in lowered:
-            out = _NETRC_INLINE.get().sub(_sub_value("password"), out)
+            out = sub(_NETRC_INLINE.get(), _sub_value("password"), out)
         if "machine" in lowered:
-            out = _NETRC_LINE.get().sub(_sub_value("password"), out)
+            out = sub(_NETRC_LINE.get(), _sub_value("password"), out)
     if out.count(":") >= 4:
-        out = _by_line(out, _PGPASS.get(), _sub_value("password"), lambda line, low: line.count(":") >= 4)
+        out = by_line(out, _PGPASS.get(), _sub_value("password"), lambda line, low: line.count(":") >= 4)
     if any(t in lowered for t in _ASSIGN_TRIGGERS):
-        out = _by_line(out, _ASSIGN.get(), _sub_assign,
-                       lambda line, low: ("=" in line or ":" in line) and any(t in low for t in _ASSIGN_TRIGGERS))
+        out = by_line(out, _ASSIGN.get(), assign,
+                      lambda line, low: ("=" in line or ":" in line) and any(t in low for t in _ASSIGN_TRIGGERS))
     if "-" in out and any(t in lowered for t in _FLAG_TRIGGERS):
-        out = _by_line(out, _FLAG.get(), _sub_flag, lambda line, low: "-" in line and any(t in low for t in _FLAG_TRIGGERS))
+        out = by_line(out, _FLAG.get(), _sub_flag, lambda line, low: "-" in line and any(t in low for t in _FLAG_TRIGGERS))
     if any(t in lowered for t in _PHRASE_TRIGGERS):
-        out = _by_line(out, _PHRASE.get(), _sub_phrase, lambda line, low: any(t in low for t in _PHRASE_TRIGGERS))
+        out = by_line(out, _PHRASE.get(), _sub_phrase, lambda line, low: any(t in low for t in _PHRASE_TRIGGERS))
     return out
 
 
@@ -691,7 +895,9 @@ def _clip_walk(v: object, cap: int, max_items: int, max_depth: int, depth: int) 
             if i >= max_items:
                 out["…"] = f"… [{len(v) - max_items} more items]"
                 break
-            out[clip(k if isinstance(k, str) else str(k), 200)] = _clip_walk(item, cap, max_items, max_depth, depth + 1)
+            key = clip(k if isinstance(k, str) else str(k), 200)
+            item = _clip_walk(item, cap, max_items, max_depth, depth + 1)
+            out[key] = _under_key(key, item) if isinstance(item, str) else item
         return out
     if isinstance(v, (list, tuple)):
         items = [_clip_walk(x, cap, max_items, max_depth, depth + 1) for x in list(v)[:max_items]]
@@ -699,3 +905,32 @@ def _clip_walk(v: object, cap: int, max_items: int, max_depth: int, depth: int) 
             items.append(f"… [{len(v) - max_items} more items]")
         return items
     return clip(str(v), cap)
+
+
+def _under_key(key: str, value: str) -> str:
+    """``value`` (redacted already on its own) redacted as the value of ``key`` in a
+    JSON object: ``{"password": "hunter2"}`` handed over as a dict (an MCP tool's
+    arguments) says by its key what ``hunter2`` is, as ``"password": "hunter2"`` in a text
+    does. Judged exactly so: the pair written as that JSON text and redacted. Only keys
+    holding a trigger word (folded: ``ｔｏｋｅｎ`` too) pay for it."""
+    low = fold(key).lower()
+    if not value or not any(t in low for t in _ASSIGN_TRIGGERS):
+        return value
+    import json
+
+    head = json.dumps(key, ensure_ascii=False) + ": "
+    pair = head + json.dumps(value, ensure_ascii=False)
+    out = redact(pair)
+    if out == pair:
+        return value
+    if out.startswith(head):
+        try:
+            new = json.loads(out[len(head):])
+        except ValueError:
+            new = None
+        if isinstance(new, str):
+            return new
+    # The key or an escaped quote changed the shape: the whole value goes.
+    i = out.find("[REDACTED:", len(head) if out.startswith(head) else 0)
+    j = out.find("]", i)
+    return out[i:j + 1] if 0 <= i < j else _tag("secret")
