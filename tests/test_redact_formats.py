@@ -200,3 +200,20 @@ def test_line_by_line_redaction_on_multi_line_examples(monkeypatch) -> None:
     monkeypatch.setattr(R, "_by_line", _whole_text)
     assert fast == [redact(t) for t in texts]
     assert all(s not in fast[0] for s in FINDING_3_SECRETS)
+
+
+@pytest.mark.parametrize("text, secrets, kept", [
+    # JSON text inside a JSON string (an MCP result, a log line's "body"): the quotes are
+    # \" and line breaks are the two characters \n (found checking nested hook payloads).
+    ('{"text": "{\\"password\\": \\"hunter2x\\"}"}', ["hunter2x"], '{\\"password\\": \\"[REDACTED:password]\\"}'),
+    ('{"env": "password: abc123\\nPASSWORD = Pl4inPassw0rd\\nB=2"}', ["abc123", "Pl4inPassw0rd"],
+     "\\nPASSWORD = [REDACTED:password]\\nB=2"),
+    ('"log": "POST /login body={\\"user\\":\\"bob\\",\\"api_key\\":\\"Zx9Yw8Vu7Ts6\\"}"', ["Zx9Yw8Vu7Ts6"],
+     '\\"user\\":\\"bob\\",\\"api_key\\":\\"[REDACTED:api-key]\\"'),
+    ('"A=1\\r\\nDB_PASS=DbPass7\\tx\\r\\nTOKEN=abcdefghij123"', ["DbPass7", "abcdefghij123"], "\\tx\\r\\nTOKEN="),
+])
+def test_escaped_json_text_loses_every_secret(text: str, secrets: list[str], kept: str) -> None:
+    out = redact(text)
+    assert not any(s in out for s in secrets), out
+    assert kept in out
+    assert redact(out) == out

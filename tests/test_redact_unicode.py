@@ -13,6 +13,8 @@ import json
 import random
 
 import pytest
+from conftest import spool_settled, store_sql
+from fakes.hooks import payload, run_hook
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_redact_formats import FRAGMENTS
@@ -162,6 +164,31 @@ def test_a_secret_under_a_key_of_a_structured_value():
     assert env == {fullwidth("token"): "[REDACTED:token]", "DB_PASSWORD": "[REDACTED:password]",
                    f"pass{ZWSP}word": "[REDACTED:password]", "max_tokens": "4096xyz", "auth": "required",
                    "note": "password：[REDACTED:password]"}
+
+
+def test_no_disguised_secret_reaches_the_store_through_the_hook(tmp_path, store_target):
+    """A real ``ledger hook claude-code PostToolUse`` process: the secrets nested in the
+    tool's input (as JSON objects and as text) and in its output (JSON text inside an
+    MCP result) are stored redacted, SQLite and PostgreSQL."""
+    secrets = ["Hunter2Secret99", "Zx9Yw8Vu7Ts6", "Abc123tokenXyz", "S3cr3tValue42", "Pl4inPassw0rd"]
+    text = (f"password：{secrets[0]}\n{fullwidth('API_KEY')}＝{secrets[1]}\n"
+            f"pass{ZWSP}word{NBSP}={NBSP}{secrets[4]}")
+    home, db = tmp_path / "home", store_target
+    p = payload("PostToolUse", cwd=tmp_path, tool_name="mcp__cfg__set", tool_use_id="toolu_u",
+                tool_input={"config": {fullwidth("token"): secrets[2], "nested": [{"text": text}]}},
+                tool_response=[{"type": "text", "text": json.dumps(
+                    {"result": {"s\u0435cret": secrets[3], "env": text}}, ensure_ascii=False)}])
+    r = run_hook("PostToolUse", p, env={"LEDGER_HOME": home, "LEDGER_DB": db})
+    assert r.returncode == 0 and r.stdout == b"", r
+    spool_settled(db, home)
+    [(inp, out)] = store_sql(db, "SELECT input, output FROM observations")
+    stored = inp + out
+    for s in secrets:
+        assert s not in stored, (s, stored)
+    assert fullwidth("token") in inp and "password：[REDACTED:password]" in inp
+    assert "[REDACTED:secret]" in out
+    log = (home / "hook.log").read_text() if (home / "hook.log").exists() else ""
+    assert not any(s in log for s in secrets)
 
 
 def test_remember_stores_a_disguised_secret_redacted(cli):

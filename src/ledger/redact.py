@@ -257,9 +257,15 @@ _KEY = (
     # Django's sessionid cookie is caught in its Cookie header.
     r"|session[_.-]?cookie|(?:php|j|asp\.net_)sess(?:ion)?id))"
 )
+# Text that is a JSON string's content (an MCP result, a log line's "body"), escaped
+# once more: the key and value quotes are \" and a line break is the two characters \n.
+# An unquoted value stops at such an escape (\n \r \t \"), or it would run into the
+# next line's key and leave that line's secret (password: a1\nTOKEN = x, escaped).
+_UNQUOTED = r"(?:[^\s,;\"'}\]&)`\\]|\\(?![nrt\"]))"
 _ASSIGN = Lazy(
-    r"(?P<head>" + _KEY + r"(?P<kq>[\"']?)[ \t]*(?P<sep>:=|=>|:|=)[ \t]*)"
-    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|`[^`\s](?:[^`\n]*[^`\s])?`|[^\s,;\"'}\]&)`]+(?:`+(?![\s.,;:!?)\]}]|$)[^\s,;\"'}\]&)`]+)*)",
+    r"(?P<head>" + _KEY + r"(?P<kq>\\?[\"']|)[ \t]*(?P<sep>:=|=>|:|=)[ \t]*)"
+    r"(?P<val>\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\"[^\"\n]*\"|'[^'\n]*'|`[^`\s](?:[^`\n]*[^`\s])?`"
+    r"|" + _UNQUOTED + r"+(?:`+(?![\s.,;:!?)\]}]|$)" + _UNQUOTED + r"+)*)",
     _AI,
 )
 _ASSIGN_TRIGGERS = ("pass", "secret", "token", "key", "credential", "pwd", "auth", "sessid", "sessionid",
@@ -329,8 +335,11 @@ def _not_secret(value: str) -> bool:
 def _secret_value(raw: str) -> tuple[str, str] | None:
     """``(quote, value)`` if ``raw`` (maybe quoted: ``"``, ``'`` or a backtick) is a
     literal secret, else None. The quotes are kept around the marker."""
-    q = raw[:1] if raw[:1] in ("'", '"', "`") and raw[-1:] == raw[:1] and len(raw) >= 2 else ""
-    value = raw[1:-1] if q else raw
+    if raw[:2] == '\\"' and raw[-2:] == '\\"' and len(raw) >= 4:  # escaped JSON: \"value\"
+        q = raw[:2]
+    else:
+        q = raw[:1] if raw[:1] in ("'", '"', "`") and raw[-1:] == raw[:1] and len(raw) >= 2 else ""
+    value = raw[len(q):len(raw) - len(q)] if q else raw
     if not value.strip() or _not_secret(value):
         return None
     if not q and _CODE_EXPR.get().search(value):
@@ -592,17 +601,34 @@ class _Folded:
     stays exact as replacements are made, since a marker is ASCII in both texts.
     """
 
-    __slots__ = ("orig", "dels", "_starts", "_off")
+    __slots__ = ("orig", "dels", "_starts", "_off", "_view")
 
-    def __init__(self, orig: str, folded: str) -> None:
+    def __init__(self, orig: str, changed: list[str]) -> None:
+        """``changed``: the distinct characters of ``orig`` that fold to another (or none)."""
         self.orig = orig
-        self.dels = [] if len(folded) == len(orig) else [i for i, c in enumerate(orig) if _FOLD[ord(c)] is None]
+        gone = [c for c in changed if _FOLD[ord(c)] is None]
+        dels: list[int] = []
+        for c in gone:
+            i = orig.find(c)
+            while i >= 0:
+                dels.append(i)
+                i = orig.find(c, i + 1)
+        self.dels = sorted(dels)
         self._starts: list[int] = []
         self._off = 0
+        # A few distinct characters (the usual case: a dash, a no-break space, a
+        # fullwidth colon) are folded faster by str.replace, each a C scan, than by
+        # str.translate, which looks every character up in the table.
+        if len(changed) <= 8:
+            for c in changed:
+                orig = orig.replace(c, _FOLD[ord(c)] or "")
+            self._view = orig
+        else:
+            self._view = orig.translate(_FOLD)
 
-    def redact(self, folded: str) -> str:
-        """The original with the secrets found in ``folded`` (its view) cut out."""
-        _pipeline(folded, self.sub, self.by_line, self.assign)
+    def redact(self) -> str:
+        """The original with the secrets found in its folded view cut out."""
+        _pipeline(self._view, self.sub, self.by_line, self.assign)
         return self.orig
 
     def _orig_at(self, j: int) -> int:
@@ -703,9 +729,11 @@ def redact(text: str) -> str:
     if not text or not isinstance(text, str):
         return text
     if not text.isascii():
-        folded = text.translate(_FOLD)
-        if folded != text:
-            return _Folded(text, folded).redact(folded)
+        # set(): the distinct characters, at C speed (a str.translate of the whole text
+        # costs 4x more, and most non-ASCII texts have nothing to fold).
+        changed = [c for c in set(text) if c > "\x7f" and _FOLD[ord(c)] != c]
+        if changed:
+            return _Folded(text, changed).redact()
     return _pipeline(text, _plain_sub, _by_line, _sub_assign)
 
 
