@@ -135,6 +135,16 @@ def test_injection_only_for_facts_keyed_to_the_exact_file(ledger, store_target, 
     assert "permissionDecision" not in json.loads(out)["hookSpecificOutput"]  # user's permission flow untouched
 
 
+def test_injection_for_a_file_named_inside_a_one_line_program(ledger, store_target, proj):
+    # README: facts about a binary file reach the agent through shell commands on it,
+    # `python -c ...` included: the file is a string literal of the program.
+    fid = fact(ledger, "model.ckpt is a safetensors file with 124M parameters", proj / "x" / "model.ckpt")
+    ctx = Hook(store_target).ctx(pre_bash("""python3 -c "import torch; torch.load('x/model.ckpt')" """, cwd=proj))
+    assert fid in ctx and "safetensors" in ctx
+    assert Hook(store_target).ctx({**pre_bash("python3 -c \"print('x/model.ckpt.bak')\"", cwd=proj),
+                                   "session_id": "s-other"}) == ""
+
+
 def test_injection_works_for_read_grep_glob_edit_and_relative_paths(ledger, store_target, proj):
     fact(ledger, "data.csv has two columns a and b", proj / "data.csv")
     for i, p in enumerate([

@@ -202,6 +202,28 @@ def test_bash_dash_c_script(proj: Path) -> None:
     assert bash("bash -c 'cd src && cat pkg/mod.py'", proj) == [str(proj / "src/pkg/mod.py")]
 
 
+def test_inline_programs_name_their_files(proj: Path) -> None:
+    """`python -c`, `node -e` and the like: the files a one-line program opens are its
+    string literals (README: facts about a binary file reach the agent through commands
+    such as `python -c ...` on it)."""
+    ckpt = str(proj / "data/model.ckpt")
+    assert bash("""python -c "import torch; torch.load('data/model.ckpt')" """, proj) == [ckpt]
+    assert bash("python3.11 -c 'import pickle; pickle.load(open(\"data/model.ckpt\", \"rb\"))'", proj) == [ckpt]
+    assert bash("""node -e "require('fs').readFileSync('src/pkg/mod.py')" """, proj) == [str(proj / "src/pkg/mod.py")]
+    assert bash("""ruby -e 'puts File.size("Makefile")'""", proj) == [str(proj / "Makefile")]
+    assert bash("""perl -E 'open my $f, "<", "notes"; print <$f>'""", proj) == [str(proj / "notes")]
+    # A file the program creates has a known type: keyed before it exists.
+    assert bash("""python -c "open('out/report.json', 'w').write('{}')" """, proj) == [str(proj / "out/report.json")]
+    # Literals that are text, not files: no key (content types, encodings, modes, words).
+    assert bash("""python -c "print('application/json', 'utf-8', 'rb', 'hello world')" """, proj) == []
+    assert bash("python -c pass", proj) == []
+    # Arguments after the program are its argv, read as usual.
+    assert bash("""python -c "import sys; print(open(sys.argv[1]).read())" src/pkg/mod.py""", proj) == [
+        str(proj / "src/pkg/mod.py")]
+    # Inside bash -c, too.
+    assert bash("""bash -c "python3 -c 'open(\\"data/model.ckpt\\")'" """, proj) == [ckpt]
+
+
 def test_bash_comments(proj: Path) -> None:
     assert bash("# look at a/b.py\ncat c.py # and d.py\nls e.py", proj) == [
         str(proj / "c.py"), str(proj / "e.py")]

@@ -27,6 +27,9 @@ Sources of paths, by tool:
   bodies, comments, the pattern argument of ``grep``/``rg``/``sed``/``awk``/``jq``...,
   and the arguments of ``echo``/``printf``. ``cd DIR`` changes the base directory for
   the rest of the command; ``bash -c 'SCRIPT'`` is parsed as a command line of its own.
+  The program of ``python -c``, ``node -e``, ``ruby -e``, ``perl -e``... is no path, but
+  each of its one-line string literals is one when it exists or has a known extension
+  (``torch.load('x/model.ckpt')``).
   ``file.py:12`` and ``tests/x.py::test_y`` give ``file.py`` / ``tests/x.py``.
 - patch tools (Codex ``apply_patch``, OpenCode ``patch``): the files the patch text names
   in its ``*** Add File:``, ``*** Update File:``, ``*** Delete File:`` and ``*** Move
@@ -93,6 +96,17 @@ _PATTERN_OPTS = frozenset({"-e", "--regexp", "--expression", "-f", "--file"})
 # Commands whose arguments are text, not files.
 _TEXT_ARGS = frozenset({"echo", "printf", "cd", "pushd", "export", "alias", "unset", "set"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+# Interpreters that take a program as an option's value (``python -c CODE``, ``node -e
+# CODE``): the program is not a path, but the files it opens are named in its string
+# literals. Versioned names (python3.11, node18) are folded to these by _interpreter.
+_INLINE_CODE = {
+    "python": ("-c",), "pypy": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "bun": ("-e", "--eval"),
+    "deno": ("eval",), "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",), "rscript": ("-e",),
+    "julia": ("-e", "--eval"), "lua": ("-e",), "osascript": ("-e",),
+}
+# A string literal of such a program: single, double or backquoted, on one line, without
+# escapes (a path with an escaped quote in it is not worth a parser).
+_CODE_LITERAL = r"""'([^'\\\n]{1,4096})'|"([^"\\\n]{1,4096})"|`([^`\\\n$]{1,4096})`"""
 # Prefix commands: the real command word follows them.
 _WRAPPERS = frozenset(
     {"sudo", "time", "nohup", "nice", "exec", "command", "builtin", "env", "xargs", "then",
@@ -321,6 +335,22 @@ def _part_paths(part: list[str], base: str, out: list[str], depth: int = 0) -> s
         return _resolve(base, target)
     if cmd.startswith(("./", "../")):
         emit(cmd)
+    code_opts = _INLINE_CODE.get(_interpreter(cmd_name))
+    if code_opts:
+        # python -c 'open("data/model.ckpt", "rb")': the files are the program's string
+        # literals that name an existing file or a file of a known type; any other
+        # literal ("utf-8", "application/json") is text. Arguments after the program
+        # are the program's argv and are read as usual below.
+        for n, arg in enumerate(args[:-1]):
+            program = args[n + 1]
+            if isinstance(arg, str) and arg in code_opts and isinstance(program, str):
+                for m in re.finditer(_CODE_LITERAL, program):
+                    lit = next(g for g in m.groups() if g is not None)
+                    path = _pathlike(lit, base)
+                    if path and (_has_known_extension(lit) or os.path.exists(path)):
+                        out.append(path)
+                args = args[: n + 1] + args[n + 2 :]  # the program is not a path itself
+                break
     if cmd_name in _SHELLS and depth < 2:
         # bash -c 'SCRIPT': the script is a command line of its own.
         for n, arg in enumerate(args[:-1]):
@@ -364,6 +394,15 @@ def _part_paths(part: list[str], base: str, out: list[str], depth: int = 0) -> s
             continue
         emit(arg)
     return base
+
+
+def _interpreter(cmd_name: str) -> str:
+    """The interpreter family of a command word: ``python3.11`` → ``python``, ``node18``
+    → ``node``, ``Rscript`` → ``rscript``; anything else unchanged (lower case)."""
+    name = cmd_name.lower()
+    if name.endswith(".exe"):
+        name = name[:-4]
+    return name.rstrip("0123456789.") or name
 
 
 def _has_expansion(tok: str) -> bool:
