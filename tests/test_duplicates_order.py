@@ -54,7 +54,8 @@ DUPLICATES = [
     ("Debug logging is on in staging", "Debug logging is on on staging"),
     ("The API server runs tests with pytest", "The API server run tests with pytest"),  # inflection
     ("Alice reports to Bob", "Alice reports to Bob."),
-    ("Releases are tagged by the CI", "Releases were tagged by CI"),
+    ("Releases are tagged by the CI", "Releases are tagged by CI"),  # ("were tagged" is another tense:
+    # tests/test_duplicates_meaning.py)
 ]
 
 

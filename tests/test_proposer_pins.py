@@ -6,7 +6,10 @@ their texts, unrelated pairs; ``scripts/pin-proposer`` says how they were made) 
 (cheaper peer filter, values read once). The duplicate verdicts were retaken when
 ``is_near_duplicate`` began to require the same words in the same order (400 pairs, a
 word added, dropped, changed or moved, are no longer duplicates; propose and suspect
-answered the same). Any change to a candidate, its signals or its score, or to a
+answered the same), and again when words of meaning stopped being filler and versions
+and CJK-glued numbers began to be read (session 9: 36 answers moved, each a changed
+word of meaning or a glued version now proposed, or a dropped state no longer a
+duplicate). Any change to a candidate, its signals or its score, or to a
 duplicate verdict, fails here; regenerate the pins only for a change meant to alter the
 answers.
 """

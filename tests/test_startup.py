@@ -46,7 +46,7 @@ LEDGER_BUDGET = frozenset("""
 # (difflib only when a pair of claims lines up: not on this probe's store.)
 # Its patterns come from stored matcher code (ledger.regex) too.
 REMEMBER_EXTRA = frozenset({"ledger.conflicts", "ledger.conflicts.duplicates", "ledger.conflicts.signals",
-                            "ledger.conflicts.values", "ledger.store.conflicts",
+                            "ledger.conflicts.values", "ledger.conflicts.wording", "ledger.store.conflicts",
                             "ledger.redact"})  # what is stored is redacted first
 # Never on the default (text) output of the four verbs: the regular-expression parser
 # and what importing re brings, and json.

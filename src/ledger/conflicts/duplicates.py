@@ -4,24 +4,30 @@ watcher's distiller, which writes its findings through ``remember``.
 
 Two texts are near-duplicates only when they say the same words in the same order:
 
-* the same text up to case, whitespace and final punctuation is always a duplicate;
-* otherwise the two texts must read as the same *word sequence*: every word in order,
-  casefolded, punctuation dropped, lightly stemmed (``runs`` = ``run``), with only
-  *filler* words left out (articles, ``is``/``are``/``was``, ``in``/``on``/``of``, ``its``:
-  :data:`FILLER`). Order counts, so "Carol reports to Dave" and "Dave reports to Carol"
-  are two claims, and so do the stopwords that say who or which way (``to``/``from``,
-  ``and``/``or``, pronouns); a word added, dropped or changed anywhere ("the billing
-  payments service") makes a new claim, however long the sentence;
+* the same text up to case, width, whitespace and final punctuation is always a
+  duplicate;
+* otherwise the two texts must read as the same *word sequence* (:func:`sequence`):
+  every word in order, casefolded, punctuation dropped, lightly stemmed (``runs`` =
+  ``run``), with only true filler left out (articles, the present tense of "be",
+  ``it``/``its``/``this``/``that``/``which``: :data:`~ledger.conflicts.wording.FILLER`).
+  The words that change a claim's meaning count: relations (``for``/``with``), tense
+  (``is``/``was``), modals, quantifiers, comparisons and operators, negations
+  (:mod:`ledger.conflicts.wording`). Order counts, so "Carol reports to Dave" and "Dave
+  reports to Carol" are two claims, except inside a comma list ("ruff, black, mypy" =
+  "black, ruff, mypy"); a word added, dropped or changed anywhere ("the billing payments
+  service") makes a new claim, however long the sentence;
 * and the contradiction proposer's signals (numbers, dates, clock times, weekdays,
-  months, negation on one side) must find nothing.
+  months, states, negation on one side) must find nothing.
 
 Anything else is a new claim, and goes through the contradiction proposer like every
 claim: "PORT is 8080" then "PORT is 9090" are two claims and a candidate, never one
 claim counted twice; a reversed or extended claim is stored beside the old one, so
 nothing the agent said is lost. :func:`propose` is that proposer: the lexical signals of
-:mod:`ledger.conflicts.signals`, plus ``swapped words`` for a claim that exchanges two
-of the other's words ("Dave reports to Carol"), and ``changed value`` for a pair worded
-alike whose value words differ (a path, a version, a name the signals do not read).
+:mod:`ledger.conflicts.signals`; then, for a pair that reads the same but for one word
+of meaning or one list, ``changed relation``, ``changed tense`` ... ``changed list``
+(:func:`meaning_signal`); ``swapped words`` for a claim that exchanges two of the
+other's words ("Dave reports to Carol"); and ``changed value`` for a pair worded alike
+whose value words differ (a path, a version, a name the signals do not read).
 Stdlib only.
 """
 
@@ -42,20 +48,13 @@ from .signals import (
     subject_differs,
     suspect,
 )
-from .values import is_unit, normalise, read
+from .values import cjk_apart, is_unit, read
+from .wording import CHANGED_VALUE, FILLER, MEANING, canon, meaning_change, prepare, sort_lists
 
 #: Minimum Jaccard overlap of stemmed content tokens for :func:`changed_value` (the
 #: proposer's "same statement, other value"): a sentence with a fifth of its words
 #: changed is not worded alike.
 NEAR_DUPLICATE = 0.8
-
-#: Stopwords a rewording may add, drop or swap without changing what a claim says:
-#: articles, forms of "be"/"have", and prepositions that only place a word ("in
-#: staging" / "on staging"). The other stopwords say who, which way or which branch
-#: ("to"/"from", "and"/"or", "he"/"she", "if"/"when") and count like any word:
-#: "migrate from Postgres to MySQL" is not "migrate to Postgres from MySQL".
-FILLER: frozenset[str] = STOPWORDS - frozenset(
-    "and or but if when to from he she his her i me my you your they them their".split())
 
 _EDGE = "\"'`()[]{}<>,;!?."
 _QUOTED = _compile(r"\"([^\"]+)\"|'([^']+)'|`([^`]+)`")
@@ -89,14 +88,15 @@ def _words(text: str) -> tuple[tuple[str, bool], ...]:
     out = []
     start = True
     after_number = False
-    for raw in text.split():
+    for raw in prepare(text).split():  # operators and "n't" as words, as sequence() reads them
         word = raw.strip(_EDGE).casefold()
         # A word of one or two letters that is no stopword ("lives in x", "written in
         # js") is a value too: the overlap never sees it (content tokens are longer than
         # 2 characters), so without this "x" -> "y" would be one claim counted twice. A
         # unit after a number ("500 ms", "2:30 pm") is part of a quantity the signals
         # compare instead ("500 ms" == "0.5 s").
-        short = 0 < len(word) <= 2 and word not in STOPWORDS and not (after_number and is_unit(word))
+        short = (0 < len(word) <= 2 and word not in STOPWORDS and word not in MEANING
+                 and not (after_number and is_unit(word)))
         out.append((word, _is_value(raw, start) or short))
         after_number = any(c.isdigit() for c in word)
         start = raw.endswith(_SENTENCE_END)
@@ -136,24 +136,43 @@ def _raw_overlap(a: str, b: str) -> float:
     return len(x & y) / len(x | y) if x and y else 0.0
 
 
+# Punctuation that ends a clause: a comma list never runs across it.
+_CLAUSE_END = frozenset(".;:!?()[]{}")
+
+
 @lru_cache(maxsize=8192)  # pure; remember compares one text with up to 200 peers
 def sequence(text: str) -> tuple[str, ...]:
     """The words of ``text`` a duplicate must repeat in the same order: casefolded,
-    punctuation dropped, lightly stemmed, :data:`FILLER` left out unless it is a value
-    (``Plan A``: a capital letter mid-sentence is a name)."""
-    out = []
+    punctuation dropped, lightly stemmed, :data:`~ledger.conflicts.wording.FILLER` left
+    out unless it is a value (``Plan A``: a capital letter mid-sentence is a name), the
+    words that change a claim's meaning kept in their canonical form (``were`` ->
+    ``was``, ``>=`` -> ``gte``: :mod:`ledger.conflicts.wording`), and each comma list one
+    token of its items sorted ("ruff, black, mypy" = "black, ruff, mypy")."""
+    out: list[str] = []
     start = True
-    for raw in normalise(text).split():
+    for raw in prepare(cjk_apart(text)).split():
         value = _is_value(raw, start)
         start = raw.endswith(_SENTENCE_END)
+        if raw[0] in _CLAUSE_END:
+            out.append("|")
         # The seed's token characters (signals._NON_TOKEN): "app.cfg" reads "app cfg",
-        # "snake_case" "snake case", and "net-45" stays one word.
+        # "snake_case" "snake case", and "net-45" stays one word. The words of one
+        # written word stay one unit for the lists (sort_lists).
+        unit = []
         for tok in _NON_TOKEN.sub(" ", raw.casefold()).split():
-            tok = tok.strip("-")
-            if not tok or tok in FILLER and not value:
-                continue
-            out.append(_stem(tok))
-    return tuple(out)
+            for t in canon(tok.strip("-")).split():
+                if t in FILLER and not value:
+                    continue
+                unit.append(t if t in MEANING or t in ("and", "or") else _stem(t))
+        if len(unit) == 1 or unit and unit[0] not in ("and", "or"):
+            out.append(" ".join(unit))
+        else:
+            out.extend(unit)
+        if raw.endswith(","):
+            out.append(",")
+        elif raw[-1] in _CLAUSE_END:
+            out.append("|")
+    return tuple(sort_lists(out))
 
 
 def _width_folded(text: str) -> str:
@@ -179,9 +198,6 @@ def is_near_duplicate(a: str, b: str) -> bool:
         return False
     return not signals(a, b)
 
-
-#: The signal :func:`propose` adds for a pair worded alike whose value words differ.
-CHANGED_VALUE = "changed value"
 
 
 def _plain_stems(words: list[tuple[str, bool]]) -> set[str]:
@@ -215,6 +231,30 @@ def _unread_change(a: str, b: str) -> bool:
     return any(not _read_as_value(w) for w in va ^ vb)
 
 
+def meaning_signal(a: str, b: str) -> str | None:
+    """The signal for two claims that read the same but for one word that changes the
+    meaning (a relation, tense, modality, quantifier, comparison or truth value), one
+    comma list (an item gained, lost or replaced), or one value word the signals do not
+    read ("FIFO" / "LIFO"): :func:`ledger.conflicts.wording.meaning_change` on their
+    :func:`sequence`, or None. A changed value word at the head of the claim is a second
+    subject, not a change (:func:`~ledger.conflicts.signals.subject_differs`)."""
+    # Cheap first cut (tokens cached; remember asks for up to 200 peers): one word of
+    # meaning changes at most two content tokens, a list of up to four-word items more.
+    ta, tb = _token_set(a), _token_set(b)
+    apart = len(ta ^ tb)
+    if apart > (8 if "," in a or "," in b else 2) or 2 * len(ta & tb) < max(apart, 1):
+        return None
+    x, y = sequence(a), sequence(b)
+    if x == y or abs(len(x) - len(y)) > 5:
+        return None
+    # value words that are one word of the sequence (a path's parts are no value words)
+    vals = frozenset(_stem(w) for w in values(a) | values(b) if len(_NON_TOKEN.sub(" ", w).split()) == 1)
+    changed = meaning_change(x, y, vals)
+    if changed == CHANGED_VALUE and subject_differs(a, b):
+        return None
+    return changed
+
+
 #: The signal :func:`propose` adds for a claim that swaps two of the other's words.
 SWAPPED_WORDS = "swapped words"
 
@@ -242,12 +282,20 @@ def swapped_words(a: str, b: str) -> bool:
 
 def propose(a: str, b: str) -> Suspicion | None:
     """Why ``a`` and ``b`` may contradict each other, or None: the seed's lexical
-    :func:`~ledger.conflicts.signals.suspect`, else a ``swapped words`` suspicion when
+    :func:`~ledger.conflicts.signals.suspect` (both texts width folded first), else the
+    :func:`meaning_signal` of a pair that differs by one word of meaning or one list,
+    else a ``swapped words`` suspicion when
     :func:`swapped_words` holds, else a ``changed value`` suspicion when
     :func:`changed_value` holds (one signal each, scored by the seed's formula)."""
+    # Width folded as the duplicate check folds it: "８０８０" is 8080.
+    a, b = _width_folded(a), _width_folded(b)
     s = suspect(a, b)
     if s is not None:
         return s
+    changed = meaning_signal(a, b)
+    if changed is not None:
+        ov = overlap(a, b)
+        return Suspicion(overlap=round(ov, 4), signals=(changed,), score=_score(ov, 1))
     if _raw_overlap(a, b) >= 0.5 and swapped_words(a, b):
         # Who reports to whom, which way data moves: the same words, another meaning.
         ov = overlap(a, b)

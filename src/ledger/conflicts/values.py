@@ -17,6 +17,7 @@ from functools import lru_cache
 from ledger.frozen import Frozen
 from ledger.regex import ASCII, IGNORECASE, escape
 from ledger.regex import compile as _compile
+from ledger.terms import set_apart_cjk, split_versions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - annotations only: `re` stays off remember's start-up
@@ -28,6 +29,7 @@ __all__ = [
     "STOPWORDS",
     "Quantity",
     "Values",
+    "cjk_apart",
     "normalise",
     "quantity",
     "read",
@@ -92,9 +94,23 @@ CHOICE_AXES: dict[str, dict[str, str]] = {
     "sort order": {"ascending": r"ascending", "descending": r"descending"},
 }
 
+@lru_cache(maxsize=16384)  # pure; read, the tokens and the haystack of one text all ask
 def normalise(text: str) -> str:
-    # NFC so that a decomposed "é" (e + combining accent) stays one letter; ours.
-    return unicodedata.normalize("NFC", text)
+    """``text`` as every reader of the proposer sees it: NFC (a decomposed "é" stays one
+    letter), and each CJK run set apart from the Latin words and digits glued to it
+    (:func:`ledger.terms.set_apart_cjk`, as the word index reads it). Chinese and Japanese
+    glue numbers, units and versions to their words ("服务端口是8080", "ポートは8080です",
+    "缓存大小是512MB"); without the spaces the number patterns, which want a word break on
+    each side, saw no number there, so a changed port raised no candidate. Then a
+    version glued to its name is set apart from it (:func:`ledger.terms.split_versions`:
+    "python3.11" reads "python 3.11", "v2" "v 2"; not "s3", "h264", "log4j"), so a
+    version bump is a divergent number of that name in any script."""
+    return split_versions(cjk_apart(text))
+
+
+def cjk_apart(text: str) -> str:
+    """:func:`normalise` without the versions set apart: NFC, CJK runs set apart."""
+    return text if text.isascii() else set_apart_cjk(unicodedata.normalize("NFC", text))
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,267 @@
+"""The words of a claim that change what it says without being values: relations
+("works *for*" / "works *with*"), tense ("*is* enabled" / "*was* enabled"), modality
+(*must* / *may*), quantifiers (*all* / *some* / *no*), comparisons (*min* / *max*, ``>=`` /
+``<=``), truth values and negations, and the order-free lists of a claim ("ruff, black,
+mypy"). Pure, stdlib only.
+
+The contradiction proposer's frame leaves such words out on purpose (they carry no
+subject or attribute, docs/contradictions.md), and the duplicate check used to leave most
+of them out as *filler*, so "The billing service works for the EU region" then "... with
+the EU region" was counted as corroboration and the second text was lost. Here:
+
+* :func:`words` is the claim as the duplicate check compares it: casefolded, punctuation
+  dropped, :data:`FILLER` (true filler only: articles, the present tense of "be" and
+  "do", "it", "this", "that", "which") left out, the meaning words kept in a canonical
+  form (``were`` -> ``was``, ``in``/``on``/``at`` -> ``at``, ``>=`` -> ``gte``, ``can't`` ->
+  ``can not``), and each comma list of the same-length items replaced by one token of
+  its items sorted, so a reordered list reads the same and a list that gains, loses or
+  replaces an item does not;
+* :func:`meaning_change` names what changed between two claims whose words are the same
+  but for one meaning word (``changed relation``, ``changed tense``, ...) or one list
+  (``changed list``): the signal the proposer adds for such a pair.
+"""
+
+from __future__ import annotations
+
+from ledger.regex import IGNORECASE
+from ledger.regex import compile as _compile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    import re
+
+#: Words a rewording may add, drop or change without changing the claim: articles, the
+#: present tense of "be" (a claim in the present needs no auxiliary: "logging on in
+#: staging"), and pronouns that only point back. Everything else counts ("do" too: "...;
+#: Rita does" says who does it).
+FILLER: frozenset[str] = frozenset("a an the is are am be been being it its this that which".split())
+
+#: Canonical forms: two spellings of one meaning compare equal. ``in``/``on``/``at`` only
+#: place a thing ("runs in CI" / "runs on CI", "in staging" / "on staging").
+_CANON = {
+    "were": "was", "did": "was", "have": "has", "having": "has", "shall": "will", "ll": "will",
+    "in": "at", "on": "at", "into": "to", "onto": "to", "towards": "toward", "till": "until",
+    "minimum": "min", "maximum": "max", "needs": "need", "cannot": "can not",
+}
+
+#: Meaning words by kind (canonical forms), and the signal :func:`meaning_change` reports.
+_KINDS: dict[str, tuple[str, str]] = {
+    "relation": ("changed relation",
+                 "for with without to from at of by as over under above below before after since until via through "
+                 "across against between within inside outside behind beyond around toward near per except than"),
+    "tense": ("changed tense", "was has had will"),
+    "modal": ("changed modality", "must may might should can could would need ought"),
+    "quantifier": ("changed quantifier",
+                   "all some none any every each most many few several both either neither no only always sometimes "
+                   "often usually rarely seldom"),
+    "comparison": ("changed comparison",
+                   "min max least more less fewer greater higher lower larger smaller bigger earlier later older newer "
+                   "first last top bottom up down gt lt gte lte neq"),
+    "truth": ("changed truth value", "true false yes"),
+    "negation": ("negation on one side", "not never nor"),
+}
+#: Verbs that say the opposite of each other ("keys *include* the user id" / "*exclude*"),
+#: each inflection read as its base form.
+_ACTIONS = ("include exclude allow deny accept reject add remove increase decrease encrypt decrypt import export "
+            "upload download push pull start stop grant revoke").split()
+# (enabled/disabled, locked/unlocked are states: the signals compare them where asserted,
+# and "can be enabled" / "can be disabled" are two possibilities, not a change.)
+
+
+def _inflections(base: str) -> tuple[str, ...]:
+    stem = base[:-1] if base.endswith("e") else base
+    ed = base + "d" if base.endswith("e") else (base + "ped" if base in ("stop",) else base + "ed")
+    ing = stem + ("ping" if base == "stop" else "ing")
+    return (base + ("es" if base.endswith(("sh", "ss")) else "s"), ed, ing)
+
+
+_CANON.update({form: base for base in _ACTIONS for form in _inflections(base)})
+_KINDS["action"] = ("changed action", " ".join(_ACTIONS))
+MEANING: dict[str, str] = {w: kind for kind, (_, ws) in _KINDS.items() for w in ws.split()}
+
+#: Meaning words whose presence on one side only is no change: a relation word alone
+#: (its object moved or went: "tagged by CI" / "tagged CI"), and the universal
+#: quantifiers a plain claim already means ("tests run in CI" / "all tests run in CI").
+_NEUTRAL_ALONE = frozenset("all every each always".split()) | {w for w, k in MEANING.items() if k in ("relation", "action")}
+
+#: The signal for a list that gained, lost or replaced an item.
+CHANGED_LIST = "changed list"
+#: The signal for one value word replaced by another ("the queue is FIFO" / "LIFO").
+CHANGED_VALUE = "changed value"
+#: Every signal :func:`meaning_change` may report.
+SIGNALS: tuple[str, ...] = tuple(name for name, _ in _KINDS.values()) + (CHANGED_LIST, CHANGED_VALUE)
+
+# Comparison operators as words ("python >= 3.10", "python>=3.10"); arrows (->, =>, <-,
+# <=>) and shifts (<<, >>) are not comparisons.
+_OPERATORS = (
+    (_compile(r"(?<![<=>-])>=(?!>)"), " gte "),
+    (_compile(r"(?<![<=>])<=(?![=>])"), " lte "),
+    (_compile(r"!=|<>"), " neq "),
+    (_compile(r"(?<![-=<>])>(?![>=])"), " gt "),
+    (_compile(r"(?<![<])<(?![<=>-])"), " lt "),
+    (_compile("≥"), " gte "),
+    (_compile("≤"), " lte "),
+    (_compile("≠"), " neq "),
+)
+_NOT = _compile(r"\b(can|won|shan)['’]t\b|n['’]t\b", IGNORECASE)  # can't, won't, isn't, doesn't
+_NOT_HEADS = {"can": "can not", "won": "will not", "shan": "shall not"}
+_LIST_MARK = "\x00"  # starts a list token: no word begins with it
+
+
+def _not(m: re.Match[str]) -> str:
+    head = m.group(1)
+    return _NOT_HEADS[head.lower()] if head else " not"
+
+
+def prepare(text: str) -> str:
+    """``text`` with comparison operators and "n't" spelled as words (``python>=3.10`` ->
+    ``python gte 3.10``, ``can't`` -> ``can not``, ``isn't`` -> ``is not``); case kept."""
+    if "<" in text or ">" in text or "!=" in text or "≥" in text or "≤" in text or "≠" in text:
+        for pattern, word in _OPERATORS:
+            text = pattern.sub(word, text)
+    if "'" in text or "’" in text:
+        text = _NOT.sub(_not, text)
+    return text
+
+
+def canon(tok: str) -> str:
+    """The canonical form of one casefolded word (``were`` -> ``was``)."""
+    return _CANON.get(tok, tok)
+
+
+def is_list(tok: str) -> bool:
+    return tok.startswith(_LIST_MARK)
+
+
+def sort_lists(tokens: list[str]) -> list[str]:
+    """``tokens`` (units: the words of one written word joined by a space, as
+    ``python3.11`` gives "python 3 11"; with ``","``, ``"and"``, ``"or"`` and ``"|"`` for a
+    clause end) as words, each comma list made one token of its items sorted, the
+    markers dropped.
+
+    A list is three or more items joined by commas and at most one final "and"/"or"
+    (two items are no list: "yes, the CI caches" / "no, the CI caches"); the items
+    between two separators set the item length (1-4 written words, all equal), the first item is that many words before the first
+    separator and the last that many after the last one ("we lint with ruff, black, mypy
+    before commits": ruff, black, mypy)."""
+    out: list[str] = []
+    clause: list[str] = []
+    for tok in [*tokens, "|"]:
+        if tok == "|":
+            for unit in _lists_in(clause):
+                out.extend((unit,) if is_list(unit) else unit.split(" "))
+            clause = []
+        else:
+            clause.append(tok)
+    return out
+
+
+def _lists_in(tokens: list[str]) -> list[str]:
+    if "," not in tokens:
+        return tokens
+    # Pieces between separators; a separator is (comma?, "and"/"or"/"")
+    pieces: list[list[str]] = [[]]
+    seps: list[tuple[bool, str]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == "," or tok in ("and", "or"):
+            comma = tok == ","
+            conj = "" if comma else tok
+            if comma and i + 1 < len(tokens) and tokens[i + 1] in ("and", "or"):
+                conj = tokens[i + 1]
+                i += 1
+            seps.append((comma, conj))
+            pieces.append([])
+        else:
+            pieces[-1].append(tok)
+        i += 1
+    out: list[str] = []
+    s = 0
+    while s < len(pieces):
+        found = _list_at(pieces, seps, s)
+        if found is None:
+            out.extend(pieces[s])
+            if s < len(seps) and seps[s][1]:
+                out.append(seps[s][1])  # "and"/"or" outside a list says which branch
+            s += 1
+            continue
+        e, k = found
+        first = pieces[s]
+        items = [first[len(first) - k:], *pieces[s + 1:e], pieces[e][:k]]
+        conj = "or" if any(c == "or" for _, c in seps[s:e]) else "and"
+        out.extend(first[:len(first) - k])
+        out.append(_LIST_MARK + conj + ":" + "|".join(sorted(" ".join(it) for it in items)))
+        pieces[e] = pieces[e][k:]  # what follows the last item (it may start another list)
+        s = e
+    return out
+
+
+def _list_at(pieces: list[list[str]], seps: list[tuple[bool, str]], s: int) -> tuple[int, int] | None:
+    """``(e, k)`` when a list starts with the last ``k`` words of ``pieces[s]`` and ends
+    with the first ``k`` of ``pieces[e]``, else None. A piece after a plain comma is a
+    middle item when another separator follows it and its length (1-4 words) is the
+    other middle items' length; the piece after an "and"/"or" holds the last item."""
+    if s >= len(seps):
+        return None
+    e, k = s + 1, 0
+    while (not seps[e - 1][1] and e < len(seps) and 1 <= len(pieces[e]) <= 4
+           and (not k or len(pieces[e]) == k)):
+        k = len(pieces[e])
+        e += 1
+    if e < s + 2 or not any(comma for comma, _ in seps[s:e]):
+        return None  # "A and B", "yes, the CI": no list (clauses keep their order)
+    if len(pieces[s]) < k or len(pieces[e]) < k:
+        return None
+    return e, k
+
+
+def meaning_change(x: tuple[str, ...], y: tuple[str, ...], values: frozenset[str] = frozenset()) -> str | None:
+    """The signal for two word sequences (:func:`ledger.conflicts.duplicates.sequence`)
+    that are equal but for one meaning word changed, added or dropped, or one list
+    changed: ``changed relation``, ``changed tense`` ... (:data:`SIGNALS`), or None.
+    ``values``: the pair's value words (stemmed, as the sequences hold them): one of them
+    replaced by another, no digit in either, is ``changed value`` (the caller checks that
+    it is not a second subject: "the *iOS* app" / "the *Android* app")."""
+    if x == y:
+        return None
+    n = min(len(x), len(y))
+    i = 0
+    while i < n and x[i] == y[i]:
+        i += 1
+    j = 0
+    while j < n - i and x[-1 - j] == y[-1 - j]:
+        j += 1
+    dx, dy = x[i:len(x) - j], y[i:len(y) - j]
+    if _list_changed(dx, dy) or _list_changed(dy, dx):
+        return CHANGED_LIST
+    if len(dx) > 1 or len(dy) > 1:
+        return None
+    words = dx + dy
+    if any(w in values for w in words):
+        # "in May" is the month, not the modal; FIFO / LIFO is a changed value (numbers
+        # are the signals' to compare)
+        if len(words) == 2 and all(w in values and not any(c.isdigit() for c in w) for w in words):
+            return CHANGED_VALUE
+        return None
+    kinds = [MEANING.get(w) for w in words]
+    if None in kinds:
+        return None
+    if len(words) == 1 and words[0] in _NEUTRAL_ALONE:
+        return None
+    if len(words) == 2 and kinds[0] != kinds[1]:
+        # "must" for "was": both kinds changed; name them in a fixed order
+        return _KINDS[min(kinds)][0]  # type: ignore[type-var]
+    return _KINDS[kinds[0]][0]  # type: ignore[index]
+
+
+def _list_changed(dx: tuple[str, ...], dy: tuple[str, ...]) -> bool:
+    """``dx`` is one list and ``dy`` another list, or the words of a shorter or longer
+    list that is no list token (two items: "ruff, black" / "ruff and black")."""
+    if len(dx) != 1 or not is_list(dx[0]):
+        return False
+    if len(dy) == 1 and is_list(dy[0]):
+        return True
+    items = set(" ".join(dx[0].split(":", 1)[1].split("|")).split())
+    rest = [w for w in dy if w not in ("and", "or")]
+    return bool(rest) and len(rest) <= 4 and (set(rest) <= items or items <= set(rest))
