@@ -49,7 +49,7 @@ from .signals import (
     suspect,
 )
 from .values import cjk_apart, is_unit, read
-from .wording import CHANGED_VALUE, FILLER, MEANING, canon, meaning_change, prepare, sort_lists
+from .wording import CHANGED_VALUE, FILLER, MEANING, PAST, canon, meaning_change, prepare, sort_lists
 
 #: Minimum Jaccard overlap of stemmed content tokens for :func:`changed_value` (the
 #: proposer's "same statement, other value"): a sentence with a fifth of its words
@@ -123,6 +123,14 @@ def _stem(tok: str) -> str:
     return tok
 
 
+def _stem_tensed(tok: str) -> str:
+    """:func:`_stem`, with a past-tense ``-ed`` kept as a mark: "the build used a cache"
+    is not "the build uses a cache" (:data:`~ledger.conflicts.wording.PAST`)."""
+    if tok.endswith("ed") and len(tok) > 3:
+        return _stem(tok[:-1]) + PAST  # used -> use -> us, as uses -> us
+    return _stem(tok)
+
+
 @lru_cache(maxsize=8192)
 def _token_set(text: str) -> frozenset[str]:
     return frozenset(content_tokens(text))
@@ -163,7 +171,7 @@ def sequence(text: str) -> tuple[str, ...]:
             for t in canon(tok.strip("-")).split():
                 if t in FILLER and not value:
                     continue
-                unit.append(t if t in MEANING or t in ("and", "or") else _stem(t))
+                unit.append(t if t in MEANING or t in ("and", "or") else _stem_tensed(t))
         if len(unit) == 1 or unit and unit[0] not in ("and", "or"):
             out.append(" ".join(unit))
         else:

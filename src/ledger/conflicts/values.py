@@ -109,8 +109,16 @@ def normalise(text: str) -> str:
 
 
 def cjk_apart(text: str) -> str:
-    """:func:`normalise` without the versions set apart: NFC, CJK runs set apart."""
-    return text if text.isascii() else set_apart_cjk(unicodedata.normalize("NFC", text))
+    """:func:`normalise` without the versions set apart: NFC, CJK runs set apart, and a
+    CJK unit of time right after a number set apart from the text after it."""
+    if text.isascii():
+        return text
+    text = set_apart_cjk(unicodedata.normalize("NFC", text))
+    return _CJK_UNIT_GLUED.sub(_spaced_unit, text) if any(c.isdigit() for c in text) else text
+
+
+def _spaced_unit(m: re.Match[str]) -> str:
+    return " " + m.group(1) + " "
 
 
 # ---------------------------------------------------------------------------
@@ -226,9 +234,24 @@ for _names, _secs in (
     (("w", "wk", "wks", "week", "weeks"), 604800.0),
     (("month", "months"), 30 * 86400.0),
     (("y", "yr", "yrs", "year", "years"), 365 * 86400.0),
+    # Chinese and Japanese, written right after the number ("30秒", "2小时", "3日" is a
+    # date, not here). "分" alone is also a fraction or a cent in Chinese: left out.
+    (("毫秒",), 0.001),
+    (("秒", "秒钟", "秒鐘"), 1.0),
+    (("分钟", "分鐘"), 60.0),
+    (("小时", "小時", "時間"), 3600.0),
+    (("天",), 86400.0),
+    (("周", "週間"), 604800.0),
+    (("个月", "ヶ月", "か月", "カ月"), 30 * 86400.0),
 ):
     for _n in _names:
         _TIME_UNITS[_n] = _secs
+
+# A CJK unit right after a number, set apart from the CJK text after it by normalise()
+# ("30秒です" reads "30 秒 です"), longest names first.
+_CJK_UNITS = "|".join(sorted((u for u in _TIME_UNITS if not u.isascii()), key=len, reverse=True))
+_CJK_UNIT_GLUED = _compile(rf"(?<=\d) ?({_CJK_UNITS})")
+_CJK_UNIT_NEXT = _compile(rf"\s?({_CJK_UNITS})(?!\w)")
 
 # Units of size, in bytes. Decision (docs/contradictions.md): binary multiples for every
 # prefix, so "2 GB" == "2048 MB" as the issue asks; the decimal reading ("1 TB" ==
@@ -660,6 +683,8 @@ def _read_quantities(r: _Reader) -> set[Quantity]:
                     unit = "day of month"  # "14 June": the month stays a month value
                 elif w.lower() not in _NOT_A_UNIT and w.lower() not in _WEEKDAYS:
                     unit, end = w, nxt.end()
+            elif (cjk := _CJK_UNIT_NEXT.match(r.masked(), end)) is not None:
+                unit, end = cjk.group(1), cjk.end()
             elif word:
                 continue  # a bare number word ("one of", "on two") is too vague
         q = Quantity("day of month", digits) if unit == "day of month" else quantity(digits, unit)

@@ -106,6 +106,9 @@ _OPERATORS = (
 _NOT = _compile(r"\b(can|won|shan)['’]t\b|n['’]t\b", IGNORECASE)  # can't, won't, isn't, doesn't
 _NOT_HEADS = {"can": "can not", "won": "will not", "shan": "shall not"}
 _LIST_MARK = "\x00"  # starts a list token: no word begins with it
+#: Ends a word of the sequence that was written with a past "-ed" ("tagged"): the stem
+#: alone would make "used" the "uses" of another claim.
+PAST = "\x01ed"
 
 
 def _not(m: re.Match[str]) -> str:
@@ -238,6 +241,8 @@ def meaning_change(x: tuple[str, ...], y: tuple[str, ...], values: frozenset[str
     if len(dx) > 1 or len(dy) > 1:
         return None
     words = dx + dy
+    if len(words) == 2 and words[0].removesuffix(PAST) == words[1].removesuffix(PAST):
+        return _KINDS["tense"][0]  # "the build used a cache" / "uses a cache"
     if any(w in values for w in words):
         # "in May" is the month, not the modal; FIFO / LIFO is a changed value (numbers
         # are the signals' to compare)
