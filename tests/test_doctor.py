@@ -122,6 +122,20 @@ def test_hooks_disabled_in_the_environment_is_a_warning(cli, project, tmp_path):
     assert checks["claude-code round trip"]["status"] == "ok"  # the pipeline itself works
 
 
+def test_hooks_disabled_follows_the_boolean_rule(cli, project, tmp_path):
+    # LEDGER_HOOKS_DISABLED=0 used to turn every hook off while doctor said all was well.
+    cli("install", "claude-code", "--dir", project, db=None, env={"HOME": str(tmp_path)})
+    rc, checks, text = doctor(cli, project, env={"HOME": str(tmp_path), "LEDGER_HOOKS_DISABLED": "0"})
+    assert checks["claude-code hooks"]["status"] == "ok" and checks["settings"]["status"] == "ok"
+    rc, checks, text = doctor(cli, project, env={"HOME": str(tmp_path), "LEDGER_HOOKS_DISABLED": "Yes"})
+    hooks = checks["claude-code hooks"]
+    assert hooks["status"] == "warn" and "LEDGER_HOOKS_DISABLED=Yes here turns every hook into a no-op" in hooks["detail"]
+    rc, checks, text = doctor(cli, project, env={"HOME": str(tmp_path), "LEDGER_HOOKS_DISABLED": "maybe"})
+    assert rc == 1 and checks["claude-code hooks"]["status"] == "ok"  # not a boolean: the hooks stay on
+    assert checks["settings"]["status"] == "fail"
+    assert "$LEDGER_HOOKS_DISABLED: 'maybe' is not a boolean" in checks["settings"]["detail"]
+
+
 def test_a_bad_setting_fails_the_settings_check_by_name(cli, project, tmp_path, _isolated_home):
     rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
     assert checks["settings"]["status"] == "ok"

@@ -211,6 +211,20 @@ def claude_handlers(project: str | None = None) -> list[dict]:
     return out
 
 
+def hooks_disabled(name: str) -> Check | None:
+    """A warning for check ``name`` when ``$LEDGER_HOOKS_DISABLED`` turns the hooks off
+    here: any true word (``1``, ``true``, ``yes``, ``on``, any case; :mod:`ledger.flags`),
+    named as it is set. A value that is not a boolean leaves them on (``settings``
+    reports it)."""
+    from ..flags import env_flag
+
+    if not env_flag("LEDGER_HOOKS_DISABLED"):
+        return None
+    raw = os.environ.get("LEDGER_HOOKS_DISABLED", "")
+    return Check(name, "warn", f"installed, but LEDGER_HOOKS_DISABLED={raw.strip()} here turns every hook into a no-op",
+                 "unset LEDGER_HOOKS_DISABLED   (or set it to 0)")
+
+
 def check_claude_hooks(handlers: list[dict]) -> Check:
     name = "claude-code hooks"
     if not handlers:
@@ -228,9 +242,9 @@ def check_claude_hooks(handlers: list[dict]) -> Check:
         if per_event > 1:
             return Check(name, "warn", f"registered in {len(files)} files ({', '.join(files)}): every hook runs twice",
                          "ledger uninstall claude-code --user   (or without --user, to keep the other one)")
-    if os.environ.get("LEDGER_HOOKS_DISABLED") == "1":
-        return Check(name, "warn", "installed, but LEDGER_HOOKS_DISABLED=1 here turns every hook into a no-op",
-                     "unset LEDGER_HOOKS_DISABLED")
+    off = hooks_disabled(name)
+    if off is not None:
+        return off
     return Check(name, "ok", f"{len(CLAUDE_EVENTS)} events in {', '.join(files)}")
 
 
@@ -255,6 +269,9 @@ def check_opencode(project: str | None) -> Check:
                 cmd = None
     if cmd and cmd != "__LEDGER_COMMAND__" and _version(cmd) is None:
         return Check(name, "fail", f"{p} starts {cmd}, which does not run", "ledger install opencode")
+    off = hooks_disabled(name)  # the plugin reads the variable by the same rule
+    if off is not None:
+        return off
     return Check(name, "ok", f"{p}" + (f" (starts {cmd})" if cmd and cmd != "__LEDGER_COMMAND__" else ""))
 
 
@@ -299,9 +316,9 @@ def check_codex(project: str | None) -> Check:
         # Codex runs the matching hooks of every hooks.json it loads (docs/harness-contracts.md C1).
         return Check(name, "warn", f"registered in {len(found)} files ({', '.join(str(f) for f, _ in found)}): "
                      "every hook runs twice", "ledger uninstall codex --user   (or without --user, to keep the other one)")
-    if os.environ.get("LEDGER_HOOKS_DISABLED") == "1":
-        return Check(name, "warn", "installed, but LEDGER_HOOKS_DISABLED=1 here turns every hook into a no-op",
-                     "unset LEDGER_HOOKS_DISABLED")
+    off = hooks_disabled(name)
+    if off is not None:
+        return off
     return Check(name, "ok", f"{len(CODEX_EVENTS)} events, trusted, in {', '.join(str(f) for f, _ in found)}")
 
 
@@ -330,9 +347,9 @@ def check_gemini() -> Check:
                      "does not run (a moved or deleted virtualenv?)", "ledger install gemini   (points the hooks at this ledger)")
     if missing:
         return Check(name, "warn", f"{source / 'hooks' / 'hooks.json'} lacks {', '.join(missing)}", "ledger install gemini")
-    if os.environ.get("LEDGER_HOOKS_DISABLED") == "1":
-        return Check(name, "warn", "installed, but LEDGER_HOOKS_DISABLED=1 here turns every hook into a no-op",
-                     "unset LEDGER_HOOKS_DISABLED")
+    off = hooks_disabled(name)
+    if off is not None:
+        return off
     return Check(name, "ok", f"{len(HOOK_EVENTS)} events in {folder}" + (f" (linked to {source})" if source != folder else ""))
 
 

@@ -3,8 +3,10 @@
 Contract: read the payload on stdin, answer in the harness's output format, and never
 break the agent. Whatever goes wrong inside (bad JSON, a missing, locked or corrupt
 store, a full disk, a bug) the process exits 0, prints nothing on stdout, and appends
-one line to ``$LEDGER_HOME/hook.log``. ``LEDGER_HOOKS_DISABLED=1`` turns every hook
-into a no-op (the distiller sets it for the LLM command it runs).
+one line to ``$LEDGER_HOME/hook.log``. ``LEDGER_HOOKS_DISABLED=1`` (or ``true``, ``yes``,
+``on``; ``0``/``false``/``no``/``off`` leave the hooks on, :mod:`ledger.flags`) turns every
+hook into a no-op (the distiller sets it for the LLM command it runs). A value that is
+not a boolean leaves the hooks on and is logged once (:func:`ledger.watcher.config.load_logged`).
 
 Imports only the standard library and ledger's stdlib-only modules; a test checks that.
 """
@@ -15,6 +17,7 @@ import os
 import sys
 import time
 
+from ..flags import env_flag
 from ..log import log_line
 
 #: How long a hook waits for another process's write lock before giving up (failing
@@ -229,7 +232,7 @@ def hook_main(args: list[str], *, fast_exit: bool = False) -> int:
     connection checkpoints the WAL with an fsync, and interpreter teardown adds more,
     together about as much as the hook's own work. Every write was committed before, so
     nothing is lost; the next process simply finds the WAL as it was."""
-    if os.environ.get("LEDGER_HOOKS_DISABLED"):
+    if env_flag("LEDGER_HOOKS_DISABLED"):
         return 0
     try:
         _hook(args, close=not fast_exit)

@@ -60,7 +60,8 @@ What each event does (the same rules as Claude Code, through the same Engine):
   from the session record and ``.agents/``) and the project's strongest facts, which
   OpenCode appends to its compaction prompt.
 
-``LEDGER_HOOKS_DISABLED=1`` makes every request a no-op (the plugin also checks it).
+``LEDGER_HOOKS_DISABLED=1`` (any true word of :mod:`ledger.flags`) makes every request a
+no-op (the plugin also checks it, by the same rule).
 Diagnostics go to ``$LEDGER_HOME/hook.log``; stdout carries protocol lines only (stray
 prints are redirected to stderr).
 
@@ -76,6 +77,7 @@ import sys
 import threading
 import time
 
+from ..flags import env_flag
 from ..log import log_line
 from . import opencode
 from .jsonlines import MAX_LINE, Channel  # noqa: F401 - MAX_LINE: part of the protocol this module documents
@@ -119,7 +121,7 @@ class SessionServer:
         self.out = out
         self.cfg = cfg if cfg is not None else _load_config()
         self.clock = clock or (lambda: time.time_ns() // 1_000_000)
-        self.disabled = bool(os.environ.get("LEDGER_HOOKS_DISABLED"))
+        self.disabled = env_flag("LEDGER_HOOKS_DISABLED")
         self.conn = None  # the store connection (sqlite3, opened through ledger.store)
         self.opened = 0  # store connections opened (1 while healthy: it stays open)
         self.requests = 0

@@ -13,7 +13,10 @@ version of the file, :func:`load_logged`) and carries
 on; ``ledger config`` shows them to a person.
 
 Booleans accept TOML ``true``/``false`` and, in the file or a variable, the words
-``true/false``, ``yes/no``, ``on/off``, ``1/0`` (any case): ``"false"`` means false.
+``true/false``, ``yes/no``, ``on/off``, ``1/0`` (any case): ``"false"`` means false
+(:mod:`ledger.flags`, the rule every yes/no value follows). The yes/no variables that
+are not settings (``LEDGER_HOOKS_DISABLED``...) are checked here too, so a bad one is
+reported the same way.
 Integers accept TOML integers and decimal strings (``"20"``); ``true`` is not a number.
 
 Stdlib only, read on every hook call; ``tomllib`` is imported only when the file exists
@@ -37,15 +40,12 @@ from __future__ import annotations
 
 import os
 
+from ..flags import EXPECTED, env_flag_problems, parse_flag
 from ..paths import home_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable
-
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off", "")
-
 
 def _backend_names() -> tuple[str, ...]:
     from .llm import BACKENDS
@@ -89,11 +89,10 @@ class Setting:
         setting's type. Raises ``ValueError`` with a message saying what is expected."""
         t = self.type
         if t == "bool":
-            if isinstance(value, bool):
-                return value
-            if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-                return value.strip().lower() in _TRUE
-            raise ValueError("expected true or false (also yes/no, on/off, 1/0)")
+            flag = parse_flag(value)  # the one rule for yes/no values (ledger.flags)
+            if flag is None:
+                raise ValueError(f"expected true or false ({EXPECTED})")
+            return flag
         if t in ("int", "float"):
             if isinstance(value, bool):
                 raise ValueError(f"expected {'an integer' if t == 'int' else 'a number'}, not a boolean")
@@ -259,6 +258,8 @@ def load_checked(path: str | None = None, environ: dict[str, str] | None = None)
         if raw is None or raw == "":
             continue
         _apply(s, raw, f"${s.env}", values, origin, problems)
+    for name, raw, message in env_flag_problems(env):
+        problems.append(Problem(name, raw, f"${name}", message))
     return Loaded(values, origin, problems, p)
 
 

@@ -41,6 +41,26 @@ function isFn(x) {
   return typeof x === "function";
 }
 
+// Yes/no environment variables follow ledger's one rule (src/ledger/flags.py; tests run
+// both): 1/true/yes/on and 0/false/no/off, any case, spaces around ignored; unset or empty
+// means the default; anything else is not guessed at: the default applies and `bad` says
+// so (logged once). LEDGER_HOOKS_DISABLED=0 leaves the hooks on.
+const TRUE_WORDS = ["1", "true", "yes", "on"];
+const FALSE_WORDS = ["0", "false", "no", "off"];
+
+/** `{value, bad}`: the flag's value, and a message when the variable is not a boolean. */
+function envFlag(name, fallback = false, env = process.env) {
+  const raw = env[name];
+  if (raw === undefined || raw === null || String(raw).trim() === "") return { value: fallback, bad: null };
+  const word = String(raw).trim().toLowerCase();
+  if (TRUE_WORDS.includes(word)) return { value: true, bad: null };
+  if (FALSE_WORDS.includes(word)) return { value: false, bad: null };
+  return {
+    value: fallback,
+    bad: `$${name}: '${raw}' is not a boolean (1/true/yes/on or 0/false/no/off); using the default, ${fallback}`,
+  };
+}
+
 function envNumber(name, fallback) {
   const v = Number(process.env[name]);
   return Number.isFinite(v) && v > 0 ? v : fallback;
@@ -263,7 +283,7 @@ function createShim({ directory, worktree, client, options, api }) {
         : null;
       if (p && isFn(p.catch)) p.catch(() => {});
     } catch (_) {}
-    if (process.env.LEDGER_OPENCODE_DEBUG) {
+    if (envFlag("LEDGER_OPENCODE_DEBUG").value) {
       try {
         console.error(`[ledger] ${message}`);
       } catch (_) {}
@@ -416,7 +436,8 @@ const served = new WeakSet();
 async function LedgerPlugin(input, options) {
   const hooks = {};
   try {
-    if (process.env.LEDGER_HOOKS_DISABLED) return hooks;
+    const disabled = envFlag("LEDGER_HOOKS_DISABLED");
+    if (disabled.value) return hooks;
     if (input && typeof input === "object") {
       if (served.has(input)) return hooks; // a loader that calls every export: load once
       served.add(input);
@@ -428,6 +449,7 @@ async function LedgerPlugin(input, options) {
       options: options || {},
       api: 1,
     });
+    for (const flag of [disabled, envFlag("LEDGER_OPENCODE_DEBUG")]) if (flag.bad) shim.log(`flag:${flag.bad}`, flag.bad);
     const guard = (name, fn) => async (...args) => {
       try {
         await fn(...args);
@@ -455,7 +477,8 @@ async function LedgerPlugin(input, options) {
  */
 async function setupV2(ctx) {
   try {
-    if (process.env.LEDGER_HOOKS_DISABLED) return () => {};
+    const disabled = envFlag("LEDGER_HOOKS_DISABLED");
+    if (disabled.value) return () => {};
     const loc = (ctx && ctx.location) || {};
     const shim = createShim({
       directory: loc.directory,
@@ -464,6 +487,7 @@ async function setupV2(ctx) {
       options: (ctx && ctx.options) || {},
       api: 2,
     });
+    for (const flag of [disabled, envFlag("LEDGER_OPENCODE_DEBUG")]) if (flag.bad) shim.log(`flag:${flag.bad}`, flag.bad);
     let wired = false;
     const tool = ctx && ctx.tool;
     if (tool && isFn(tool.hook)) {
