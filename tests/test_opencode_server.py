@@ -170,8 +170,22 @@ def test_an_oversized_line_is_refused_without_buffering_it(server):
     s = server()
     s.send_raw(b'{"id": 1, "x": "' + b"x" * (17 * 1024 * 1024) + b'"}\n')
     r = s.reply(timeout=60)
-    assert r["id"] is None and "longer than" in r["error"]
+    # Answered under the id the line starts with, so the plugin stops waiting at once
+    # instead of timing out.
+    assert r["id"] == 1 and "longer than" in r["error"]
+    s.send_raw(b'{"x": "' + b"x" * (17 * 1024 * 1024) + b'", "id": 2}\n')
+    r = s.reply(timeout=60)
+    assert r["id"] is None and "longer than" in r["error"]  # an id further in is not looked for
     assert s.request({"type": "ping"})["pong"] is True
+
+
+def test_leading_id_reads_only_the_start_of_a_line():
+    from ledger.harness.jsonlines import leading_id
+
+    assert leading_id(b'{"id":7,"event":{}}') == 7
+    assert leading_id(b' { "id" : 12 }') == 12
+    assert leading_id(b'{"id":"7"}') is None and leading_id(b'{"x":1,"id":7}') is None
+    assert leading_id(b'{"id":7.5}') is None and leading_id(b"garbage") is None
 
 
 def test_unicode_round_trip_and_ascii_lines(server, project, store_target):

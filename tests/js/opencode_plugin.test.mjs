@@ -123,6 +123,61 @@ test("huge tool outputs are cut before they cross the pipe", async () => {
   await hooks.dispose();
 });
 
+test("huge tool arguments are bounded like the output (a 17 MB write)", async () => {
+  const { hooks, requests, client } = await withFake("facts");
+  const content = "w".repeat(17 * 1024 * 1024);
+  const t0 = Date.now();
+  const output = { title: "", output: "Wrote file successfully.", metadata: {} };
+  await hooks["tool.execute.after"]({ tool: "write", sessionID: "s", callID: "w1", args: { filePath: "/p/big.txt", content } }, output);
+  assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+  assert.equal(output.output, "Wrote file successfully.\n\nFACTS for write");
+  const args = requests()[0].req.event.input.args;
+  assert.equal(args.filePath, "/p/big.txt");
+  assert.ok(args.content.length <= 70_000, `forwarded ${args.content.length} chars`);
+  assert.match(args.content, /chars cut by the ledger plugin/);
+  assert.ok(args.content.startsWith("w".repeat(1000)) && args.content.endsWith("w".repeat(1000)));
+  assert.deepEqual(client.logs, []);
+  await hooks.dispose();
+});
+
+test("many large arguments, deep nesting and cycles stay bounded and never throw", async () => {
+  const { hooks, requests } = await withFake("facts");
+  const edits = Array.from({ length: 1000 }, (_, i) => ({ oldString: `o${i}`.repeat(20_000), newString: "n".repeat(100_000) }));
+  let deep = { leaf: "x" };
+  for (let i = 0; i < 50; i++) deep = { deep };
+  const cyclic = { name: "c" };
+  cyclic.self = cyclic;
+  const args = { filePath: "/p/a.py", edits, deep, cyclic, fn: () => 1, big: 10n };
+  await hooks["tool.execute.before"]({ tool: "multiedit", sessionID: "s", callID: "m1" }, { args });
+  await hooks["tool.execute.after"]({ tool: "multiedit", sessionID: "s", callID: "m1" }, { title: "", output: "ok", metadata: {} });
+  const line = JSON.stringify(requests()[0].req);
+  assert.ok(line.length < 400_000, `request of ${line.length} chars`);
+  const sent = requests()[0].req.event.input.args;
+  assert.equal(sent.filePath, "/p/a.py");
+  assert.equal(sent.edits.length, 201, "200 edits and a note of the rest");
+  assert.match(sent.edits[200], /800 more items/);
+  assert.match(JSON.stringify(sent.deep), /nested too deep/);
+  assert.equal(sent.cyclic.name, "c");
+  assert.equal(sent.fn, undefined);
+  assert.equal(sent.big, "10");
+  await hooks.dispose();
+});
+
+test("bus events and prompts are bounded too; session.diff travels without file contents", async () => {
+  const { hooks, requests } = await withFake("facts");
+  const before = "b".repeat(5_000_000);
+  await hooks.event({ event: { type: "session.diff", properties: { sessionID: "s", diff: [
+    { file: "a.txt", before, after: before + "!", additions: 1, deletions: 0 }] } } });
+  await hooks["chat.message"]({ sessionID: "s" }, { message: { role: "user" },
+    parts: Array.from({ length: 400 }, () => ({ type: "text", text: "p".repeat(100_000) })) });
+  const [diff, chat] = requests().map(({ req }) => req.event);
+  assert.deepEqual(diff.event.properties.diff, [{ file: "a.txt", additions: 1, deletions: 0 }]);
+  assert.ok(JSON.stringify(chat).length < 400_000);
+  assert.equal(chat.output.parts[0].type, "text");
+  assert.match(chat.output.parts[0].text, /chars cut by the ledger plugin/);
+  await hooks.dispose();
+});
+
 test("compaction pushes the child's context into output.context", async () => {
   const { hooks } = await withFake("facts");
   const output = { context: ["keep me"], prompt: undefined };

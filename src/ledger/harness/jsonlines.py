@@ -13,6 +13,7 @@ Stdlib only.
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 TYPE_CHECKING = False
@@ -20,6 +21,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Callable
 
 MAX_LINE = 16 * 1024 * 1024  # bytes; longer request lines are refused, not buffered
+
+
+_LEADING_ID = re.compile(rb'\A\s*\{\s*"id"\s*:\s*(-?\d{1,15})\s*[,}]')
+
+
+def leading_id(line: bytes) -> int | None:
+    """The integer ``id`` a request line starts with (``{"id": 7, ...``, as the OpenCode
+    plugin writes them), read without parsing the rest: the id of a line too long to
+    parse. None when the line does not start so."""
+    m = _LEADING_ID.match(line[:64])
+    return int(m.group(1)) if m else None
 
 
 class Channel:
@@ -73,7 +85,11 @@ class Channel:
                         more = inp.readline(self.max_line)
                         if not more or more.endswith(b"\n"):
                             break
-                    self.send(self.error_reply(f"request line longer than {self.max_line} bytes; ignored"))
+                    answer = self.error_reply(f"request line longer than {self.max_line} bytes; ignored")
+                    rid = leading_id(line)
+                    if rid is not None:  # answered under its id, so the sender stops waiting now
+                        answer["id"] = rid
+                    self.send(answer)
                     continue
                 if not line.strip():
                     continue

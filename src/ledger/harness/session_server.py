@@ -129,6 +129,7 @@ class SessionServer:
         self.seen_parts: dict[str, set[str]] = {}
         self.diff_files: dict[str, dict[str, None]] = {}
         self.ignored: set[str] = set()
+        self.dropped: set[str] = set()  # kinds of event dropped for naming no session (logged once each)
         self.seen: dict[str, None] = {}  # session keys seen, in order (stats)
         self.idle_clean: set[str] = set()  # checkpointed, and no activity since
         self.channel = Channel(out, lambda message: reply(None, error=message))
@@ -191,6 +192,16 @@ class SessionServer:
         p = opencode.parse(obj)
         if self.disabled or p.what == "other":
             return reply(rid)
+        if not p.session_id:
+            # The rule of every hook path (docs/watcher.md): an event that names no session
+            # would be filed under one nameless session shared by every such event, mixing
+            # unrelated calls. Dropped, and said why in hook.log (once per kind of event
+            # in this process: a build that never sends one would fill the log).
+            if p.what not in self.dropped:
+                self.dropped.add(p.what)
+                log_line(f"{self.harness} {_hook_name(obj)}: payload dropped: no sessionID in it "
+                         "(further such payloads of this kind are dropped without a line)")
+            return reply(rid, dropped="no sessionID")
         if p.session_id and p.session_id in self.ignored:
             return reply(rid, ignored=True)
         key = f"{self.harness}:{p.session_id}"
@@ -394,6 +405,14 @@ class SessionServer:
         slot[2] = (error if isinstance(error, str) else "the plugin sent an error") if error else (
             None if isinstance(text, str) else "the plugin sent no text")
         slot[0].set()
+
+
+def _hook_name(obj: object) -> str:
+    """``tool.execute.after``, or for a bus event ``event session.idle``: for log lines."""
+    hook = obj.get("hook") if isinstance(obj, dict) else None
+    ev = obj.get("event") if isinstance(obj, dict) else None
+    etype = ev.get("type") if isinstance(ev, dict) else None
+    return f"{hook} {etype}" if hook == "event" and isinstance(etype, str) else str(hook)[:80]
 
 
 def _is_db_error(exc: BaseException) -> bool:

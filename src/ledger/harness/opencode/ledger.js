@@ -98,11 +98,89 @@ function eventSession(event) {
   return undefined;
 }
 
-function cut(text) {
-  if (typeof text !== "string" || text.length <= MAX_OUTPUT) return text;
-  const head = Math.floor(MAX_OUTPUT * 0.75);
-  const tail = MAX_OUTPUT - head;
-  return text.slice(0, head) + `\n… [${text.length - MAX_OUTPUT} chars cut by the ledger plugin] …\n` + text.slice(-tail);
+function cut(text, max = MAX_OUTPUT) {
+  if (typeof text !== "string" || text.length <= max) return text;
+  const head = Math.floor(max * 0.75);
+  const tail = max - head;
+  return text.slice(0, head) + `\n… [${text.length - max} chars cut by the ledger plugin] …\n` + text.slice(-tail);
+}
+
+// Everything else a request carries (tool arguments, bus events, prompt parts) is bounded
+// like the output: a `write` of 17 MB would otherwise make a line the child refuses
+// (16 MiB), the call would wait out the timeout and its observation would be lost. Each
+// string is cut to MAX_OUTPUT; when the whole is still over MAX_FORWARDED characters of
+// JSON, the per-string cap halves (down to MIN_STRING) until it fits, else the value is
+// replaced by its cut JSON text. Lists and objects keep MAX_ITEMS entries, nesting stops at
+// MAX_DEPTH, and at most MAX_NODES values are visited (a cyclic or enormous object costs
+// no more). The watcher keeps far less of the arguments (ledger.redact.clip_value).
+const MAX_FORWARDED = 256_000; // characters of JSON per bounded value
+const MIN_STRING = 256;
+const MAX_ITEMS = 200;
+const MAX_DEPTH = 12;
+const MAX_NODES = 20_000;
+const MAX_REQUEST_BYTES = 16 * 1024 * 1024; // the child refuses longer lines (ledger.harness.jsonlines)
+
+function walk(v, cap, depth, budget) {
+  if (--budget.nodes < 0) return "[too many values]";
+  if (typeof v === "string") return cut(v, cap);
+  if (v === null || typeof v === "number" || typeof v === "boolean") return v;
+  if (v === undefined || typeof v === "function" || typeof v === "symbol") return undefined;
+  if (typeof v !== "object") return String(v);
+  if (depth >= MAX_DEPTH) return "[nested too deep]";
+  if (Array.isArray(v)) {
+    const out = v.slice(0, MAX_ITEMS).map((x) => {
+      const y = walk(x, cap, depth + 1, budget);
+      return y === undefined ? null : y;
+    });
+    if (v.length > MAX_ITEMS) out.push(`… [${v.length - MAX_ITEMS} more items]`);
+    return out;
+  }
+  const out = {};
+  const keys = Object.keys(v);
+  for (const k of keys.slice(0, MAX_ITEMS)) {
+    let item;
+    try {
+      item = v[k];
+    } catch (_) {
+      continue; // a throwing getter
+    }
+    const y = walk(item, cap, depth + 1, budget);
+    if (y !== undefined) out[cut(k, 200)] = y;
+  }
+  if (keys.length > MAX_ITEMS) out["…"] = `… [${keys.length - MAX_ITEMS} more items]`;
+  return out;
+}
+
+/** A bounded, JSON-safe copy of `value` (see above); never throws. */
+function bounded(value, total = MAX_FORWARDED) {
+  let cap = MAX_OUTPUT;
+  for (;;) {
+    let out;
+    let text;
+    try {
+      out = walk(value, cap, 0, { nodes: MAX_NODES });
+      text = JSON.stringify(out);
+    } catch (_) {
+      return null;
+    }
+    if (text === undefined || text.length <= total) return out;
+    if (cap <= MIN_STRING) return { "[truncated]": cut(text, total) };
+    cap = Math.max(MIN_STRING, Math.floor(cap / 2));
+  }
+}
+
+/** A bus event as forwarded: bounded, and session.diff without the files' contents
+ * (some builds send each file's `before` and `after`; only the names are used). */
+function slimEvent(event) {
+  const props = event && (event.properties || event.data);
+  if (event && event.type === "session.diff" && props && Array.isArray(props.diff)) {
+    const diff = props.diff.map((d) => (d && typeof d === "object"
+      ? { file: d.file, additions: d.additions, deletions: d.deletions, status: d.status }
+      : d));
+    const key = event.properties ? "properties" : "data";
+    event = { ...event, [key]: { ...props, diff } };
+  }
+  return bounded(event);
 }
 
 function slimOutput(output) {
@@ -245,7 +323,17 @@ class Child {
         resolve(msg);
       });
       try {
-        proc.stdin.write(JSON.stringify({ id, ...payload }) + "\n");
+        const line = JSON.stringify({ id, ...payload }) + "\n";
+        if (line.length > MAX_REQUEST_BYTES / 3 && Buffer.byteLength(line) > MAX_REQUEST_BYTES) {
+          // Bounded above, so this should not happen; if it does, answer at once instead of
+          // waiting out the timeout for a line the child would refuse.
+          this.pending.delete(id);
+          clearTimeout(timer);
+          this.log("toolong", `a ledger request of ${Buffer.byteLength(line)} bytes was not sent (limit ${MAX_REQUEST_BYTES})`);
+          resolve(null);
+          return;
+        }
+        proc.stdin.write(line);
       } catch (e) {
         this.pending.delete(id);
         clearTimeout(timer);
@@ -376,7 +464,7 @@ function createShim({ directory, worktree, client, options, api }) {
       argsByCall.delete(input.callID);
       const res = await send({
         hook: "tool.execute.after",
-        input: { tool: input.tool, sessionID: input.sessionID, callID: input.callID, args },
+        input: { tool: input.tool, sessionID: input.sessionID, callID: input.callID, args: bounded(args) },
         output: slimOutput(output),
       }, "tool.execute.after");
       if (res && typeof res.append === "string" && res.append && output && typeof output.output === "string") {
@@ -389,7 +477,8 @@ function createShim({ directory, worktree, client, options, api }) {
       if (!evt || ignored.has(evt.sessionID)) return;
       const res = await send({
         hook: "execute.after",
-        input: { tool: evt.tool, sessionID: evt.sessionID, id: evt.id, input: evt.input, error: evt.error },
+        input: { tool: evt.tool, sessionID: evt.sessionID, id: evt.id, input: bounded(evt.input),
+          error: typeof evt.error === "string" ? cut(evt.error) : bounded(evt.error) },
         output: slimOutput(evt.result),
       }, "execute.after");
       if (!res || typeof res.append !== "string" || !res.append) return;
@@ -411,9 +500,9 @@ function createShim({ directory, worktree, client, options, api }) {
       if (!sid || ignored.has(sid)) return;
       const msg = (output && output.message) || {};
       if (msg.role && msg.role !== "user") return;
-      const parts = ((output && output.parts) || [])
+      const parts = bounded(((output && output.parts) || [])
         .filter((p) => p && p.type === "text" && typeof p.text === "string")
-        .map((p) => ({ type: "text", text: cut(p.text), synthetic: !!p.synthetic, ignored: !!p.ignored }));
+        .map((p) => ({ type: "text", text: p.text, synthetic: !!p.synthetic, ignored: !!p.ignored })));
       if (!parts.length) return;
       await send({ hook: "chat.message", input: { sessionID: sid }, output: { message: { role: "user" }, parts } },
         "chat.message");
@@ -423,7 +512,7 @@ function createShim({ directory, worktree, client, options, api }) {
       if (!isForwarded(event)) return;
       const sid = eventSession(event);
       if (sid && ignored.has(sid)) return;
-      await send({ hook: "event", event }, event.type);
+      await send({ hook: "event", event: slimEvent(event) }, event.type);
     },
 
     close: (graceMs) => child.close(graceMs),
