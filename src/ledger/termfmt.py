@@ -181,18 +181,21 @@ def fit(text: str, width: int) -> str:
 # C0 controls but tab and newline (ESC starts the escape sequences that recolour,
 # clear the screen, set the window title or write the clipboard; CR rewrites the line),
 # DEL, the C1 controls (U+0080-U+009F: U+009B is a one-character CSI to some terminals)
-# and the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069:
-# they reorder how the text after them is drawn, so a line can read other than it is).
+# and the bidirectional controls (embeddings, overrides and isolates U+202A-U+202E,
+# U+2066-U+2069, and the marks LRM U+200E, RLM U+200F, ALM U+061C: they reorder how the
+# text around them is drawn, so "port \u202e0806\u202c" reads "port 6080").
 # C0 and DEL become their Unicode control pictures (ESC shows as ␛, so an escape
 # sequence stays readable as text: ␛[31m); the others become U+FFFD. Stored text is
 # never changed: only what is printed for a person (--json keeps the text exact).
 _VISIBLE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
 _VISIBLE[0x7F] = 0x2421
-_VISIBLE.update({c: 0xFFFD for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+#: The bidirectional controls; the web UI's visible() (static/js/dom.js) has the same list.
+BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+_VISIBLE.update({c: 0xFFFD for c in (*range(0x80, 0xA0), *BIDI_CONTROLS)})
 #: The same characters as JSON ``\\u`` escapes, for JSON written with ``ensure_ascii=False``
 #: (:func:`json_visible`): C0 controls are escaped by ``json`` already, C1 and bidi
 #: controls were written raw.
-_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS)}
 _SGR_BODY = frozenset("0123456789;")
 
 

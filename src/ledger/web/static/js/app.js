@@ -2,7 +2,7 @@
 // #/connections), the search box with autocomplete and mode toggle, the sidebar counts
 // and the first-run screen for an empty store.
 import { api } from './api.js';
-import { bytes, debounce, duration, num, plural } from './dom.js';
+import { bytes, debounce, duration, num, plural, visible } from './dom.js';
 import { attachAutocomplete } from './query.js';
 import { emit, on, setQuery, setReadOnly, state, fail, readOnlyTitle } from './state.js';
 import * as inspector from './inspector.js';
@@ -154,7 +154,7 @@ function showReadOnly() {
   const ro = state.readOnly;
   if (!ro) return;
   const notice = document.getElementById('ro-notice');
-  notice.querySelector('.ro-text').textContent = ro.message;
+  notice.querySelector('.ro-text').textContent = visible(ro.message); // may quote a path
   notice.hidden = false;
   document.body.classList.add('read-only');
   lockWrites(document.body);

@@ -3,7 +3,7 @@
 // heat; zoom, pan, hover, click to inspect. The time scrubber asks the server for
 // `asof:` views, so memories dropped since reappear (ringed) as they were.
 import { api } from './api.js';
-import { AMBER, CONFLICT, GREY, LIME, ago, date, debounce, h, hashColor, num, pct, replace, strengthColor, plural } from './dom.js';
+import { AMBER, CONFLICT, GREY, LIME, ago, date, debounce, h, hashColor, num, pct, replace, strengthColor, plural, visible as visibleText } from './dom.js';
 import { DotStamper, hasGpuCanvas } from './dots.js';
 import * as inspector from './inspector.js';
 import { ForceSim, clustersLayout, heatLayout, timelineLayout } from './layouts.js';
@@ -418,6 +418,7 @@ export function mount(root) {
   }
 
   function label(text, x, y, color, align = 'center') {
+    text = visibleText(text); // cluster labels are stored text: drawn as the rest of the UI shows them
     ctx.font = '600 11px ui-monospace, "DejaVu Sans Mono", monospace';
     ctx.textAlign = align;
     ctx.textBaseline = 'middle';

@@ -1,5 +1,46 @@
 // DOM and formatting helpers. Every piece of data reaches the page as a text node:
-// h() never parses HTML, so memory text like "<img onerror=...>" stays inert.
+// h() never parses HTML, so memory text like "<img onerror=...>" stays inert. And every
+// text node shows what is stored: control characters are drawn as visible stand-ins
+// (visible() below), so no text reads other than it is.
+
+// The CLI's rule (src/ledger/termfmt.py visible(); tests/test_web_visible.py runs both):
+// C0 controls but tab and newline become their control pictures (ESC shows as ␛), DEL
+// ␡, the C1 controls and the bidirectional controls (U+202A-U+202E, U+2066-U+2069, LRM
+// U+200E, RLM U+200F, ALM U+061C) U+FFFD. A right-to-left override would otherwise make
+// "port \u202e0806\u202c" read "port 6080". Only what is shown changes: edit boxes (value)
+// keep the stored text, so saving never rewrites it.
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+
+function standIn(c) {
+  const n = c.charCodeAt(0);
+  return n < 0x20 ? String.fromCharCode(0x2400 + n) : n === 0x7f ? '\u2421' : '\ufffd';
+}
+
+export function visible(text) {
+  return String(text).replace(CONTROLS, standIn);
+}
+
+// A text node of `text` shown visibly; each stand-in is a <span class="ctl"> whose
+// tooltip names the character it stands for (U+202E), so a person can tell which it was.
+export function textNode(text) {
+  const s = String(text);
+  CONTROLS.lastIndex = 0;
+  if (!CONTROLS.test(s)) return document.createTextNode(s);
+  const frag = document.createDocumentFragment();
+  let last = 0;
+  s.replace(CONTROLS, (c, at) => {
+    if (at > last) frag.appendChild(document.createTextNode(s.slice(last, at)));
+    const span = document.createElement('span');
+    span.className = 'ctl';
+    span.title = `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+    span.textContent = standIn(c);
+    frag.appendChild(span);
+    last = at + 1;
+    return c;
+  });
+  if (last < s.length) frag.appendChild(document.createTextNode(s.slice(last)));
+  return frag;
+}
 
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -7,12 +48,13 @@ export function h(tag, attrs, ...children) {
     for (const [k, v] of Object.entries(attrs)) {
       if (v === undefined || v === null || v === false) continue;
       if (k === 'class') el.className = v;
-      else if (k === 'text') el.textContent = String(v);
+      else if (k === 'text') el.appendChild(textNode(v));
       else if (k === 'style') for (const [p, val] of Object.entries(v)) el.style.setProperty(p, val);
       else if (k === 'dataset') Object.assign(el.dataset, v);
       else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
       else if (k === 'value') el.value = v;
       else if (k === 'checked') el.checked = !!v;
+      else if (k === 'title' || k.startsWith('aria-')) el.setAttribute(k, visible(v === true ? '' : v));
       else el.setAttribute(k, v === true ? '' : String(v));
     }
   }
@@ -23,7 +65,7 @@ export function h(tag, attrs, ...children) {
 export function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
-    el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+    el.appendChild(c instanceof Node ? c : textNode(c));
   }
   return el;
 }
