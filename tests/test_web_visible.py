@@ -116,3 +116,14 @@ def test_review_browse_and_inspector_show_bidi_controls_visibly(store_target):
     with Ledger.open(store_target) as led:
         assert led.get(mid).text == CLAIM
 
+
+def test_the_review_tui_card_shows_the_stand_ins(store_target):
+    pytest.importorskip("textual")
+    from ledger.service import Ledger
+    from ledger.tui.app import claim_card
+
+    with Ledger.open(store_target) as led:
+        mid = led.remember(CLAIM, cluster="code", agent="claude").memory.id
+        m = led.get(mid)
+    plain = claim_card(m, m.created_at).plain
+    assert SHOWN in plain and "\u202e" not in plain

@@ -36,7 +36,7 @@ from textual.widgets import Input, Static
 from ..errors import LedgerError, UnknownMemory
 from ..models import Candidate, Conflict, Memory
 from ..service import Ledger
-from ..termfmt import AMBER, LIME, RED, age, bar, pct, strength_color
+from ..termfmt import AMBER, LIME, RED, age, bar, pct, strength_color, visible
 
 REFRESH_SECONDS = 2.0
 QUEUE_LIMIT = 200
@@ -96,7 +96,7 @@ def claim_card(m: Memory, now: int) -> Text:
     t.append("\n")
     t.append_text(_strength(m.strength, 8))
     t.append("\n\n")
-    t.append(m.text, style=f"bold {FG}")
+    t.append(visible(m.text), style=f"bold {FG}")
     t.append("\n\n")
     t.append(m.provenance or "no provenance", style=f"italic {DIM}")
     t.append("\n")
@@ -112,7 +112,7 @@ def _side(label: str, m: Memory, now: int) -> tuple[Text, Text]:
     head.append("  ·  ", style=DIM)
     head.append_text(_strength(m.strength, 6))
     head.append("\n")
-    head.append(m.text, style=f"bold {FG}")
+    head.append(visible(m.text), style=f"bold {FG}")
     return Text(label, style=f"bold {AMBER}"), head
 
 
