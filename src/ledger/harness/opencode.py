@@ -77,7 +77,9 @@ BUS_EVENTS = (
 )
 
 #: OpenCode tool outputs longer than this are cut by the plugin before forwarding (the
-#: watcher keeps far less; this bounds the pipe, not the store).
+#: watcher keeps far less; this bounds the pipe, not the store). Every string of the
+#: arguments, bus events and prompt parts is cut to the same length, and each of those
+#: values to about 256,000 characters of JSON (``bounded`` in ledger.js).
 MAX_FORWARDED_OUTPUT = 64_000
 
 

@@ -62,6 +62,10 @@ What each event does (the same rules as Claude Code, through the same Engine):
 
 ``LEDGER_HOOKS_DISABLED=1`` (any true word of :mod:`ledger.flags`) makes every request a
 no-op (the plugin also checks it, by the same rule).
+An event that names no session (``sessionID`` missing, empty or not a string) is
+answered ``"dropped": "no sessionID"`` and changes nothing, as the Claude Code hook drops
+such payloads: otherwise every one of them would share one nameless session
+``opencode:``. hook.log says so once per kind of event.
 Diagnostics go to ``$LEDGER_HOME/hook.log``; stdout carries protocol lines only (stray
 prints are redirected to stderr).
 
