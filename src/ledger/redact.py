@@ -520,6 +520,312 @@ def _sub_phrase(m: re.Match[str]) -> str:
     return m.group("head") + q + _tag(kind) + q + tail
 
 
+# ---------------------------------------------------------------- structure
+# A value is named by the nearest secret-named key above it, whatever the nesting:
+# {"password": ["x"]}, {"auth": {"tokens": ["x"]}}, {"credentials": [{"value": "x"}]}.
+# A name/value pair names its value by its name: {"name": "API_KEY", "value": "x"}
+# (Kubernetes, GitHub Actions and ECS env lists, HAR headers), ["password", "x"], and
+# Kubernetes' YAML "- name: API_KEY / value: x". Judged for JSON-like values
+# (clip_value) and for JSON text (redact) alike, always as the pair "key": "value"
+# written as JSON text would be (:func:`_under_key`).
+
+#: A key whose name ends in a secret word (as an assignment's key must), or its plural:
+#: ``tokens``, ``api_keys``, ``passwords`` (a plural asks a credential-looking value:
+#: a tokenizer's ``"tokens": ["the", "cat"]`` stays).
+_SECRET_KEY = Lazy(r"^" + _KEY + r"(?P<plural>s?)$", _AI)
+#: A plural key that counts tokens (or keys) rather than holding them.
+_COUNT_OF = Lazy(r"(?:max|min|num|n|total|input|output|prompt|completion|cached|reasoning|used|remaining"
+                 r"|cache[_.-]?(?:read|creation)(?:[_.-]?input)?)[_.-]?[A-Za-z_.-]*s$", _AI)
+#: The last word of a key (``API_KEY`` → ``KEY``, ``expiresAt`` → ``At``).
+_LAST_WORD = Lazy(r"(?:[A-Z]?[a-z]+|[A-Z]+|[0-9]+)$", _A)
+#: Last words of a key that say what a value under a secret-named key is when it is not
+#: the secret: who, where, what kind, when. They end the secret key's reach:
+#: {"credentials": {"username": "bob", "password": "x"}} keeps bob.
+_PLAIN_WORDS = frozenset({
+    "user", "username", "login", "email", "mail", "name", "type", "kind", "scheme", "method", "host",
+    "hostname", "url", "uri", "endpoint", "domain", "region", "id", "scope", "scopes", "path", "file",
+    "filename", "description", "label", "title", "comment", "hint", "issuer", "audience", "port", "at", "in",
+    "expiry", "expires", "expiration", "ttl", "format", "algorithm", "alg", "provider", "version",
+    "enabled", "mode", "status", "count", "length",
+})
+#: Field names of a name/value pair object (compared lowercased, without ``_``/``-``).
+_NAME_FIELDS = frozenset({"name", "key", "parametername", "parameterkey", "variable", "envname"})
+_VALUE_FIELDS = frozenset({"value", "parametervalue", "secretvalue", "secretstring"})
+
+
+def _ctx_below(key: str, ctx: tuple[str, bool] | None) -> tuple[str, bool] | None:
+    """What names the values under ``key``, given ``ctx`` above it: ``(key to judge
+    them by, strict)`` or None. A secret-named key is the new context (its singular,
+    strict, for a plural); a key whose last word is in :data:`_PLAIN_WORDS` ends the
+    context above; any other key (``value``, ``prod``, ``github.com``) passes it on."""
+    f = fold(key)
+    if any(t in f.lower() for t in _ASSIGN_TRIGGERS):
+        m = _SECRET_KEY.get().match(f)
+        if m and not m.group("plural"):
+            return f, False
+        if m and not _COUNT_OF.get().match(f):
+            return f[:-1], True
+        if m:  # max_tokens, input_tokens: a number of tokens
+            return None
+    elif ctx is None:
+        return None
+    last = _LAST_WORD.get().search(f)
+    if last and last.group().lower() in _PLAIN_WORDS:
+        return None
+    return ctx
+
+
+def _judge(key: str | None, value: str, ctx: tuple[str, bool] | None) -> str:
+    """``value`` (a string already redacted on its own) as the value of ``key`` (its
+    own key or its pair's name; None in a list) under the context ``ctx``."""
+    out = _under_key(key, value) if key else value
+    if out != value:
+        return out
+    c = _ctx_below(key, ctx) if key else ctx
+    if c is None or (key is not None and c[0] == key and not c[1]):
+        return out
+    return _under_key(c[0], value, strict=c[1])
+
+
+def _field(key: object) -> str:
+    return key.lower().replace("_", "").replace("-", "") if isinstance(key, str) else ""
+
+
+def _pair_name(d: dict) -> tuple[object, str] | None:
+    """``(value field, name)`` of a name/value pair object (``{"name": "API_KEY",
+    "value": ...}``, ``{"Key": ..., "Value": ...}``, CloudFormation's
+    ``ParameterKey``/``ParameterValue``), else None."""
+    if len(d) > 8:
+        return None
+    name = vfield = None
+    for k, v in d.items():
+        f = _field(k)
+        if f in _NAME_FIELDS and isinstance(v, str):
+            name = v
+        elif f in _VALUE_FIELDS:
+            vfield = k
+    return (vfield, name) if name is not None and vfield is not None else None
+
+
+# JSON text: where a secret-named key opens a list or an object, the strings inside are
+# judged by the walk above (:class:`_JsonWalk`); pairs anywhere by their own patterns.
+# Each in two forms: plain JSON, and JSON kept inside a JSON string (quotes \", line
+# breaks \n).
+def _json_forms(make) -> tuple[Lazy, Lazy]:
+    return (Lazy(make('"', r"\s", r'"(?:[^"\\\n]|\\.)*"'), _A),
+            Lazy(make(r'\\"', r"(?:\s|\\[nrt])", r'\\"(?:[^"\\\n]|\\[^"\n])*\\"'), _A))
+
+
+_JSON_OPEN = _json_forms(lambda q, ws, s: rf'{q}(?P<k>[^"\\\n]{{1,100}}){q}[ \t]*:[ \t]*(?P<o>[\[{{]{{1}})')
+_JSON_TOKEN = _json_forms(lambda q, ws, s: rf"(?P<s>{s})(?P<c>{ws}*:)?|(?P<o>[\[{{]{{1}})|(?P<e>[\]}}]{{1}})")
+_NAME_RX = r"(?:name|Name|NAME|key|Key|KEY|ParameterKey|ParameterName|variable)"
+_VALUE_RX = r"(?:value|Value|VALUE|ParameterValue|SecretValue|SecretString)"
+_JSON_PAIR = _json_forms(lambda q, ws, s: (
+    rf"{q}{_NAME_RX}{q}{ws}*:{ws}*{q}(?P<name>[^\"\\\n]{{1,100}}){q}{ws}*,{ws}*{q}{_VALUE_RX}{q}{ws}*:{ws}*(?P<val>{s})"
+    rf"|{q}{_VALUE_RX}{q}{ws}*:{ws}*(?P<val2>{s}){ws}*,{ws}*{q}{_NAME_RX}{q}{ws}*:{ws}*{q}(?P<name2>[^\"\\\n]{{1,100}}){q}"))
+_LIST_PAIR = _json_forms(lambda q, ws, s: rf"\[{ws}*{q}(?P<name>[^\"\\\n]{{1,100}}){q}{ws}*,{ws}*(?P<val>{s}){ws}*\]")
+# Kubernetes and compose YAML: "- name: API_KEY" then "  value: x" on the next line.
+_YAML_PAIR = Lazy(
+    r"(?m)^(?P<i>[ \t]*)(?P<d>-[ \t]+)?name:[ \t]*(?P<nq>[\"']?)(?P<name>[A-Za-z0-9_.-]{1,100})(?P=nq)[ \t]*\r?\n"
+    r"(?P=i)(?(d)[ \t]+|)value:[ \t]*(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s#\"'][^\n]*?)[ \t]*\r?$",
+    _A,
+)
+#: How far a walk reads into a list or object opened by a secret-named key.
+_WALK_LIMIT = 65_536
+
+
+def _json_text(raw: str, esc: bool) -> str | None:
+    """The string a JSON string literal's content ``raw`` holds (``esc``: escaped once
+    more), or None when it does not decode."""
+    import json
+
+    try:
+        out = json.loads('"' + raw + '"')
+        return json.loads('"' + out + '"') if esc else out
+    except ValueError:
+        return None
+
+
+def _json_lit(value: str, esc: bool) -> str:
+    import json
+
+    out = json.dumps(value, ensure_ascii=False)[1:-1]
+    return json.dumps(out, ensure_ascii=False)[1:-1] if esc else out
+
+
+def _judged_literal(lit: str, key: str | None, ctx, esc: bool) -> str:
+    """A JSON string literal ``lit`` (quotes included) judged as a value of ``key``
+    under ``ctx``: the literal with its content replaced, or ``lit``."""
+    q = 2 if esc else 1
+    value = _json_text(lit[q:-q], esc)
+    if value is None:
+        return lit
+    new = _judge(key, value, ctx)
+    return lit if new == value else lit[:q] + _json_lit(new, esc) + lit[-q:]
+
+
+class _JsonWalk:
+    """The strings of the lists and objects a secret-named key opens in JSON text, judged
+    by the nearest secret-named key above each (``repl`` for :data:`_JSON_TOKEN` run on
+    each such region: a region starts with its bracket; ``roots`` maps the region's
+    text to the context its key gives)."""
+
+    def __init__(self, roots: dict[int, tuple[str, bool]], esc: bool) -> None:
+        self.roots, self.esc = roots, esc
+        self.stack: list[list] = []  # [is an object, context, key, pair name, pair value field]
+
+    def __call__(self, m: re.Match[str]) -> str:
+        if m.start() == 0:
+            self.stack = []
+        top = self.stack[-1] if self.stack else None
+        if m.group("o"):
+            if top is None:
+                ctx = self.roots.get(id(m.string))
+            else:
+                ctx = _ctx_below(top[2], top[1]) if top[0] and top[2] else top[1]
+            self.stack.append([m.group("o") == "{", ctx, None, None])
+            return m.group(0)
+        if m.group("e"):
+            if self.stack:
+                self.stack.pop()
+            return m.group(0)
+        if top is None:
+            return m.group(0)
+        lit = m.group("s")
+        q = 2 if self.esc else 1
+        if m.group("c"):  # a key
+            top[2] = _json_text(lit[q:-q], self.esc)
+            return m.group(0)
+        key = top[2] if top[0] else None
+        f = _field(key)
+        if f in _NAME_FIELDS:  # the name of a name/value pair: its value comes next
+            top[3] = _json_text(lit[q:-q], self.esc)
+        elif f in _VALUE_FIELDS and top[3]:
+            key = top[3]
+        top[2] = None
+        return _judged_literal(lit, key, top[1], self.esc)
+
+
+def _structure(out: str, lowered: str, sub, chunks) -> str:
+    """Values named by structure in JSON (and YAML) text: the pairs, then the regions
+    opened by a secret-named key (:class:`_JsonWalk`)."""
+    for esc in (False, True):
+        q = '\\"' if esc else '"'
+        if q not in out:
+            continue
+        if "value" in lowered:
+            out = sub(_JSON_PAIR[esc].get(), _sub_pair(esc), out)
+        if "[" in out:
+            out = sub(_LIST_PAIR[esc].get(), _sub_pair(esc), out)
+        if "[" in out or "{" in out:
+            out = _walk_regions(out, esc, chunks)
+    if "name:" in out and "value:" in out:
+        out = sub(_YAML_PAIR.get(), _sub_yaml_pair, out)
+    return out
+
+
+def _sub_pair(esc: bool):
+    def sub(m: re.Match[str]) -> str:
+        g = "val" if m.group("val") is not None else "val2"
+        name = _json_text(m.group("name") or m.group("name2"), esc)
+        if not name:
+            return m.group(0)
+        a, b = m.start(g) - m.start(), m.end(g) - m.start()
+        whole = m.group(0)
+        return whole[:a] + _judged_literal(whole[a:b], name, None, esc) + whole[b:]
+
+    return sub
+
+
+def _sub_yaml_pair(m: re.Match[str]) -> str:
+    raw = m.group("val")
+    q = raw[:1] if raw[:1] in "\"'" and len(raw) >= 2 and raw[-1:] == raw[:1] else ""
+    value = raw[1:-1] if q else raw
+    new = _judge(m.group("name"), value, None)
+    if new == value:
+        return m.group(0)
+    a, b = m.start("val") - m.start(), m.end("val") - m.start()
+    return m.group(0)[:a] + q + new + q + m.group(0)[b:]
+
+
+def _walk_regions(text: str, esc: bool, chunks) -> str:
+    """Find the lists and objects opened by a secret-named key (each up to its closing
+    bracket, or :data:`_WALK_LIMIT` characters) and walk them."""
+    opener, token = _JSON_OPEN[esc].get(), _JSON_TOKEN[esc].get()
+    regions: list[tuple[int, str]] = []
+    roots: dict[int, tuple[str, bool]] = {}
+    end = 0
+    for m in opener.finditer(text):
+        start = m.start("o")
+        if start < end:
+            continue  # inside a region already: the walk there sees it
+        ctx = _ctx_below(m.group("k"), None)  # None at once without a trigger word
+        if ctx is None:
+            continue
+        depth, stop = 0, min(len(text), start + _WALK_LIMIT)
+        for t in token.finditer(text, start, stop):
+            if t.group("o"):
+                depth += 1
+            elif t.group("e"):
+                depth -= 1
+                if depth == 0:
+                    stop = t.end()
+                    break
+        region = text[start:stop]
+        regions.append((start, region))
+        roots[id(region)] = ctx
+        end = stop
+    if not regions:
+        return text
+    return chunks(text, regions, token, _JsonWalk(roots, esc))
+
+
+def _plain_chunks(text: str, chunks, rx: re.Pattern[str], repl) -> str:
+    """``rx.sub(repl, ...)`` on the given ``(offset, chunk)`` pieces of ``text`` only
+    (in order, not overlapping)."""
+    out, prev = [], 0
+    for off, chunk in chunks:
+        out += (text[prev:off], rx.sub(repl, chunk))
+        prev = off + len(chunk)
+    out.append(text[prev:])
+    return "".join(out)
+
+
+# ---------------------------------------------------------------- other languages
+# "Password" in a few languages agents and their users write in, followed by a
+# separator: 密码：x, パスワード: x, 비밀번호=x, contraseña: x, Passwort=x, mot de passe : x,
+# пароль: x. Matched on the folded view, so written here folded (contrasena, пapoль with
+# Latin a, p, o: see fold()). The value must look like a credential (6+ characters with
+# a digit, a symbol or inner capitals), whatever the separator: these words head labels
+# in ordinary prose ("密码：请向管理员索取", "Passwort: mindestens 8 Zeichen").
+_FOREIGN = Lazy(
+    r"(?P<head>(?P<word>(?<![^\W\d_])(?:contrasena|senha|passwort|kennwort|mot[ \t]+de[ \t]+passe|пapoль|hasło"
+    r"|wachtwoord|losenord|sifre)|密码|密碼|口令|密钥|密鑰|パスワード|暗証番号|トークン|비밀번호|패스워드)"
+    r"[ \t]*(?::=|=>|:|=)[ \t]*)"
+    r"(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|(?:(?![\"'`,;\\])[!-~])+)",
+    IGNORECASE,
+)
+_FOREIGN_TRIGGERS = ("密码", "密碼", "口令", "密钥", "密鑰", "パスワード", "暗証番号", "トークン", "비밀번호", "패스워드",
+                     "contrasena", "senha", "passwort", "kennwort", "de passe", "пapoль", "hasło", "wachtwoord",
+                     "losenord", "sifre")
+_FOREIGN_KIND = {"密钥": "secret", "密鑰": "secret", "トークン": "token"}
+
+
+def _sub_foreign(m: re.Match[str]) -> str:
+    raw = m.group("val")
+    q = raw[:1] if raw[:1] in ("'", '"', "`") and raw[-1:] == raw[:1] and len(raw) >= 2 else ""
+    value = raw[1:-1] if q else raw
+    tail = ""
+    if not q:  # sentence punctuation after the value is not part of it
+        stripped = value.rstrip(".,;:!?)]}")
+        tail, value = value[len(stripped):], stripped
+    kind = _FOREIGN_KIND.get(m.group("word"), "password")
+    if (not value or _not_secret(value) or (not q and _CODE_EXPR.get().search(value))
+            or not _credential_like(value.replace(" ", "") if q else value, digits_only=kind == "password")):
+        return m.group(0)
+    return m.group("head") + q + _tag(kind) + q + tail
+
+
 # ---------------------------------------------------------------- Unicode look-alikes
 # The patterns read ASCII: key words, ':' '=' separators, blanks, quotes. A person or a
 # tool can write the same secret with other characters that read the same:
@@ -574,13 +880,21 @@ class _FoldTable(dict):
             import unicodedata
 
             cat = unicodedata.category(c)
-            if cat == "Cf":  # soft hyphen, zero-width space and joiners, BOM, bidi controls
+            if cat in ("Cf", "Mn"):
+                # Format characters (soft hyphen, zero-width space and joiners, BOM, bidi
+                # controls) and combining marks (pa\u0301ssword): nothing to read.
                 out = None
             elif cat == "Zs":  # no-break, ideographic, thin, en/em... spaces
                 out = " "
-            else:  # fullwidth forms, small and vertical forms (﹕ ︓), math letters, ...
+            else:
+                # Fullwidth forms, small and vertical forms (﹕ ︓), math letters: NFKC
+                # gives one ASCII character; ligatures and squared units (ﬁ, ㎩ "Pa")
+                # and … give several. An accented Latin letter (á, ñ, ö) is its base
+                # letter: NFKD without the combining marks.
                 n = unicodedata.normalize("NFKC", c)
-                out = n if len(n) == 1 and n.isascii() else c
+                if not n.isascii():
+                    n = "".join(x for x in unicodedata.normalize("NFKD", c) if not unicodedata.combining(x))
+                out = n if n and n.isascii() else c
         self[cp] = out
         return out
 
@@ -605,25 +919,35 @@ class _Folded:
     original at the place the matched characters came from, so the original keeps its
     look-alikes and invisible characters everywhere but in the secrets cut out.
 
-    Folding maps one character to one, or leaves one out; ``dels`` holds the original's
-    positions of those left out (usually none: then positions are the same in both), and
-    stays exact as replacements are made, since a marker is ASCII in both texts.
+    Folding maps a character to one (most), to none (invisible ones, combining marks) or
+    to several (``ﬁ``, ``㎩``, ``…``). Positions are mapped through breakpoints: from view
+    index ``_vb[k]`` on, the original index is ``_ob[k]`` plus the distance (none at all
+    while nothing but one-to-one characters occur, the usual case). A view index inside
+    a character that folded to several maps to that character (``_inner``): a cut that
+    starts or ends inside one takes the whole character, the only case in which the
+    original loses more than its ASCII spelling would. After a pattern replaced
+    something, the view is folded again from the new original.
     """
 
-    __slots__ = ("orig", "dels", "_starts", "_off", "_view")
+    __slots__ = ("orig", "_view", "_vb", "_ob", "_inner", "_off")
 
-    def __init__(self, orig: str, view: str, dels: list[int]) -> None:
-        self.orig, self._view, self.dels = orig, view, dels
-        self._starts: list[int] = []
+    def __init__(self, orig: str) -> None:
+        self._reset(orig)
         self._off = 0
 
     @classmethod
     def of(cls, text: str) -> _Folded | None:
-        """The folded view of ``text``, or None when nothing in it folds. Only the runs
-        of non-ASCII characters are looked at (one scan in C finds them; a translate of
-        the whole text would look every ASCII character up too): most texts hold a few
-        (a dash, an arrow, a name), a CJK text holds long ones."""
-        pieces, dels, prev = [], [], 0
+        """The folded view of ``text``, or None when nothing in it folds."""
+        self = cls(text)
+        return None if self._view is text else self
+
+    def _reset(self, text: str) -> None:
+        """Fold ``text`` and record where view and original stop moving together. Only
+        the runs of non-ASCII characters are looked at (one scan in C finds them; a
+        translate of the whole text would look every ASCII character up too): most texts
+        hold a few (a dash, an arrow, a name), a CJK text holds long ones."""
+        self.orig, self._vb, self._ob, self._inner = text, [], [], {}
+        pieces, prev, shift = [], 0, 0  # shift: view index minus original index
         for m in _NON_ASCII.get().finditer(text):
             run = m.group()
             f = run.translate(_FOLD)
@@ -631,29 +955,49 @@ class _Folded:
                 continue
             start = m.start()
             if len(f) != len(run):
-                dels += [start + i for i, c in enumerate(run) if _FOLD[ord(c)] is None]
+                o, v = start, start + shift
+                for c in run:
+                    t = _FOLD[ord(c)]
+                    n = 1 if t is c else len(t or "")
+                    if n > 1:
+                        for i in range(1, n):
+                            self._inner[v + i] = o
+                    v, o = v + n, o + 1
+                    if n != 1:
+                        self._vb.append(v)
+                        self._ob.append(o)
+                shift = v - o
             pieces += (text[prev:start], f)
             prev = m.end()
-        if not pieces:
-            return None
-        pieces.append(text[prev:])
-        return cls(text, "".join(pieces), dels)
+        if pieces:
+            pieces.append(text[prev:])
+            self._view = "".join(pieces)
+        else:
+            self._view = text
 
     def redact(self) -> str:
         """The original with the secrets found in its folded view cut out."""
-        _pipeline(self._view, self.sub, self.by_line, self.assign)
+        _pipeline(self._view, self.sub, self.by_line, self.assign, self.chunks)
         return self.orig
 
-    def _orig_at(self, j: int) -> int:
-        """The original's index of the view's character ``j`` (``len(view)``: the end)."""
-        if not self.dels:
+    def _orig_at(self, j: int, end: bool = False) -> int:
+        """The original's index of the view's character ``j`` (``len(view)``: the end);
+        inside a character that folded to several, that character (``end``: after it)."""
+        if j in self._inner:
+            return self._inner[j] + end
+        if not self._vb:
             return j
         from bisect import bisect_right
 
-        return j + bisect_right(self._starts, j)
+        k = bisect_right(self._vb, j) - 1
+        return j if k < 0 else self._ob[k] + j - self._vb[k]
 
     def sub(self, rx: re.Pattern[str], repl, text: str) -> str:
         return self._apply(text, ((0, text),), rx, repl)
+
+    def chunks(self, text: str, chunks, rx: re.Pattern[str], repl) -> str:
+        """``rx`` with ``repl`` over the given ``(offset, chunk)`` pieces of the view only."""
+        return self._apply(text, chunks, rx, repl)
 
     def by_line(self, text: str, rx: re.Pattern[str], repl, wanted) -> str:
         """:func:`_by_line` on the view: the same lines, the same matches."""
@@ -669,11 +1013,15 @@ class _Folded:
         when the value is not ASCII either. CJK prose writes ``：`` after any label and
         runs on without a space ("Token：用于认证的字符串"): such a value must look like a
         credential (:func:`_prose_secret`), as a ``key: value`` in a sentence must.
-        ``password：hunter2`` is judged as ``password: hunter2``."""
+        ``password：hunter2`` is judged as ``password: hunter2``; a value whose view is
+        ASCII only because its accents were folded (``café``) is not ASCII."""
         out = _sub_assign(m)
-        if out == m.group(0) or m.group("sep") != ":" or m.group("val").isascii():
+        if out == m.group(0) or m.group("sep") != ":":
             return out
-        if self.orig[self._orig_at(self._off + m.start("sep"))] == ":":
+        off = self._off
+        if self.orig[self._orig_at(off + m.start("val")):self._orig_at(off + m.end("val"), True)].isascii():
+            return out
+        if self.orig[self._orig_at(off + m.start("sep"))] == ":":
             return out
         parts = _secret_value(m.group("val"))
         if parts is None or not _prose_secret(parts[0], parts[1], m.group("word").lower()):
@@ -682,9 +1030,7 @@ class _Folded:
 
     def _apply(self, text: str, chunks, rx: re.Pattern[str], repl) -> str:
         """Run ``rx`` over each ``(offset, chunk)`` of the view ``text``, replace as
-        ``repl`` says in the view and in the original; the new view."""
-        if self.dels:
-            self._starts = [d - k for k, d in enumerate(self.dels)]
+        ``repl`` says in the original; the new view."""
         edits: list[tuple[int, int, str]] = []
         for off, chunk in chunks:
             self._off = off
@@ -706,24 +1052,47 @@ class _Folded:
                 edits.append((s + i, s + len(old) - j, new[i:len(new) - j]))
         if not edits:
             return text
-        view, orig, dels = [], [], []
-        vprev = oprev = di = shift = 0
+        view, orig, vb, ob, inner = [], [], [], [], {}
+        vprev = oprev = k = dv = do = 0  # dv, do: how far the edits so far moved view, original
+        widened = False
+        keys = sorted(self._inner)
+        ki = 0
         for s, e, rep in edits:
-            os_, oe = self._orig_at(s), self._orig_at(e)
+            os_ = max(oprev, self._orig_at(s))
+            oe = max(os_, self._orig_at(e, True)) if e > s else os_
+            widened = widened or s in self._inner or e in self._inner
             view += (text[vprev:s], rep)
             orig += (self.orig[oprev:os_], rep)
-            while di < len(self.dels) and self.dels[di] < os_:
-                dels.append(self.dels[di] + shift)
-                di += 1
-            while di < len(self.dels) and self.dels[di] < oe:  # cut out with the secret
-                di += 1
-            shift += len(rep) - (oe - os_)
+            # Breakpoints and inner positions before the cut move with the edits so far,
+            # those inside it go; the cut itself moves together in both texts.
+            while k < len(self._vb) and self._vb[k] <= s:
+                vb.append(self._vb[k] + dv)
+                ob.append(self._ob[k] + do)
+                k += 1
+            while k < len(self._vb) and self._vb[k] < e:
+                k += 1
+            while ki < len(keys) and keys[ki] < s:
+                inner[keys[ki] + dv] = self._inner[keys[ki]] + do
+                ki += 1
+            while ki < len(keys) and keys[ki] < e:
+                ki += 1
+            vb += (s + dv, s + dv + len(rep))
+            ob += (os_ + do, os_ + do + len(rep))
+            dv += len(rep) - (e - s)
+            do += len(rep) - (oe - os_)
             vprev, oprev = e, oe
         view.append(text[vprev:])
         orig.append(self.orig[oprev:])
-        dels += [d + shift for d in self.dels[di:]]
-        self.orig, self.dels = "".join(orig), dels
-        return "".join(view)
+        if widened:  # the view kept what the original lost: fold it again
+            self._reset("".join(orig))
+            return self._view
+        for i in range(k, len(self._vb)):
+            vb.append(self._vb[i] + dv)
+            ob.append(self._ob[i] + do)
+        for key in keys[ki:]:
+            inner[key + dv] = self._inner[key] + do
+        self.orig, self._view, self._vb, self._ob, self._inner = "".join(orig), "".join(view), vb, ob, inner
+        return self._view
 
 
 def redact(text: str) -> str:
@@ -745,16 +1114,17 @@ def redact(text: str) -> str:
         folded = _Folded.of(text)
         if folded is not None:
             return folded.redact()
-    return _pipeline(text, _plain_sub, _by_line, _sub_assign)
+    return _pipeline(text, _plain_sub, _by_line, _sub_assign, _plain_chunks)
 
 
 def _plain_sub(rx: re.Pattern[str], repl, text: str) -> str:
     return rx.sub(repl, text)
 
 
-def _pipeline(out: str, sub, by_line, assign) -> str:
-    """Every pattern over ``out`` in order. ``sub(rx, repl, text)`` and ``by_line(text,
-    rx, repl, wanted)`` apply one pattern (:func:`_plain_sub` and :func:`_by_line`, or a
+def _pipeline(out: str, sub, by_line, assign, chunks) -> str:
+    """Every pattern over ``out`` in order. ``sub(rx, repl, text)``, ``by_line(text,
+    rx, repl, wanted)`` and ``chunks(text, pieces, rx, repl)`` apply one pattern
+    (:func:`_plain_sub`, :func:`_by_line` and :func:`_plain_chunks`, or a
     :class:`_Folded`'s, which also cut the original); ``assign`` replaces an assignment
     match (:func:`_sub_assign`, or the folded view's stricter one)."""
     for kind, triggers, rx in _TOKEN_RX:
@@ -790,6 +1160,10 @@ def _pipeline(out: str, sub, by_line, assign) -> str:
     if any(t in lowered for t in _ASSIGN_TRIGGERS):
         out = by_line(out, _ASSIGN.get(), assign,
                       lambda line, low: ("=" in line or ":" in line) and any(t in low for t in _ASSIGN_TRIGGERS))
+    if any(t in lowered for t in _ASSIGN_TRIGGERS) and ("[" in out or "{" in out or "value" in lowered):
+        out = _structure(out, lowered, sub, chunks)
+    if any(t in lowered for t in _FOREIGN_TRIGGERS):
+        out = by_line(out, _FOREIGN.get(), _sub_foreign, lambda line, low: any(t in low for t in _FOREIGN_TRIGGERS))
     if "-" in out and any(t in lowered for t in _FLAG_TRIGGERS):
         out = by_line(out, _FLAG.get(), _sub_flag, lambda line, low: "-" in line and any(t in low for t in _FLAG_TRIGGERS))
     if any(t in lowered for t in _PHRASE_TRIGGERS):
@@ -921,39 +1295,52 @@ def clip_value(value: object, *, per_string: int = STRING_CAP, total: int = TOTA
         cap = max(64, cap // 2)
 
 
-def _clip_walk(v: object, cap: int, max_items: int, max_depth: int, depth: int) -> object:
+def _clip_walk(v: object, cap: int, max_items: int, max_depth: int, depth: int,
+               ctx: tuple[str, bool] | None = None, key: str | None = None) -> object:
+    """``v`` clipped; a string judged as the value of ``key`` (its own key, or its
+    pair's name) under ``ctx``, the nearest secret-named key above it (:func:`_judge`)."""
     if isinstance(v, str):
-        return clip(v, cap)
+        out = clip(v, cap)
+        return _judge(key, out, ctx) if (key or ctx) and out else out
     if v is None or isinstance(v, (bool, int, float)):
         return v
     if depth >= max_depth:
         return "[nested too deep]"
+    below = _ctx_below(key, ctx) if key else ctx
     if isinstance(v, dict):
+        pair = _pair_name(v)
         out: dict[str, object] = {}
         for i, (k, item) in enumerate(v.items()):
             if i >= max_items:
                 out["…"] = f"… [{len(v) - max_items} more items]"
                 break
-            key = clip(k if isinstance(k, str) else str(k), 200)
-            item = _clip_walk(item, cap, max_items, max_depth, depth + 1)
-            out[key] = _under_key(key, item) if isinstance(item, str) else item
+            ck = clip(k if isinstance(k, str) else str(k), 200)
+            name = pair[1] if pair and k == pair[0] else ck
+            out[ck] = _clip_walk(item, cap, max_items, max_depth, depth + 1, below, name)
         return out
     if isinstance(v, (list, tuple)):
-        items = [_clip_walk(x, cap, max_items, max_depth, depth + 1) for x in list(v)[:max_items]]
+        items = list(v)[:max_items]
+        # ["password", "x"]: a two-item list whose first item names the second.
+        name = items[0] if len(items) == 2 and isinstance(items[0], str) and isinstance(items[1], str) else None
+        out_items = [_clip_walk(x, cap, max_items, max_depth, depth + 1, below, name if i == 1 else None)
+                     for i, x in enumerate(items)]
         if len(v) > max_items:
-            items.append(f"… [{len(v) - max_items} more items]")
-        return items
+            out_items.append(f"… [{len(v) - max_items} more items]")
+        return out_items
     return clip(str(v), cap)
 
 
-def _under_key(key: str, value: str) -> str:
+def _under_key(key: str, value: str, strict: bool = False) -> str:
     """``value`` (redacted already on its own) redacted as the value of ``key`` in a
     JSON object: ``{"password": "hunter2"}`` handed over as a dict (an MCP tool's
     arguments) says by its key what ``hunter2`` is, as ``"password": "hunter2"`` in a text
     does. Judged exactly so: the pair written as that JSON text and redacted. Only keys
-    holding a trigger word (folded: ``ｔｏｋｅｎ`` too) pay for it."""
+    holding a trigger word (folded: ``ｔｏｋｅｎ`` too) pay for it. ``strict``: only a
+    value that looks like a credential (:func:`_credential_like`) goes."""
     low = fold(key).lower()
     if not value or not any(t in low for t in _ASSIGN_TRIGGERS):
+        return value
+    if strict and not _credential_like(value.replace(" ", "")):
         return value
     import json
 
