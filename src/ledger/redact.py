@@ -59,8 +59,16 @@ Values that are clearly not literals stay too: empty,
 unquoted code expressions (``token = get_token()``, ``secret = settings.SECRET``).
 
 A secret written with Unicode look-alikes (``password：x``, ``ｔｏｋｅｎ=x``, a zero-width
-space or a Cyrillic letter in the key) is matched on the text's folded view
-(:func:`fold`) and cut out of the original, which keeps its own characters elsewhere.
+space, a combining accent, a ligature or a Cyrillic letter in the key) is matched on the
+text's folded view (:func:`fold`) and cut out of the original, which keeps its own
+characters elsewhere. "Password" in a few other languages before a separator
+(``密码：x``, ``Passwort=x``, ``пароль: x``) counts when the value looks like a credential.
+
+Structure names values too: a string is judged by the nearest secret-named key above it
+at any depth (``{"password": ["x"]}``, ``{"credentials": [{"value": "x"}]}``), and a
+name/value pair (``{"name": "API_KEY", "value": "x"}``, ``["password", "x"]``, YAML
+``name:``/``value:`` lines) as that key and value, in JSON values (:func:`clip_value`)
+and JSON text alike.
 
 Properties (tested with Hypothesis): never raises; idempotent
 (``redact(redact(t)) == redact(t)``); a disguised text loses exactly what its ASCII
