@@ -1276,7 +1276,10 @@ def clip_value(value: object, *, per_string: int = STRING_CAP, total: int = TOTA
     """A copy of a JSON-like ``value`` with every string at every depth (dict keys too)
     redacted and bounded, safe to store, log or send.
 
-    - each string: :func:`clip` to ``per_string`` characters (keys to 200);
+    - each string: :func:`clip` to ``per_string`` characters (keys to 200), then judged
+      as the value of its key, of its pair's name (``{"name": "API_KEY", "value": ...}``,
+      ``["password", ...]``) and of the nearest secret-named key above it
+      (``{"password": [...]}``): :func:`_judge`;
     - each list/dict: at most ``max_items`` entries, then one ``"… [N more items]"``
       entry (key ``"…"`` in a dict);
     - deeper than ``max_depth``: the sub-value becomes ``"[nested too deep]"``;
