@@ -169,14 +169,37 @@ def _text_notes(q) -> tuple[dict, ...]:
                  "warning": f"The query holds more than {qt.searched} distinct terms, and a search takes the first "
                             f"{qt.searched}: the words after \"{qt.last}\" were not searched, so a memory that "
                             f"matches only them is not in this answer. Shorten the query to the few words that name "
-                            f"the topic (a name, a file, an error message)."},) + _short_star_notes(qt)
+                            f"the topic (a name, a file, an error message)."},) + _cjk_notes(qt) + _short_star_notes(qt)
     if qt:
-        return _short_star_notes(qt)
+        return _cjk_notes(qt) + _short_star_notes(qt)
     shown = " ".join(q.terms)
     return ({"kind": "nothing-to-search", "values": list(q.terms),
              "warning": f"{shown} has no letter, digit or symbol to search for, so it matches nothing. Give words "
                         f"(deploy, or deploy* for words starting with deploy), or filters alone (cluster:proc) to "
                         f"list memories."},)
+
+
+def _cjk_notes(qt) -> tuple[dict, ...]:
+    """``({"kind": "too-many-terms", "searched", "last", "runs", "warning"},)`` when a CJK
+    run of the query holds more distinct character pairs than are searched one by one
+    (:data:`ledger.terms.MAX_CJK_BIGRAMS`, :func:`ledger.terms.cjk_cut`): the pairs after
+    ``last`` (of the first such run) count only inside the whole run's phrase, so a
+    memory holding only them is missed, as with words past the term cap. ``runs``: every
+    run cut, as folded. ``()`` when no run was cut."""
+    cut = [(r, T.cjk_cut(r)) for r in qt.cjk]
+    cut = [(r, last) for r, last in cut if last is not None]
+    if not cut:
+        return ()
+    run, last = cut[0]
+    n = T.MAX_CJK_BIGRAMS
+    shown = run if len(run) <= 12 else run[:12] + "…"
+    return ({"kind": "too-many-terms", "searched": n, "last": last, "runs": [r for r, _ in cut],
+             "warning": f"The run of CJK characters \"{shown}\" holds more than {n} distinct character pairs, and a "
+                        f"search looks for the first {n} one by one: the pairs after \"{last}\" were searched only "
+                        f"as part of the whole run, so a memory that holds only them is not in this answer"
+                        + (f" ({len(cut)} runs were cut so)" if len(cut) > 1 else "")
+                        + ". Put spaces between the words you mean, or shorten the query to the few words that name "
+                          "the topic."},)
 
 
 def _invisible(text: str) -> bool:

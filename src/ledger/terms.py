@@ -276,6 +276,17 @@ def cjk_query_phrases(run: str) -> list[list[str]]:
     return [whole] + [[b] for b in alone]
 
 
+def cjk_cut(run: str) -> str | None:
+    """The last pair of a query's CJK ``run`` searched alone when :func:`cjk_query_phrases`
+    leaves pairs out (more than :data:`MAX_CJK_BIGRAMS` distinct ones), else None. The
+    pairs after it are only searched as part of the whole run, so a text holding just
+    them is not found: the search says so (``too-many-terms``, ``service._text_notes``)."""
+    if len(run) <= MAX_CJK_BIGRAMS + 1:  # a run of n characters has at most n - 1 distinct pairs
+        return None
+    distinct = list(dict.fromkeys(bigrams(run)))
+    return distinct[MAX_CJK_BIGRAMS - 1] if len(distinct) > MAX_CJK_BIGRAMS else None
+
+
 def cjk_runs(text: str) -> list[str]:
     """The CJK runs of ``text`` (folded), in order."""
     return _split_cjk(fold(text))[0]

@@ -33,7 +33,10 @@ Grammar, in short:
   ``2026-01-01T10:30:15Z``, ``2026-01-01T10:30+01:00``). A date alone is UTC midnight; a
   datetime without an offset is taken as UTC. A date alone followed by a token that is
   a time of day (``asof:2026-12-01 22:49``, as dates are often written) takes that time
-  (:func:`when_value`): the time is not searched as a word.
+  (:func:`when_value`): the time is not searched as a word. Any other word right after
+  the filter that was meant as part of its instant (a second time, ``9pm``, ``UTC``, a
+  second date) stays a word, and :func:`filter_warnings` says how to write it
+  (``time-as-word``, :func:`_time_word`).
 * For ``strength``, ``asof``, ``after`` and ``before`` the last occurrence wins;
   :func:`filter_warnings` says so when one is given twice with different values.
 
@@ -396,12 +399,55 @@ def when_value(toks: list[str], i: int) -> tuple[str, int]:
     """The value of the ``asof:``/``after:``/``before:`` filter ``toks[i]`` and how many
     tokens it takes: a date alone followed by a time of day (:func:`is_time`) is that
     instant, written with a space (``asof:2026-12-01 22:49``: 2 tokens, value
-    ``2026-12-01 22:49``, which :func:`parse_when` reads); otherwise the token's own value
-    (1 token)."""
+    ``2026-12-01 22:49``, which :func:`parse_when` reads; also ``T22:49`` and a time
+    typed fullwidth, ``００:０５``, folded); otherwise the token's own value (1 token)."""
     value = toks[i].split(":", 1)[1]
-    if is_date(value) and i + 1 < len(toks) and is_time(toks[i + 1]):
-        return f"{value} {toks[i + 1]}", 2
+    if is_date(value) and i + 1 < len(toks):
+        t = _folded(toks[i + 1])
+        t = t[1:] if t[:1] in "Tt" and is_time(t[1:]) else t  # "2026-12-01 T22:49": the ISO T, spaced
+        if is_time(t):
+            return f"{value} {t}", 2
     return value, 1
+
+
+def _folded(token: str) -> str:
+    """``token`` NFKC-folded when it is not ASCII: a time typed with an input method
+    (``００:０５``, ``００：０５``) is the time it looks like, as the filter before it is
+    (:func:`tokens`). ASCII tokens come back as they are."""
+    if token.isascii():
+        return token
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", token)
+
+
+#: A word people put between a date and its time ("asof:2026-12-01 at 5pm").
+_AT_WORDS = ("at", "@")
+
+#: Words that name UTC, which people write after a time: a query's times are UTC already.
+_UTC_WORDS = ("utc", "gmt", "z")
+
+
+def _time_word(token: str) -> str | None:
+    """What kind of leftover of an instant ``token`` is, when it stands right after an
+    ``asof:``/``after:``/``before:`` filter it could not join (:func:`filter_warnings`'
+    ``time-as-word``): ``"time"`` (``22:49``, ``T22:49``, fullwidth too), ``"ampm"``
+    (``9pm``, ``9:30am``, ``12:00PM``), ``"zone"`` (``UTC``, ``GMT``, ``Z``, ``+01:00``)
+    or ``"date"`` (``2026-12-05``, ``2026-12-05T10:00``); None for any other word."""
+    t = _folded(token).lower()
+    if is_time(t) or (t[:1] == "t" and is_time(t[1:])):
+        return "time"
+    for suffix in ("am", "pm", "a.m.", "p.m."):
+        if t.endswith(suffix) and t != suffix:
+            hm = t[: -len(suffix)]
+            h, _, m = hm.partition(":")
+            if h.isdigit() and len(h) <= 2 and (not m or m.isdigit() and len(m) == 2) and hm.isascii():
+                return "ampm"
+    if t in _UTC_WORDS or (t[:1] in "+-" and len(t) > 1 and is_time("00:00" + t)):
+        return "zone"
+    if is_date(t[:10]) and (len(t) == 10 or parse_when(t, 0) is not None):
+        return "date"
+    return None
 
 
 def parse_when(value: str, now_ms: int) -> int | None:
@@ -570,9 +616,11 @@ def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
     * ``{"kind": "future-asof", "key": "asof", "values": ["2099-01-01"], "used": "now",
       "warning": ...}`` (only with ``now_ms``): ``asof:`` later than ``now_ms``; the
       store knows nothing past now, so it reads as now.
-    * ``{"kind": "time-as-word", "key", "values": [filter, time as typed], "warning"}``:
-      a time of day after a span or a full instant (``asof:2d 22:49``), searched as a
-      word; after a date alone it is the filter's time (:func:`when_value`).
+    * ``{"kind": "time-as-word", "key", "values": [filter, word as typed], "warning"}``:
+      a word meant as part of the filter's instant that it could not take
+      (:func:`_time_word`: a time after a span or a full instant, ``asof:2d 22:49``;
+      ``9pm``; ``UTC``; a second date), searched as a word; after a date alone a time
+      of day is the filter's time (:func:`when_value`).
     * ``{"kind": "empty-filter", "key", "values": [token as typed], "warning"}``: a key
       with nothing after the colon, searched as the word (:func:`empty_filter_warning`).
     * ``{"kind": "list-value", "key", "values", "split", "warning"}``: ``cluster:a,b``;
@@ -600,8 +648,9 @@ def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
             out.extend(_one_value_warnings(key, value, toks[i + 1 :]))
         elif key in _WHEN_FIELDS:
             value, n = when_value(toks, i)
-            if n == 1 and i + 1 < len(toks) and is_time(toks[i + 1]):
-                out.append(_time_as_word(key, typed[i], typed[i + 1]))
+            j = i + n + (i + n + 1 < len(toks) and toks[i + n].lower() in _AT_WORDS)  # "asof:1d at 5pm"
+            if j < len(toks) and _time_word(toks[j]):
+                out.append(_time_as_word(key, value, " ".join(typed[i:i + n]), " ".join(typed[i + n:j + 1]), now_ms))
         value = value.lower() if key in _MULTI_FIELDS else value
         if value not in seen.setdefault(key, []) or key not in _MULTI_FIELDS:
             seen[key].append(value)
@@ -624,14 +673,56 @@ def filter_warnings(text: str, now_ms: int | None = None) -> list[dict]:
     return out
 
 
-def _time_as_word(key: str, filter_typed: str, time_typed: str) -> dict:
-    """The ``time-as-word`` warning: a time of day right after an ``asof:``/``after:``/
-    ``before:`` filter it does not join (the filter is a span or already has its time;
-    :func:`when_value` joins a time only to a date alone), so it was searched as a word."""
-    return {"kind": "time-as-word", "key": key, "values": [filter_typed, time_typed],
-            "warning": f"{time_typed} after {filter_typed} was searched as a word: a time of day is taken only after a "
-                       f"date alone ({key}:2026-12-01 {time_typed}), not after a span or an instant that has its "
-                       f"time. Write the instant whole ({key}:2026-12-01T{time_typed}) or drop {time_typed}."}
+def _time_as_word(key: str, value: str, filter_typed: str, word_typed: str, now_ms: int | None) -> dict:
+    """The ``time-as-word`` warning: a word right after an ``asof:``/``after:``/``before:``
+    filter that the user meant as part of its instant but that the filter could not take
+    (:func:`_time_word`), so it was searched as a word. ``value``: the filter's value as
+    read (a date and time joined by a space when :func:`when_value` took a time);
+    ``filter_typed``: the filter's tokens as typed; ``word_typed``: the word as typed.
+    The message says how to write what was meant, with the date the user wrote (or,
+    after a span, the date the span reaches back to when ``now_ms`` is given)."""
+    at = word_typed.split()
+    word = _folded(at[-1])  # "at 5pm": the time is the last word
+    kind = _time_word(word)
+    date, _, has_time = value.replace("T", " ", 1).replace("t", " ", 1).partition(" ")
+    if not is_date(date):  # a span: the date it reaches back to, else a date to replace
+        ms = parse_when(value, now_ms) if now_ms is not None else None
+        date = _format_ms(ms - ms % _DAY_MS) if ms is not None else "YYYY-MM-DD"
+    head = f"{word_typed} after {filter_typed} was searched as a word"
+    if kind == "ampm":
+        low = word.lower().replace(".", "")
+        h, _, m = low[:-2].partition(":")
+        hour = int(h) % 12 + (12 if low.endswith("pm") else 0)
+        fix = f"{hour:02d}:{m or '00'}"
+        why = f"times are written on the 24-hour clock: {key}:{date}T{fix} (or {key}:{date} {fix})"
+    elif kind == "zone":
+        hm = has_time or "00:00"
+        if word.lower() in _UTC_WORDS:
+            why = f"a query's times are UTC already (an offset says otherwise): drop {word_typed}, or write {key}:{date}T{hm}Z"
+        else:
+            why = f"an offset is written right after the time: {key}:{date}T{hm}{word}"
+    elif kind == "date":
+        if key == "asof":
+            why = (f"asof: takes one instant, and {filter_typed} was used. To read the store as it was at {word}, "
+                   f"write asof:{word} alone")
+        else:
+            other = "before" if key == "after" else "after"
+            why = f"a filter takes one instant; for a range give both ends: {key}:{value.split()[0]} {other}:{word}"
+            if parse_when(value.split()[0], 0) is None:  # a span: the range in its own words
+                why = f"a filter takes one instant; for a range give both ends: {key}:{value} {other}:{word}"
+    else:
+        t = word[1:] if word[:1] in "tT" else word
+        if is_date(value):  # "asof:2026-12-01 at 17:00": a word between the date and its time
+            why = (f"a time of day joins a date only right after it, with no word between: {key}:{date} {t} "
+                   f"(or {key}:{date}T{t})")
+        elif has_time:
+            why = (f"{filter_typed} has its time already, and a filter takes one time of day. Write the instant you "
+                   f"mean whole ({key}:{date}T{t}) or drop {word_typed}")
+        else:
+            why = (f"a time of day is taken only after a date alone ({key}:{date} {t}), not after a span. Write the "
+                   f"instant whole ({key}:{date}T{t}) or drop {word_typed}")
+    return {"kind": "time-as-word", "key": key, "values": [filter_typed, word_typed],
+            "warning": f"{head}: {why}."}
 
 
 #: Quote characters a value may start with: quoting does not group words in a query.
