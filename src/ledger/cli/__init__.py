@@ -14,6 +14,17 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``ledger`` with ``argv`` (default: the command line); returns the exit status.
+    Ctrl-C at any point, even while the modules of a command are still being imported
+    (the first few hundred ms of ``ledger import``, ``ingest``, ``serve``), is 130, the
+    shell's convention for an interrupt, never a traceback."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     args = _db_first(sys.argv[1:] if argv is None else argv)
     _ensure_std_streams()
     if args and args[0] == "hook" and not _wants_help(args[1:]):

@@ -597,7 +597,7 @@ def serve(host, port, open_browser, allow_remote, allow_hosts, db, as_json):
 
     rc = run_server(str(db_path(db)), host=host, port=port, open_browser=open_browser, allow_remote=allow_remote, on_error=_err,
                     allow_hosts=tuple(allow_hosts), as_json=as_json, phrase=phrase)
-    sys.exit(1 if rc else 0)
+    sys.exit(rc if rc in (0, 130) else 1)
 
 
 # Setup commands (install, uninstall, replay, checkpoints, hook, config) register themselves on
@@ -839,7 +839,13 @@ def run(args: list[str]) -> int:
         return 1
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            # click turns a Ctrl-C anywhere in a command (reading the file to import,
+            # opening the store, before a command's own handler) into Abort: the
+            # interrupt it was exits 130, as the shell convention and every command's
+            # own handler have it, not 1 like a refused prompt.
+            return 130
         _err("Aborted.", "aborted")
         return 1
     except click.ClickException as exc:

@@ -138,7 +138,7 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
           on_error=None, allow_hosts: tuple[str, ...] = (), token: str | None = None, as_json: bool = False,
           phrase=None) -> int:
     """Run the web UI for the store at ``db_path`` until interrupted. Returns an exit
-    code: 0 after a clean stop, 1 if the port cannot be bound or the store cannot be
+    code: 0 after a clean stop, 130 after Ctrl-C (SIGINT), 1 if the port cannot be bound or the store cannot be
     opened, 2 for a non-loopback host without ``allow_remote`` or a bad ``allow_hosts``
     name.
 
@@ -242,7 +242,10 @@ def serve(db_path: str, host: str = "127.0.0.1", port: int = 7444, open_browser:
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
-        pass
+        # uvicorn shuts down gracefully on Ctrl-C, then raises the signal again: the
+        # server stopped as asked, and the status says it was by an interrupt (130, the
+        # CLI's convention for Ctrl-C, docs/cli.md).
+        return 130
     finally:
         sock.close()
     return 0
