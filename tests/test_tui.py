@@ -626,3 +626,67 @@ async def test_a_waiting_candidate_is_resolved_from_the_conflicts_lane(store_tar
         assert c.resolution == outcome and "human" in c.note
         gone = [m for m in (c.a, c.b) if check.get(m.id).deleted_at is not None]
         assert [m.id for m in gone] == ([c.a.id] if outcome == "b" else [])
+
+
+# ---------------------------------------------------------------------- stored text shown as stored
+#: Texts a claim may hold that a terminal or Rich/Textual would act on or hide: control
+#: characters (CR, NEL, VT, FF, BEL, backspace), an ANSI escape, and Rich markup.
+ODD_TEXT = ("one\rtwo\x85three \x1b[31mred\x1b[0m \x0bvt\x0cff\x07bel\x08bs [bold]x[/bold] "
+            "[link=https://example.com]click[/link] [@click=app.quit]quit[/] :smile:")
+ODD_SHOWN = ("one␍two�three ␛[31mred␛[0m ␋vt␌ff␇bel␈bs [bold]x[/bold] [link=https://example.com]click[/link] "
+             "[@click=app.quit]quit[/] :smile:")
+
+
+@pytest.mark.asyncio
+async def test_control_characters_escapes_and_markup_are_shown_literally(store_target):
+    """The claim card, a conflict's sides and its note show what is stored: every control
+    character as the CLI shows it, escapes as text, markup as typed, and nothing acted on
+    (a [@click=app.quit] link must not quit)."""
+    with Ledger.open(store_target) as led:
+        m = led.remember(ODD_TEXT, cluster="code", agent="claude", note="[red]prov\r[/red]").memory
+        a = led.remember("The deploy window is 12 months " + ODD_TEXT, cluster="money", agent="claude").memory
+        w = led.remember("The deploy window is 24 months " + ODD_TEXT, cluster="money", agent="codex")
+        led.judge(w.proposed[0], "conflict", agent="codex", kind="value drift", detector=0.9,
+                  note="see \x1b]0;title\x07 [i]x[/i]")
+    app, led = app_for(store_target)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.pause()
+        assert app.current_id() == m.id
+        card = shown(app, "#card")
+        assert ODD_SHOWN in " ".join(card.split("\n")).replace("  ", " ") or ODD_SHOWN in card, card
+        assert "[red]prov␍[/red]" in card
+        await pilot.press("tab")
+        await pilot.pause()
+        card = " ".join(shown(app, "#card").split())
+        assert "see ␛]0;title␇ [i]x[/i]" in card, card
+        assert card.count("[link=https://example.com]click[/link]") == 2, card
+        assert app.is_running
+    led.close()
+    with fresh(store_target) as led2:  # shown, never changed
+        assert led2.get(m.id).text == ODD_TEXT and led2.get(a.id).text.endswith(ODD_TEXT)
+
+
+def test_plain_dump_shows_control_characters(store_target):
+    with Ledger.open(store_target) as led:
+        led.remember(ODD_TEXT, cluster="code", agent="claude")
+        queue = led.review_queue(20)
+        out = plain_dump(queue, led.clock())
+    line = next(ln for ln in out.splitlines() if "one" in ln)
+    assert line.endswith(truncate(ODD_SHOWN, 78)) and "one␍two�three" in line, line
+
+
+def test_review_plain_and_show_print_what_is_stored(db_file):
+    """Through the command: CR and NEL (and the other controls str.split() takes for
+    spaces) are shown as their pictures, not collapsed into spaces."""
+    from conftest import Cli
+
+    cli = Cli(db_file)
+    rc, out, err = cli("remember", "--cluster", "code", "--json", "--text", ODD_TEXT)
+    assert rc == 0, err
+    mid = json.loads(out)["id"]
+    rc, out, err = cli("show", mid)
+    assert rc == 0 and ODD_SHOWN in out, out
+    rc, out, err = cli("review", "--plain")
+    assert rc == 0 and "one␍two�three ␛[31mred" in out, out
+    rc, out, err = cli("search", "one")
+    assert rc == 0 and "one␍two�three" in out, out

@@ -118,8 +118,13 @@ def _span(ms: float) -> str:
 
 
 def one_line(text: str) -> str:
-    """Collapse every run of whitespace (newlines included) into one space."""
-    return " ".join((text or "").split())
+    """``text`` on one line for a person: every run of whitespace (spaces, tabs,
+    newlines, Unicode spaces and line separators) becomes one space, and the control
+    characters Python also counts as whitespace (CR, VT, FF, U+001C-U+001F, NEL U+0085)
+    are shown as :func:`visible` shows every control character (``␍``, ``␋``, ``�``),
+    not as a space: a CR inside a claim is part of what is stored, and a space would hide
+    it (docs/cli.md "Control characters")."""
+    return " ".join(visible(text or "").split())
 
 
 def char_width(ch: str) -> int:

@@ -11,8 +11,7 @@ imported only then: the agent verbs print through here without it (docs/benchmar
 
 from __future__ import annotations
 
-from ..termfmt import age, ago, bar, fit, pad, text_width, visible
-from ..text import collapse
+from ..termfmt import age, ago, bar, fit, one_line, pad, text_width, visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,7 +62,7 @@ def recall_lines(res: SearchResult, color: bool) -> str:
 
     for m in res.hits:
         note = change_note(file_changes(m.files))
-        lines.append(visible(f"{m.id}  {pct(m.strength):>3}  {collapse(m.text)}  ") + _dim(visible(f"[{m.cluster_id}]"), color)
+        lines.append(visible(f"{m.id}  {pct(m.strength):>3}  {one_line(m.text)}  ") + _dim(visible(f"[{m.cluster_id}]"), color)
                      + visible(f"  ({note})" if note else ""))
     return "\n".join(lines)
 
@@ -97,7 +96,7 @@ def clusters_table(clusters: list[Cluster], color: bool) -> str:
     is as wide as its widest entry in terminal columns (:func:`text_width`: a CJK or
     fullwidth character takes two), at least 12 and 18 as before, then two spaces: a
     fixed width let a long id or label run into the next column."""
-    labels = [visible(" ".join(c.label.split())) for c in clusters]  # a tab or newline in a label is one space
+    labels = [one_line(c.label) for c in clusters]  # a tab or newline in a label is one space
     id_w = max([12] + [text_width(visible(c.id)) for c in clusters]) + 2
     label_w = min(CLUSTER_LABEL_COLS, max([18] + [text_width(lb) for lb in labels])) + 2
     return "\n".join(pad(visible(c.id), id_w) + _dim(fit(lb, label_w - 2) + "  ", color) + f"{c.count}"
@@ -113,7 +112,7 @@ def candidates_text(cands: list[Candidate], waiting: int | None = None) -> str:
     if waiting and waiting > len(cands):
         out += [f"{len(cands)} of {waiting} pairs waiting (best first); `ledger conflicts --limit {min(waiting, 500)}` lists more."]
     for c in cands:
-        out += ["", f"{c.id}  {', '.join(c.signals)}", f"  A  {c.a.id}  {collapse(c.a.text)}", f"  B  {c.b.id}  {collapse(c.b.text)}"]
+        out += ["", f"{c.id}  {', '.join(c.signals)}", f"  A  {c.a.id}  {one_line(c.a.text)}", f"  B  {c.b.id}  {one_line(c.b.text)}"]
     out += [
         "",
         "For each pair: can both be true at once?",
@@ -135,7 +134,7 @@ def sources_table(sources: list[Source], color: bool) -> str:
         seen[s.filename] = seen.get(s.filename, 0) + 1
     for s in sources:
         # collapse: a --name may hold a line break, which would start a fake row
-        name = visible(collapse(s.path if seen[s.filename] > 1 and s.path else s.filename))
+        name = visible(one_line(s.path if seen[s.filename] > 1 and s.path else s.filename))
         if text_width(name) > 40:  # a path's tail names the file
             while text_width(name) > 39:
                 name = name[1:]
@@ -183,15 +182,15 @@ def memory_text(m: Memory, now: int, events=(), former=()) -> str:
     # nobody has read would show "last read just now".
     read = f"last read {ago(now - m.last_read_at)}" if m.hits else "not read yet"
     lines = [
-        f"{m.id}  {m.kind} · {m.origin} · [{m.cluster_id}] {m.cluster_label}",
-        f"  {collapse(m.text)}",
+        f"{m.id}  {m.kind} · {m.origin} · [{m.cluster_id}] {one_line(m.cluster_label)}",
+        f"  {one_line(m.text)}",
         f"  strength {pct(m.strength)}  ({why})",
         f"  writer {m.writer} · readers {', '.join(m.readers)} · hits {m.hits} · {read}",
     ]
     if m.provenance:
-        lines.append(f"  provenance: {m.provenance}")
+        lines.append(f"  provenance: {one_line(m.provenance)}")
     if m.topic:
-        lines.append(f"  topic: {m.topic}")
+        lines.append(f"  topic: {one_line(m.topic)}")
     from ..filekeys import file_changes
 
     changed = {c["path"]: c["state"] for c in file_changes(m.files)}
@@ -205,8 +204,8 @@ def memory_text(m: Memory, now: int, events=(), former=()) -> str:
     if events:
         lines.append("  history:")
         for e in events:
-            detail = f"  {collapse(e.detail)[:100]}" if e.detail and e.op != "memory.write" else ""
+            detail = f"  {one_line(e.detail)[:100]}" if e.detail and e.op != "memory.write" else ""
             lines.append(f"    {ago(now - e.at)}  {e.op} by {e.agent}{detail}")
     for text, at, by in former:
-        lines.append(f"  earlier text (until {ago(now - at)}, replaced by {by}): {collapse(text)}")
+        lines.append(f"  earlier text (until {ago(now - at)}, replaced by {by}): {one_line(text)}")
     return "\n".join(lines)

@@ -17,6 +17,13 @@ process dropped or resolved it). The facade then raises a ``LedgerError``; the a
 its message as a notification and reloads. Keep/pin/edit on a claim dropped elsewhere are
 refused here too (the facade would quietly mark the dropped row reviewed).
 
+Why every stored string goes through ``termfmt.visible``: a memory's text is the agent's
+data, escape sequences and control characters included. The cards are Rich ``Text``
+built with ``append`` (never markup, so ``[bold]x[/bold]`` or ``[link=...]`` in a text is
+shown as typed), and Rich drops CR, VT, FF, BEL and backspace from such text while ESC
+would reach the terminal: ``visible`` shows each as the CLI does (``␍``, ``␛``, ``�``).
+Newlines and tabs stay: a card shows a text on as many lines as it has.
+
 Textual is imported by this module only; ``ledger.tui`` and the CLI import it lazily.
 """
 
@@ -88,17 +95,17 @@ def claim_card(m: Memory, now: int) -> Text:
     """Writer, age, cluster label, 8-cell strength bar and number, the text in bold,
     then provenance and id."""
     t = Text()
-    t.append(m.writer, style=f"bold {FG}")
+    t.append(visible(m.writer), style=f"bold {FG}")
     t.append("  ·  ", style=DIM)
     t.append(age(now - m.created_at), style=FG)
     t.append("  ·  ", style=DIM)
-    t.append(m.cluster_label, style=m.cluster_color or FG)
+    t.append(visible(m.cluster_label), style=m.cluster_color or FG)
     t.append("\n")
     t.append_text(_strength(m.strength, 8))
     t.append("\n\n")
     t.append(visible(m.text), style=f"bold {FG}")
     t.append("\n\n")
-    t.append(m.provenance or "no provenance", style=f"italic {DIM}")
+    t.append(visible(m.provenance or "no provenance"), style=f"italic {DIM}")
     t.append("\n")
     t.append(m.id, style=DIM)
     return t
@@ -106,7 +113,7 @@ def claim_card(m: Memory, now: int) -> Text:
 
 def _side(label: str, m: Memory, now: int) -> tuple[Text, Text]:
     head = Text()
-    head.append(m.writer, style=f"bold {FG}")
+    head.append(visible(m.writer), style=f"bold {FG}")
     head.append("  ·  ", style=DIM)
     head.append(age(now - m.created_at), style=FG)
     head.append("  ·  ", style=DIM)
@@ -133,7 +140,7 @@ def candidate_card(c: Candidate, now: int) -> Table:
     top = Text()
     top.append("? candidate", style=f"bold {AMBER}")
     top.append("  ·  ", style=DIM)
-    top.append(", ".join(c.signals), style=FG)
+    top.append(visible(", ".join(c.signals)), style=FG)
     top.append("  ·  ", style=DIM)
     top.append("score ", style=DIM)
     top.append(str(pct(c.score)), style=f"bold {FG}")
@@ -152,16 +159,16 @@ def conflict_card(c: Conflict, now: int) -> Table:
     strength, text), then the note."""
     same = c.a.cluster_id == c.cluster_id
     top = Text()
-    top.append(f"▲ {c.kind}", style=f"bold {AMBER}")
+    top.append(visible(f"▲ {c.kind}"), style=f"bold {AMBER}")
     top.append("  ·  ", style=DIM)
-    top.append(c.a.cluster_label if same else c.cluster_id, style=(c.a.cluster_color if same else None) or FG)
+    top.append(visible(c.a.cluster_label if same else c.cluster_id), style=(c.a.cluster_color if same else None) or FG)
     top.append("  ·  ", style=DIM)
     top.append("detector ", style=DIM)
     top.append(str(pct(c.detector)), style=f"bold {FG}")
     sides = _sides(c.a, c.b, now)
     note = Text()
     note.append("note  ", style=DIM)
-    note.append(c.note or "none", style=f"italic {DIM}")
+    note.append(visible(c.note or "none"), style=f"italic {DIM}")
     card = Table.grid(expand=True)
     card.add_column(ratio=1)
     card.add_row(top)
@@ -403,12 +410,12 @@ class ReviewApp(App[int]):
 
     def set_status(self, message: str, *, error: bool = False) -> None:
         self.last_status = message
-        self.query_one("#status", Static).update(Text(message, style=RED if error else DIM))
+        self.query_one("#status", Static).update(Text(visible(message), style=RED if error else DIM))
 
     def show_error(self, message: str) -> None:
         self.errors.append(message)
         self.set_status(message, error=True)
-        self.notify(message, title="not done", severity="error", markup=False, timeout=6)
+        self.notify(visible(message), title="not done", severity="error", markup=False, timeout=6)
 
     # ------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
