@@ -154,3 +154,59 @@ def test_a_hooks_reader_is_the_normal_form(monkeypatch):
     assert reader_agent(SimpleNamespace(harness="claude-code")) == "my-agent"
     monkeypatch.delenv("LEDGER_AGENT")
     assert reader_agent(SimpleNamespace(harness="claude-code")) == "claude-code"
+
+
+# ------------------------------------------------------------------ ids agent: cannot name
+@pytest.mark.parametrize("raw, fixed", [
+    ("a,b", "a-b"), ("x,", "x"), ("a，b", "a-b"), ("a、b", "a-b"), ("a،b", "a-b"), ('"x', "x"), ('"x"', "x"),
+    ("'x'", "x"), ("“y”", "y"), ("«z»", "z"), ("「w」", "w"), (" ,a, b", "a-b"),
+])
+def test_an_id_with_a_comma_or_a_leading_quote_is_refused_saying_what_is_allowed(raw, fixed):
+    with pytest.raises(InvalidInput) as e:
+        agent_id(raw)
+    msg = e.value.message
+    assert f"Use {fixed}." in msg and "Nothing was written" in msg and e.value.suggestion == fixed, msg
+    assert "may hold letters, digits and punctuation" in msg and "comma" in msg and "quote" in msg, msg
+    assert agent_id(raw, slug=True) == fixed  # a client's or a harness's name becomes one agent: can name
+
+
+@pytest.mark.parametrize("raw", ["it's", 'x"y', "a.b", "ops@host", "team/bot", "a;b", "«ok"[1:]])
+def test_punctuation_elsewhere_is_an_id(raw):
+    assert agent_id(raw) == raw
+
+
+def test_the_refused_characters_are_the_parsers():
+    """What the parser reads as a list or a quoted value is exactly what is refused."""
+    from ledger.query import parser
+    from ledger.text import ID_COMMAS, ID_QUOTES
+
+    assert set(ID_COMMAS) == set(parser.LIST_COMMAS) and set(ID_QUOTES) == set(parser._QUOTES)
+    for c in ID_COMMAS:
+        assert [w["kind"] for w in parser.filter_warnings(f"agent:a{c}b")] == ["list-value"]
+    for q in ID_QUOTES:
+        assert [w["kind"] for w in parser.filter_warnings(f"agent:{q}x")] == ["quoted-value"]
+
+
+@pytest.mark.parametrize("how, value", [("flag", "a,b"), ("flag", '"x'), ("env", "a,b"), ("env", "“x")])
+def test_the_cli_refuses_them_and_writes_nothing(cli, how, value):
+    args, env = (("--agent", value), None) if how == "flag" else ((), {"LEDGER_AGENT": value})
+    rc, out, err = _write(cli, "A fact by an agent no filter could name", *args, env=env)
+    assert rc == 1 and out == "" and "Nothing was written" in err and "may not start with a quote" in err, err
+    assert not store_exists(cli.db)
+
+
+def test_such_ids_an_older_store_holds_stay_readable_and_nameable(cli):
+    """Written before the refusal (the library stores what it is given): shown as they
+    are, found by agent:, and no warning says the filter matches nothing."""
+    with Ledger.open(cli.db) as led:
+        led.remember("Pangolins were counted by a comma agent", cluster="code", agent="a,b")
+        led.remember("Pangolins were counted by a quoted agent", cluster="code", agent='"x')
+    for q in ("agent:a,b pangolins", 'agent:"x pangolins'):
+        rc, out, err = cli("search", q, "--json")
+        body = json.loads(out)
+        assert rc == 0 and body["total"] == 1 and body["warnings"] == [], (q, out, err)
+    rc, out, err = cli("search", "pangolins")
+    assert rc == 0 and "a,b" in out and '"x' in out, out
+    # A value that names no stored agent still says what is wrong with it.
+    rc, out, _ = cli("search", "agent:c,d pangolins", "--json")
+    assert "list-value" in [w["kind"] for w in json.loads(out)["warnings"]]

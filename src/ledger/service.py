@@ -527,7 +527,7 @@ class Ledger:
         hits, total = self.store.search(self._resolve_agents(q), now, mode=mode, limit=limit, offset=offset, **kw)
         return SearchResult(tuple(hits), total, (time.perf_counter() - t0) * 1000, query or "",
                             unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now) + self._asof_notes(q, query)
+                            notes=labelled + self._held_agents(_filter_notes(query, now)) + self._asof_notes(q, query)
                             + self._agent_notes(q) + _text_notes(q),
                             cluster_suggestions=self._near_clusters(unknown))
 
@@ -573,7 +573,7 @@ class Ledger:
         now = self.clock()
         q, unknown, known, labelled = self._resolve_clusters(_parse(query, now))
         return SearchResult((), 0, 0.0, query or "", unknown_clusters=unknown, known_clusters=known,
-                            notes=labelled + _filter_notes(query, now) + self._asof_notes(q, query)
+                            notes=labelled + self._held_agents(_filter_notes(query, now)) + self._asof_notes(q, query)
                             + self._agent_notes(q) + _text_notes(q),
                             cluster_suggestions=self._near_clusters(unknown)).warnings()
 
@@ -628,6 +628,21 @@ class Ledger:
         ids = list(q.agents)
         ids += [a for a in self.store.agent_ids() if agent_key(a) in wanted and a not in ids]
         return q.replace(agents=tuple(ids)) if len(ids) > len(q.agents) else q
+
+    def _held_agents(self, notes: tuple[dict, ...]) -> tuple[dict, ...]:
+        """``notes`` without the ``list-value`` and ``quoted-value`` warnings of ``agent:``
+        values that name an agent the store holds: ids with a comma or a leading quote are
+        refused on write now (:func:`ledger.text.agent_id`), but a store written before may
+        hold ``a,b`` or ``"x``, and ``agent:a,b`` matches it, so a warning that it names
+        nothing would be false. One read of the agents table, only when such a note exists."""
+        odd = [n for n in notes if n.get("key") == "agent" and n["kind"] in ("list-value", "quoted-value")]
+        if not odd:
+            return notes
+        from .text import agent_key
+
+        held = {agent_key(a) for a in self.store.agent_ids()}
+        named = [n for n in odd if agent_key(n["values"][0]) in held]
+        return tuple(n for n in notes if not any(n is m for m in named)) if named else notes
 
     def _agent_notes(self, q) -> tuple[dict, ...]:
         """``({"kind": "unknown-agent", "key": "agent", "values": [given], "known": [ids],

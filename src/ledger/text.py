@@ -66,6 +66,16 @@ def storable_problem(value: str) -> str | None:
 _BIDI = frozenset(map(chr, (*range(0x202A, 0x202F), *range(0x2066, 0x206A))))
 
 
+# What no agent: filter could name (docs/search.md "agent:"), refused in an id: a list
+# comma anywhere (agent:a,b is read as a list: query.parser.LIST_COMMAS, as NFKC leaves
+# them) and a quote first (quotes are no part of the query language: the parser's
+# quoted-value openers). tests/test_agent_ids.py checks both against the parser's.
+ID_COMMAS = ",、،"
+ID_QUOTES = "\"'“‘«「"
+# Closing quotes, stripped from the end of the id suggested instead of a quoted one.
+_CLOSERS = "\"'”’»」"
+
+
 # The longest agent id a store takes (ledger.store.ops.MAX_AGENT_ID, not imported: the
 # agent verbs' start-up path reads this module before the store's).
 _SLUG_MAX = 64
@@ -82,10 +92,25 @@ def agent_key(agent: str) -> str:
     return s.lower()
 
 
+def _nameable(key: str, bad: list[str]) -> str:
+    """The id an ``agent:`` filter can name nearest to ``key``: ``bad`` characters
+    dropped, whitespace runs and commas as ``-``, quotes around it dropped (``"x"`` is
+    ``x``, ``a,b`` is ``a-b``). May be '' (nothing nameable was left)."""
+    s = "".join(c for c in key if c not in bad).strip()
+    if s[:1] in ID_QUOTES:
+        s = s.lstrip(ID_QUOTES).rstrip(_CLOSERS)
+    s = s.strip(ID_COMMAS)
+    for c in ID_COMMAS:
+        s = s.replace(c, " ")
+    return "-".join(s.split())
+
+
 def agent_id(agent: str, *, slug: bool = False, source: str | None = None) -> str:
     """``agent`` as every write stores it: :func:`agent_key`, checked. An id is one word,
     because a query splits on spaces (``agent:my agent`` is the filter ``agent:my`` and the
-    word ``agent``), and holds no control or bidi character (it is printed in tables).
+    word ``agent``), holds no control or bidi character (it is printed in tables) and
+    no comma, and does not start with a quote (``agent:a,b`` is a list, ``agent:"x`` a
+    quoted value: no filter could name such an id; :data:`ID_COMMAS`, :data:`ID_QUOTES`).
 
     ``slug``: for a name nobody can be asked to retype (an MCP client's ``clientInfo.name``,
     a harness name in a hook): whitespace runs become ``-`` and control and bidi characters
@@ -95,19 +120,28 @@ def agent_id(agent: str, *, slug: bool = False, source: str | None = None) -> st
     key = agent_key(agent)
     bad = [c for c in key if (unicodedata.category(c) == "Cc" and not c.isspace()) or c in _BIDI]
     spaced = any(c.isspace() for c in key)
+    comma = next((c for c in key if c in ID_COMMAS), "")
+    quoted = key[:1] in ID_QUOTES
     if slug:  # cut to the store's limit (store.ops.MAX_AGENT_ID): a long name must not break every call
-        return "-".join("".join(c for c in key if c not in bad).split())[:_SLUG_MAX].rstrip("-")
-    if key and not bad and not spaced:
+        return _nameable(key, bad)[:_SLUG_MAX].rstrip("-")
+    if key and not bad and not spaced and not comma and not quoted:
         return key
     from .errors import InvalidInput
 
-    fixed = "-".join("".join(c for c in key if c not in bad).split())
+    fixed = _nameable(key, bad)
     if not key:
         why = "is empty"
     elif spaced:
         why = "has a space: an agent id is one word, because a query splits on spaces (agent:<id> could never name it)"
-    else:
+    elif bad:
         why = "holds a control character"
+    elif comma:
+        why = (f"holds a comma ({comma}): agent:{key} would be read as a list of agents, so no agent: filter "
+               f"could name it")
+    else:
+        why = "starts with a quote: quotes are not part of a query, so no agent: filter could name it"
+    why += (". An agent id may hold letters, digits and punctuation, but no space, comma (, 、 ،) or control "
+            "character, and may not start with a quote (\" ' “ ‘ « 「)") if key else ""
     hint = f" Use {fixed}." if fixed else ""
     where = f" ({source})" if source else ""
     raise InvalidInput(f"The agent id {agent!r}{where} {why}.{hint} Nothing was written.", field="agent",
