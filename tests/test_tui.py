@@ -690,3 +690,24 @@ def test_review_plain_and_show_print_what_is_stored(db_file):
     assert rc == 0 and "one␍two�three ␛[31mred" in out, out
     rc, out, err = cli("search", "one")
     assert rc == 0 and "one␍two�three" in out, out
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("text", ["line one\nline two", "cr\rinside", "esc \x1b[31mred", "tab\there", "nel\x85x"])
+async def test_a_text_the_edit_box_cannot_show_is_not_edited_there(store_target, text):
+    """Textual's one-line Input drew a newline as a line break, dropped CR and sent ESC to
+    the terminal: editing such a claim would show, and could save, other than what is
+    stored. The key says so and where to edit it instead; the text is untouched."""
+    with Ledger.open(store_target) as led:
+        m = led.remember(text, cluster="code", agent="claude").memory
+    app, led = app_for(store_target)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.editing is None and "web UI" in app.last_status, app.last_status
+        await pilot.press("enter")
+        await pilot.pause()
+    led.close()
+    with fresh(store_target) as led2:
+        assert led2.get(m.id).text == text and led2.get(m.id).reviewed_at is None

@@ -179,6 +179,13 @@ def conflict_card(c: Conflict, now: int) -> Table:
     return card
 
 
+def _not_one_line(text: str) -> bool:
+    """Whether ``text`` holds a character the edit box cannot show as stored: a newline,
+    tab or any other control character, or a bidi control (:func:`ledger.termfmt.visible`
+    would replace it)."""
+    return any(c < " " or c == "\x7f" for c in text) or visible(text) != text
+
+
 class ReviewApp(App[int]):
     """The review app over an open :class:`Ledger` (the caller owns and closes it)."""
 
@@ -490,6 +497,13 @@ class ReviewApp(App[int]):
     def action_edit(self) -> None:
         m = self.current()
         if not isinstance(m, Memory):
+            return
+        if _not_one_line(m.text):
+            # Textual's one-line Input draws a newline as a line break, drops CR and
+            # sends ESC to the terminal: the box would show other than what is stored,
+            # and a save could change what the person never saw. Said, not attempted.
+            self.set_status(f"{m.id} holds line breaks or control characters that this one-line box cannot show; "
+                            "edit it in the web UI (ledger serve, Review), which keeps them", error=True)
             return
         self.editing = m.id
         box = self.query_one("#edit", Input)
