@@ -696,7 +696,7 @@ def _time_as_word(key: str, value: str, filter_typed: str, word_typed: str, now_
         fix = f"{hour:02d}:{m or '00'}"
         why = f"times are written on the 24-hour clock: {key}:{date}T{fix} (or {key}:{date} {fix})"
     elif kind == "zone":
-        hm = has_time or "00:00"
+        hm = has_time.rstrip("Zz") or "00:00"
         if word.lower() in _UTC_WORDS:
             why = f"a query's times are UTC already (an offset says otherwise): drop {word_typed}, or write {key}:{date}T{hm}Z"
         else:
