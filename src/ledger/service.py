@@ -445,7 +445,7 @@ class Ledger:
                 conflict_id = cq.insert_conflict(self.store, supersedes, mid, DEFAULT_CONFLICT_KIND, old.cluster_id, 1.0,
                                                  f"declared by {agent} on write", now)
             else:
-                proposed = self._propose(mid, text, peers, now)
+                proposed = self._propose(mid, text, peers, now, [f.path for f in files])
         memory = self.store.get(mid, now)
         # Only the one count the CLI prints: `counts()` would run ten full counts per write.
         return WriteResult(memory, proposed, conflict_id, cq.pending_candidate_count(self.store), redacted=redacted)
@@ -471,10 +471,15 @@ class Ledger:
             found = [pid for pid in found if pid not in cq.keyed_to_files(self.store, found)]
         return found[0] if found else None
 
-    def _propose(self, memory_id: str, text: str, peers: list[tuple[str, str]], now: int) -> tuple[str, ...]:
-        """Record the best suspected contradictions of ``memory_id`` among ``peers``
-        (at most 20 per write, best score first); pairs seen before are skipped."""
+    def _propose(self, memory_id: str, text: str, peers: list[tuple[str, str, bool]], now: int,
+                 files: Sequence[str] = ()) -> tuple[str, ...]:
+        """Record the best suspected contradictions of ``memory_id`` (its text, and
+        ``files``: the paths of its file keys) among ``peers`` (at most 20 per write,
+        best score first); pairs seen before are skipped, and so are peers about another
+        subject (:func:`ledger.conflicts.subjects.different_subjects`: other files, other
+        commands, other named things)."""
         from .conflicts.duplicates import propose
+        from .conflicts.subjects import different_subjects
         from .store import conflicts as cq
 
         settled = cq.settled_pairs(self.store, memory_id)
@@ -483,8 +488,12 @@ class Ledger:
             if peer_id == memory_id or peer_id in settled:
                 continue
             s = propose(text, peer_text)
-            if s is not None:
+            if s is not None and not different_subjects(text, peer_text):
                 found.append((s.score, peer_id, s))
+        if found and files:
+            # Only now, for the few suspected peers: a read of their file keys.
+            keys = cq.file_paths(self.store, [peer_id for _, peer_id, _ in found])
+            found = [x for x in found if not different_subjects("", "", files, keys.get(x[1], ()))]
         found.sort(key=lambda x: -x[0])
         out = []
         for _, peer_id, s in found[:MAX_PROPOSALS_PER_WRITE]:
@@ -943,7 +952,7 @@ class Ledger:
             if text is not None and text != row.text:
                 self.store.update_text(memory_id, text, by, now)
                 files = [f.path for f in self.store.get(memory_id, now).files]
-                self._propose(memory_id, text, self._peers(memory_id, text, cluster or row.cluster_id, files), now)
+                self._propose(memory_id, text, self._peers(memory_id, text, cluster or row.cluster_id, files), now, files)
         return self.store.get(memory_id, now)
 
     def bulk(self, op: str, ids: Sequence[str], *, by: str = HUMAN) -> dict:

@@ -125,6 +125,18 @@ def keyed_to_files(store: Store, ids: Sequence[str]) -> set[str]:
     return {r[0] for r in store._conn.execute(f"SELECT DISTINCT memory_id FROM memory_files WHERE memory_id IN ({marks})", list(ids))}
 
 
+def file_paths(store: Store, ids: Sequence[str]) -> dict[str, set[str]]:
+    """The paths of the file keys of ``ids``: ``{id: {path, ...}}``; ids without file
+    keys are absent (the proposer tells subjects apart by them)."""
+    out: dict[str, set[str]] = {}
+    if not ids:
+        return out
+    marks = ",".join("?" * len(ids))
+    for r in store._conn.execute(f"SELECT memory_id, path FROM memory_files WHERE memory_id IN ({marks})", list(ids)):
+        out.setdefault(r[0], set()).add(r[1])
+    return out
+
+
 def settled_pairs(store: Store, memory_id: str) -> set[str]:
     """Ids already paired with ``memory_id`` as a candidate or a conflict, any status."""
     rows = store._conn.execute(
@@ -277,4 +289,4 @@ def pending_review_count(store: Store) -> int:
 
 
 # No sqlite3 error leaves the store: each operation raises StoreUnavailable instead.
-translate_module(globals(), ('find_peers', 'keyed_to_files', 'settled_pairs', 'insert_candidate', 'pending_candidates', 'pending_candidate_count', 'open_conflict_count', 'get_pending_candidate', 'conflict_of_candidate', 'mark_judged', 'insert_conflict', 'get_conflict', 'list_conflicts', 'set_conflict_status', 'pending_review_ids', 'pending_review_count'))
+translate_module(globals(), ('find_peers', 'keyed_to_files', 'file_paths', 'settled_pairs', 'insert_candidate', 'pending_candidates', 'pending_candidate_count', 'open_conflict_count', 'get_pending_candidate', 'conflict_of_candidate', 'mark_judged', 'insert_conflict', 'get_conflict', 'list_conflicts', 'set_conflict_status', 'pending_review_ids', 'pending_review_count'))
