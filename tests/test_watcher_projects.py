@@ -163,3 +163,61 @@ def test_worktree_aliases_unit(repo_and_worktree, tmp_path):
     git(repo, "worktree", "remove", "--force", str(wt))
     assert aliases(str(repo / "src" / "app.py")) == []
     json.dumps(aliases(str(repo)))  # plain strings
+
+
+# A project root that cannot be trusted narrows what is handed back, never widens it.
+
+
+def _session_start_at(db, proj: Path, session: str) -> str:
+    r = run_hook("SessionStart", payload("SessionStart", session=session, cwd=proj, source="compact"),
+                 env={"LEDGER_DB": db, "CLAUDE_PROJECT_DIR": proj})
+    assert r.returncode == 0, r
+    return context_of(r.stdout.decode())
+
+
+@pytest.mark.parametrize("corrupt", [
+    "/etc",  # the tester's: its parent, "/", became a worktree of the repository
+    "/",
+    "{other}/.git",  # another repository's .git folder
+    "{stray}/.git",  # a .git file that does not point back at this entry
+])
+def test_a_corrupt_worktree_gitdir_never_widens_the_project(repo_and_worktree, tmp_path, store_target, corrupt):
+    repo, wt = repo_and_worktree
+    other = tmp_path / "other-project"
+    (other / "lib").mkdir(parents=True)
+    (other / "lib" / "x.py").write_text("X = 1\n")
+    git(other, "init", "-q")
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    (stray / ".git").write_text("gitdir: /nowhere/.git/worktrees/stray\n")
+    with Ledger.open(store_target) as led:
+        led.remember("lib/x.py sets X to 1 in the other project", cluster="code", agent="alice",
+                     files=[file_key(other / "lib" / "x.py")])
+        led.remember("src/app.py main() returns 1", cluster="code", agent="alice", files=[file_key(repo / "src" / "app.py")])
+    (admin,) = (repo / ".git" / "worktrees").iterdir()
+    (admin / "gitdir").write_text(corrupt.format(other=other, stray=stray) + "\n")
+    ctx = _session_start_at(store_target, repo, "c1")
+    assert "main() returns 1" in ctx  # the project's own facts
+    assert "other project" not in ctx and "is gone" not in ctx
+    from ledger.watcher.worktrees import aliases
+
+    assert aliases(str(repo / "src" / "app.py")) == []  # the broken link shares nothing
+
+
+def test_a_session_started_at_the_filesystem_root_lists_no_facts(store_target, tmp_path):
+    (tmp_path / "p").mkdir()
+    with Ledger.open(store_target) as led:
+        led.remember("p/a.py defines main", cluster="code", agent="alice", files=[file_key(tmp_path / "p" / "a.py")])
+    assert _session_start_at(store_target, Path("/"), "root") == ""
+    assert "defines main" in _session_start_at(store_target, tmp_path / "p", "p")
+
+
+def test_a_worktree_with_a_relative_gitdir_link_still_shares(repo_and_worktree):
+    from ledger.watcher.worktrees import aliases
+
+    repo, wt = repo_and_worktree
+    (admin,) = (repo / ".git" / "worktrees").iterdir()
+    # git >= 2.48 may write both links relative (worktree.useRelativePaths)
+    (admin / "gitdir").write_text(str(Path("..") / ".." / ".." / ".." / wt.name / ".git") + "\n")
+    (wt / ".git").write_text(f"gitdir: ../{repo.name}/.git/worktrees/{admin.name}\n")
+    assert aliases(str(repo / "src" / "app.py")) == [str((wt / "src" / "app.py").resolve())]

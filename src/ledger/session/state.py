@@ -313,6 +313,11 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
     # The project as checked out in the repository's other linked worktrees shares facts
     # about the same repository-relative files.
     facts, seen = [], set()
+    if os.path.dirname(project) == project:
+        # A session started in "/" (or a drive's root) has no project folder to speak
+        # of: every fact in the store lies under it, other projects' too. Nothing is
+        # listed rather than everything (docs/watcher.md, "Projects and worktrees").
+        return ""
     others = aliases(project)
     for root in [project, *others]:
         for f in W.strongest_facts(conn, root, now_ms, limit):

@@ -61,9 +61,41 @@ def common_dir(root: str) -> str | None:
     return os.path.normpath(os.path.join(gitdir, common)) if common else gitdir
 
 
+def _is_fs_root(path: str) -> bool:
+    return os.path.dirname(path) == path
+
+
+def _linked_root(common: str, name: str) -> str | None:
+    """The work tree of the linked worktree ``name`` of the repository whose common dir
+    is ``common``, when git's files agree both ways, else None.
+
+    ``worktrees/<name>/gitdir`` names the worktree's ``.git`` file, and that file must
+    say ``gitdir: <common>/worktrees/<name>`` back. A corrupt or hand-edited ``gitdir``
+    (one pointing at ``/etc`` made ``/`` a worktree, and every fact in the store the
+    project's) is ignored: a root we cannot trust narrows what is handed back, never
+    widens it (docs/watcher.md, "Projects and worktrees")."""
+    admin = os.path.join(common, "worktrees", name)
+    target = _read(os.path.join(admin, "gitdir"))
+    if not target:
+        return None
+    dot = os.path.normpath(os.path.join(admin, target))
+    if os.path.basename(dot) != ".git" or not os.path.isfile(dot):
+        return None
+    back = _read(dot)
+    if not back or not back.startswith("gitdir:"):
+        return None
+    root = os.path.dirname(dot)
+    pointed = os.path.normpath(os.path.join(root, back[len("gitdir:"):].strip()))
+    if os.path.realpath(pointed) != os.path.realpath(admin):
+        return None
+    return root
+
+
 def roots(common: str) -> list[str]:
     """Every work tree root of the repository whose common dir is ``common``: the main
-    checkout (when not bare) first, then linked worktrees that still exist."""
+    checkout (when not bare) first, then linked worktrees that still exist and whose
+    ``.git`` file points back at their entry in ``common`` (:func:`_linked_root`).
+    Never a filesystem root."""
     out: list[str] = []
     if os.path.basename(common) == ".git":
         out.append(os.path.dirname(common))
@@ -73,12 +105,10 @@ def roots(common: str) -> list[str]:
     except OSError:
         names = []
     for name in names:
-        target = _read(os.path.join(wt, name, "gitdir"))
-        if target:
-            root = os.path.dirname(os.path.normpath(target))
-            if os.path.isdir(root):
-                out.append(root)
-    return [os.path.realpath(r) for r in out]
+        root = _linked_root(common, name)
+        if root and os.path.isdir(root):
+            out.append(root)
+    return [r for r in (os.path.realpath(r) for r in out) if not _is_fs_root(r)]
 
 
 def aliases(path: str) -> list[str]:
