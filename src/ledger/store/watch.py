@@ -218,19 +218,37 @@ def reset_escalation(conn: sqlite3.Connection, key: str) -> int:
 
 def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, memory_ids: list[str], paths: list[str],
                      chars: int, agent: str, now: int, counted_ids: list[str] | None = None) -> None:
-    """Log an injection and count it as a retrieval by ``agent`` of each fact in
-    ``counted_ids`` (default: all shown). The watcher leaves out facts shown marked "may
-    be stale": being shown does not make a possibly outdated fact stronger."""
+    """Log an injection and count it as a use (:func:`ops.count_use`: hits and last
+    read, no reader) of each fact in ``counted_ids`` (default: all shown) that session
+    ``key`` was not shown before: a session uses a fact once, however often a stuck
+    agent is shown it again (docs/store.md "Strength"). The watcher leaves out facts
+    shown marked "may be stale" or "disputed": being shown does not make a possibly
+    outdated fact stronger."""
+    counted = memory_ids if counted_ids is None else counted_ids
+    if counted:
+        shown = shown_in_session(conn, key)
+        counted = [i for i in counted if i not in shown]
     conn.execute(
         "INSERT INTO injections (session, step, at, level, memory_ids, paths, chars) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (key, step, now, level, json.dumps(memory_ids), json.dumps(paths), chars),
     )
-    counted = memory_ids if counted_ids is None else counted_ids
-    ops.count_read(conn, counted, agent, now)
-    if not counted:
+    if counted:
+        ops.count_use(conn, counted, agent, now)
+    else:
         ops.touch_agent(conn, agent, now)
     ops.log_event(conn, now, agent, "watcher.inject", memory_ids[0] if memory_ids else None,
                   f"{level} · {plural(len(memory_ids), 'fact')} · {', '.join(paths)[:200]}")
+
+
+def shown_in_session(conn: sqlite3.Connection, key: str) -> set[str]:
+    """Ids of every fact injected into session ``key`` so far (index ``injections_session``)."""
+    out: set[str] = set()
+    for (ids,) in conn.execute("SELECT memory_ids FROM injections WHERE session = ?", (key,)):
+        try:
+            out.update(i for i in json.loads(ids) if isinstance(i, str))
+        except (TypeError, ValueError):
+            continue
+    return out
 
 
 def try_lease(conn: sqlite3.Connection, key: str, owner: str, now: int, lease_ms: int = LEASE_MS) -> bool:
@@ -408,7 +426,7 @@ def _like_prefix(path: str) -> str:
 
 
 # No sqlite3 error leaves the store: each operation raises StoreUnavailable instead.
-translate_module(globals(), ('open_store', 'open_store_why', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts', 'fact_files', 'disputes'), path_of=lambda args: None)
+translate_module(globals(), ('open_store', 'open_store_why', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'shown_in_session', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts', 'fact_files', 'disputes'), path_of=lambda args: None)
 
 
 class Bound:
