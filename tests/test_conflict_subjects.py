@@ -175,3 +175,19 @@ def test_outlines_of_same_shaped_files_and_test_targets_are_no_conflicts(tmp_pat
     rows = store_sql(store_target, """SELECT a.text, b.text FROM conflict_candidates c
                                       JOIN memories a ON a.id = c.a JOIN memories b ON b.id = c.b""")
     assert len(rows) == 1 and all("create_users.exs" in t for t in rows[0]), rows
+
+
+def test_twenty_outlines_of_same_shaped_files_make_no_candidate_but_a_changed_one_does(ledger, tmp_path):
+    from ledger.watcher.fallback import outline_fact
+
+    names = [f"t{i:02d}" for i in range(20)]
+    for n in names:
+        f = tmp_path / f"create_{n}.exs"
+        f.write_text(MIGRATION.replace("{T}", n.capitalize()).replace("{t}", n))
+        fact = outline_fact(str(f), f.read_text(), f"priv/repo/migrations/create_{n}.exs")
+        _remember(ledger, fact, f, agent="watcher")
+    assert ledger.candidate_count() == 0  # was 190
+    f = tmp_path / "create_t07.exs"
+    f.write_text(f.read_text() + "\ndefmodule Extra do\nend\n")
+    res = _remember(ledger, outline_fact(str(f), f.read_text(), "priv/repo/migrations/create_t07.exs"), f, agent="watcher")
+    assert len(res.proposed) == 1 and ledger.candidate_count() == 1

@@ -479,7 +479,6 @@ class Ledger:
         subject (:func:`ledger.conflicts.subjects.different_subjects`: other files, other
         commands, other named things)."""
         from .conflicts.duplicates import propose
-        from .conflicts.subjects import different_subjects
         from .store import conflicts as cq
 
         settled = cq.settled_pairs(self.store, memory_id)
@@ -488,15 +487,20 @@ class Ledger:
             if peer_id == memory_id or peer_id in settled:
                 continue
             s = propose(text, peer_text)
-            if s is not None and not different_subjects(text, peer_text):
-                found.append((s.score, peer_id, s))
+            if s is not None:
+                found.append((s.score, peer_id, s, peer_text))
+        if not found:
+            return ()
+        from .conflicts.subjects import different_subjects  # only with suspects: remember's start-up budget
+
+        found = [x for x in found if not different_subjects(text, x[3])]
         if found and files:
             # Only now, for the few suspected peers: a read of their file keys.
-            keys = cq.file_paths(self.store, [peer_id for _, peer_id, _ in found])
+            keys = cq.file_paths(self.store, [x[1] for x in found])
             found = [x for x in found if not different_subjects("", "", files, keys.get(x[1], ()))]
         found.sort(key=lambda x: -x[0])
         out = []
-        for _, peer_id, s in found[:MAX_PROPOSALS_PER_WRITE]:
+        for _, peer_id, s, _ in found[:MAX_PROPOSALS_PER_WRITE]:
             cid = cq.insert_candidate(self.store, memory_id, peer_id, s.score, s.signals, now)
             if cid:
                 out.append(cid)
