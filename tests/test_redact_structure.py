@@ -142,3 +142,18 @@ def test_remember_stores_nested_secrets_redacted(cli):
     out = json.loads(cli("remember", text, "--cluster", "code", "--json")[1])
     assert out["redacted"] == 2 and "hunter2secret" not in out["text"] and "Tr0ub4dor9x" not in out["text"]
     assert '"name": "DB_PASSWORD"' in out["text"]
+
+
+def test_judging_json_text_imports_neither_json_nor_re():
+    """``remember`` redacts every claim and keeps ``re`` (and ``json``, which imports it)
+    off its start-up: a claim holding JSON under secret keys is judged without them."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from ledger.redact import redact; "
+            "out = redact('[{\"name\": \"DB_PASSWORD\", \"value\": \"hunter2secret\"}] {\"password\": [\"x9secret\"]} "
+            "[[\"passwd\", \"Pa55word!\"]]'); "
+            "assert 'hunter2secret' not in out and 'x9secret' not in out and 'Pa55word' not in out, out; "
+            "print(sorted(m for m in ('re', 'json') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]", r

@@ -644,7 +644,10 @@ _WALK_LIMIT = 65_536
 
 def _json_text(raw: str, esc: bool) -> str | None:
     """The string a JSON string literal's content ``raw`` holds (``esc``: escaped once
-    more), or None when it does not decode."""
+    more), or None when it does not decode. Without a backslash it is itself (no
+    ``json``, and with it ``re``, imported on ``remember``'s path)."""
+    if "\\" not in raw and '"' not in raw:
+        return raw
     import json
 
     try:
@@ -655,6 +658,8 @@ def _json_text(raw: str, esc: bool) -> str | None:
 
 
 def _json_lit(value: str, esc: bool) -> str:
+    if value.isprintable() and "\\" not in value and '"' not in value:
+        return value
     import json
 
     out = json.dumps(value, ensure_ascii=False)[1:-1]
@@ -1353,19 +1358,15 @@ def _under_key(key: str, value: str, strict: bool = False) -> str:
         return value
     if strict and not _credential_like(value.replace(" ", "")):
         return value
-    import json
-
-    head = json.dumps(key, ensure_ascii=False) + ": "
-    pair = head + json.dumps(value, ensure_ascii=False)
+    head = '"' + _json_lit(key, False) + '": '
+    pair = head + '"' + _json_lit(value, False) + '"'
     out = redact(pair)
     if out == pair:
         return value
-    if out.startswith(head):
-        try:
-            new = json.loads(out[len(head):])
-        except ValueError:
-            new = None
-        if isinstance(new, str):
+    lit = out[len(head):]
+    if out.startswith(head) and len(lit) >= 2 and lit[0] == lit[-1] == '"':
+        new = _json_text(lit[1:-1], False)
+        if new is not None:
             return new
     # The key or an escaped quote changed the shape: the whole value goes.
     i = out.find("[REDACTED:", len(head) if out.startswith(head) else 0)
