@@ -100,7 +100,8 @@ def test_mcp_ids_are_the_same_normal_form(store_target, tmp_path, monkeypatch):
 
     w, r, e = M.run(go)
     assert [h["id"] for h in r["hits"]] == [w["id"]]
-    assert "Use my-reviewer." in e
+    # The user set it (the client's MCP config), so the way out is theirs (tests/test_mcp_errors.py).
+    assert "Ask the user to change it to my-reviewer" in e and "Use my-reviewer." not in e, e
     m = M.cli_json(store_target, "show", w["id"])
     assert m["writer"] == "cursor-desktop" and m["readers"] == ["cursor-desktop", "reviewer"], m
 

@@ -17,7 +17,7 @@ import sqlite3
 
 import pytest
 from conftest import Cli
-from test_mcp import CLI_SYNTAX, connect, err, run
+from test_mcp import CLI_SYNTAX, connect, err, only_the_users, run
 
 from ledger.mcp.server import WHERE_THE_STORE_IS_SET
 from ledger.service import MAX_TEXT_CHARS, Ledger
@@ -64,10 +64,11 @@ def test_mcp_store_errors_say_where_this_server_is_set(tmp_path, monkeypatch):
         said[name] = run(go)
     for name, texts in said.items():
         for text in texts:
-            no_cli(text)
+            only_the_users(text)  # the user's command named as theirs: an agent cannot run it
             assert WHERE_THE_STORE_IS_SET in text, (name, text)
     remember, search = said["not-sqlite"]  # the example
-    assert "not a usable SQLite file" in remember and "the user can check it and restore a backup" in remember
+    assert "not a usable SQLite file" in remember, remember
+    assert "ask them to check it (their command: `ledger doctor`) and restore a backup" in remember, remember
     assert "it is a folder, not a store file" in said["folder"][0]
     assert "another program's tables (users)" in said["other-program"][0]
     assert "Cannot reach the PostgreSQL store" in said["unreachable"][0]
@@ -85,9 +86,10 @@ def test_mcp_a_claim_too_long_says_what_an_agent_can_do(store_target, tmp_path, 
             return err(await s.call_tool("remember", {"claim": TOO_LONG, "cluster": "prefs"}))
 
     text = run(go)
-    no_cli(text)
+    only_the_users(text)
     assert f"(max {MAX_TEXT_CHARS})" in text and "one `remember` call each" in text, text
-    assert "for the user to ingest" in text and "Give claim" not in text, text  # not the blank-claim example
+    assert "ask the user to ingest it (their command: `ledger ingest <file>`)" in text, text
+    assert "Give claim" not in text, text  # not the blank-claim example
 
 
 # --------------------------------------------------------------- web

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -24,6 +25,20 @@ TOOLS = {"recall", "search", "show", "remember", "conflicts", "judge", "checkpoi
 CLI_SYNTAX = ("ledger recall", "ledger search", "ledger remember", "ledger show", "ledger conflicts", "ledger judge",
               "ledger checkpoint", "Try: ledger", " --")
 COMPACT = {"id", "strength", "text", "cluster"}
+#: A sentence naming something only the user can run or set: a CLI command, a flag, a
+#: store or agent setting.
+USERS_THINGS = re.compile(r"`ledger |\bledger (?:clusters|review|doctor|ingest|install|config|sources|serve)\b|"
+                          r"\$LEDGER_|(?<![\w-])--[a-z]|pip install|sqlite3 <")
+
+
+def only_the_users(text: str) -> None:
+    """An MCP error or warning names a command or setting only as the user's: each
+    sentence that names one also says whose it is ("ask the user", "their command"). An
+    agent told "set $LEDGER_DB" or "run `ledger review`" cannot; one told to ask the user
+    can (docs/mcp.md "Errors")."""
+    for sentence in re.split(r"(?<=[.?!])\s+(?=[A-Z`])", text):
+        if USERS_THINGS.search(sentence):
+            assert re.search(r"\buser\b|\buser's\b|\btheir\b|\bthem\b", sentence), (sentence, text)
 
 
 @pytest.fixture
@@ -296,8 +311,8 @@ def test_bad_arguments_are_tool_errors_with_the_clis_words_and_the_server_goes_o
     # it, with what to do next in the tools' terms (argument names, tool names) where the
     # CLI names its commands and flags: "e.g. ledger recall deploy steps" reached agents.
     known = cli_error(store, "remember", "x is y", "--cluster", "nope").split(" Create it with")[0]
-    assert e["cluster"] == (f"Error executing tool remember: {known} Write to one of them; if none fits, the user "
-                            "can add one (`ledger clusters add <label>`).")
+    assert e["cluster"] == (f"Error executing tool remember: {known} Write to one of them; if none fits, ask the "
+                            "user to add one (their command: `ledger clusters add <label>`).")
     assert e["cluster_typo"].startswith(f"Error executing tool remember: {known.replace('nope', 'prefz')}")
     assert e["show"].endswith(cli_error(store, "show", "m_doesnotexist").replace("`ledger search`", "`search`"))
     assert e["query"].endswith(cli_error(store, "recall", "strength:>abc"))
@@ -310,8 +325,9 @@ def test_bad_arguments_are_tool_errors_with_the_clis_words_and_the_server_goes_o
     for name, text in e.items():
         if name != "after":
             assert not any(cli in text for cli in CLI_SYNTAX), (name, text)
-    assert "cluster" in e["missing"] and "Field required" in e["missing"]
-    assert "limit" in e["type"] and "greater than or equal to 1" in e["range"]
+    assert "cluster is missing (a string)" in e["missing"] and "(claim, cluster required)" in e["missing"]
+    assert "limit must be a whole number from 1 to 1000 (got the string \"many\")" in e["type"], e["type"]
+    assert "limit must be a whole number from 1 to 1000 (got the number 0)" in e["range"], e["range"]
     assert "entry 0 (counting from 0) is empty" in e["files"] and "entries 1, 3 (counting from 0) are empty" in e["files_2"]
     assert "files needs paths" in e["files"] and "m_nothere" in e["supersedes"] and "Nothing was remembered" in e["supersedes"]
     assert "forget" in e["tool"]

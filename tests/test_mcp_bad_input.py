@@ -123,12 +123,15 @@ def test_wrong_types_are_named_per_argument_in_one_line(store):
     e = run(go)
     for text in e.values():
         assert "pydantic" not in text and "Arguments" not in text and "\n" not in text, text
-        assert text.startswith("Error executing tool ") and "bad arguments: " in text
-    assert "query: Input should be a valid string (got int)" in e["query"]
-    assert "claim: Input should be a valid string (got int)" in e["two"] and "cluster: Field required" in e["two"]
-    assert "files: Input should be a valid list (got str)" in e["files"]
-    assert "note: Input should be a valid string (got NoneType)" in e["note"]
-    assert "limit:" in e["limit"]
+        assert text.startswith("Error executing tool ") and "bad arguments, nothing was done: " in text
+        assert "Input should" not in text and "NoneType" not in text, text  # JSON's words, not Python's
+    assert "query must be a string (got the number 123)" in e["query"]
+    assert e["query"].endswith('recall takes query, limit, mode, detail (query required), e.g. {"query": '
+                               '"deploy steps"}.'), e["query"]
+    assert "claim must be a string (got the number 42); cluster is missing (a string)" in e["two"], e["two"]
+    assert 'files must be an array of strings, or null (got the string "a.txt")' in e["files"]
+    assert "note must be a string (got null)" in e["note"]
+    assert "limit must be a whole number from 1 to 10000 (got the number 1.5)" in e["limit"], e["limit"]
 
 
 def test_a_crash_in_a_tool_is_answered_with_its_cause_and_clipped():
@@ -151,7 +154,8 @@ def test_a_crash_in_a_tool_is_answered_with_its_cause_and_clipped():
             anyio.run(app.call_tool, "boom", {"n": n})
         text = str(info.value)
         assert text.startswith("Error executing tool boom: ledger failed unexpectedly (RuntimeError: ")
-        assert text.endswith("please report this as a ledger bug.") and len(text) <= MAX_ERROR_CHARS + 100
+        assert text.endswith("The server goes on. This is a ledger bug, not a mistake in the call: tell the user, "
+                             "who can report it.") and len(text) <= MAX_ERROR_CHARS + 100
         assert ("the disk went away" in text) == (n == 0)
 
 
@@ -202,14 +206,14 @@ def test_every_listed_tool_refuses_arguments_it_does_not_take(store):
 
 
 @pytest.mark.parametrize("tool,args,needle", [
-    ("search", {"mode": "bogus"}, "mode: Input should be 'hybrid', 'keyword' or 'fuzzy' (got 'bogus')"),
-    ("recall", {"mode": "Keyword"}, "mode: Input should be 'hybrid', 'keyword' or 'fuzzy' (got 'Keyword')"),
-    ("search", {"sort": "size"}, "sort: Input should be 'relevance', 'strength', 'hits', 'created' or 'last' "
-                                 "(got 'size')"),
-    ("search", {"limit": -5}, "limit: Input should be greater than or equal to 1 (got -5)"),
-    ("recall", {"limit": 1001}, "limit: Input should be less than or equal to 1000 (got 1001)"),
-    ("conflicts", {"limit": 0}, "limit: Input should be greater than or equal to 1 (got 0)"),
-    ("search", {"detail": "maybe"}, "detail: Input should be a valid boolean"),
+    ("search", {"mode": "bogus"}, 'mode must be one of "hybrid", "keyword", "fuzzy" (got the string "bogus")'),
+    ("recall", {"mode": "Keyword"}, 'mode must be one of "hybrid", "keyword", "fuzzy" (got the string "Keyword")'),
+    ("search", {"sort": "size"}, 'sort must be one of "relevance", "strength", "hits", "created", "last", or null '
+                                 '(got the string "size")'),
+    ("search", {"limit": -5}, "limit must be a whole number from 1 to 10000 (got the number -5)"),
+    ("recall", {"limit": 1001}, "limit must be a whole number from 1 to 1000 (got the number 1001)"),
+    ("conflicts", {"limit": 0}, "limit must be a whole number from 1 to 500 (got the number 0)"),
+    ("search", {"detail": "maybe"}, 'detail must be true or false (got the string "maybe")'),
     ("judge", {"verdict": "maybe"}, 'verdict must be "conflict" or "unrelated", got "maybe".'),
     ("judge", {"detector": 5}, "detector must be from 0 to 1 (your confidence), got 5.0."),
     ("judge", {"kind": "bogus"}, 'Unknown kind "bogus". Kinds: direct contradiction, value drift'),

@@ -12,9 +12,11 @@ the full memory as ``ledger recall --json`` prints it. Every result starts with
 ``warnings`` (a list, ``[]`` when all is well): the CLI's stderr warnings as data
 (``{"kind", "warning", ...}``: a query's filter warnings, ``no-store``, ``new-store``,
 ``redacted``, ``missing-file``). Errors are tool errors (``isError`` results): the core's
-message with what to do in the tools' terms (:func:`phrase`; the CLI's
-:func:`ledger.cli.hints.phrase` names its commands instead), and an argument a tool does
-not take is one (:func:`unknown_arguments`); the server itself never stops on one.
+message with what to do next, a tool and its argument, or "ask the user to ..." where only
+the user can act (:mod:`ledger.mcp.wording`; the CLI's :func:`ledger.cli.hints.phrase`
+names its commands instead); an argument a tool does not take is one too. A request the
+SDK refuses before any tool runs (before ``initialize``, params of the wrong shape) is a
+JSON-RPC error saying what to send. The server itself never stops on one.
 
 A read never creates a store: a store file that does not exist is answered from an empty
 stand-in with a ``no-store`` warning naming the path, as the CLI's reads; ``remember``
@@ -52,22 +54,25 @@ from pydantic import Field, ValidationError
 from .. import __version__, wire
 from ..errors import LedgerError
 from ..vocab import DEFAULT_MODE, MODES, SORTS
+from .wording import (  # noqa: F401  (MAX_ERROR_CHARS, WHERE_THE_STORE_IS_SET: for tests and embedders)
+    A_BUG,
+    MAX_ERROR_CHARS,
+    NO_STORE_FIX,
+    WHERE_THE_STORE_IS_SET,
+    RequestWording,
+    arguments_message,
+    clip_error,
+    phrase,
+    unknown_arguments,
+    unknown_tool,
+)
 
 #: Used when neither $LEDGER_AGENT nor the client's name is known.
 FALLBACK_AGENT = "mcp"
-#: Characters. A longer tool error is cut in the middle: an argument echoed back (a
-#: megabyte id or query) must not flood the agent's context.
-MAX_ERROR_CHARS = 2000
 #: Seconds. After stdin closes, how long requests already read may still run before
 #: the server stops anyway (a store's busy timeout is well under this).
 DRAIN_LIMIT_S = 120.0
 
-#: Where an MCP server's store is chosen, for the no-store and new-store warnings.
-WHERE_THE_STORE_IS_SET = ("set $LEDGER_DB (or `ledger mcp --db PATH`) in this server's entry in the client's MCP "
-                          "config (`ledger install mcp` writes it), or store.db in `ledger config`.")
-#: What to do about a store that does not exist, after the no-store sentence.
-NO_STORE_FIX = (f"If the user keeps memories elsewhere, {WHERE_THE_STORE_IS_SET} Otherwise nothing is remembered "
-                "yet: the first `remember` creates this store.")
 INSTRUCTIONS = """\
 ledger is the local memory shared by every agent on this machine.
 Call `recall` before answering anything about the user, their projects, codebases,
@@ -105,56 +110,6 @@ Detail = Annotated[bool, Field(description="Full records (as `ledger recall --js
                                             "id, strength, text, cluster.")]
 
 
-#: What to call next, by error kind, in the tools' terms (the CLI's hints name commands).
-NEXT = {"unknown-memory": "`search` lists ids.",
-        "unknown-candidate": "`conflicts` lists the ones waiting.",
-        "unknown-conflict": "Conflicts are resolved by the user (`ledger review`), not through these tools."}
-#: An example for a required text left blank, by the field the core names.
-BLANK = {"query": 'For example query "deploy steps" or query "cluster:proc"; `search` with an empty query lists '
-                  'the strongest memories (sort "created" for the newest).',
-         "claim": 'Give claim one self-contained sentence, e.g. "Prefers metric units", with a cluster such as '
-                  '"prefs".'}
-
-
-def phrase(exc: LedgerError) -> str:
-    """The tool error text for ``exc``: the core's message (which names no surface) with
-    what to do next in this server's terms, the tools and their argument names, where
-    the CLI's :func:`ledger.cli.hints.phrase` names its commands and flags. What only the
-    user can do (add a cluster, resolve a conflict, move the store) says so."""
-    from ..errors import STORE_LOCATION_REASONS, NotAClaim, StoreUnavailable, TextTooLong, UnknownCluster
-
-    msg = exc.message
-    if isinstance(exc, UnknownCluster):
-        if exc.suggestion:
-            return f'{msg} Clusters are named by id. Did you mean cluster "{exc.suggestion}"?'
-        return (f"{msg} Known clusters: {', '.join(exc.choices)}. Write to one of them; if none fits, the user can "
-                "add one (`ledger clusters add <label>`).")
-    if isinstance(exc, NotAClaim) and exc.source_id:
-        return f"{msg} Chunks are reviewed with their document ({exc.source_id}) by the user."
-    if isinstance(exc, StoreUnavailable):
-        if exc.reason == "read-only":
-            if "writable" in msg:  # the core said what to do; add where this server's store is chosen
-                return f"{msg} To use another store, {WHERE_THE_STORE_IS_SET}"
-            return f"{msg} The user can check the file and its permissions" + (f" ({exc.path})." if exc.path else ".")
-        if exc.reason == "error":
-            return f"{msg} Please report this as a ledger bug."
-        if exc.reason == "corrupt":
-            return (f"{msg} If it is the user's store, it may be damaged: the user can check it and restore a backup. "
-                    f"To use another store, {WHERE_THE_STORE_IS_SET}")
-        if exc.reason in STORE_LOCATION_REASONS:
-            return f"{msg} This server's store is chosen where it is started: {WHERE_THE_STORE_IS_SET}"
-        return msg
-    if isinstance(exc, TextTooLong):
-        return (f"{msg} Remember the few facts worth keeping from it, one `remember` call each; a whole document is "
-                "for the user to ingest as a source.")
-    if exc.kind == "invalid-input" and exc.field in BLANK and not str(exc.value or "").strip():
-        return f"{msg} {BLANK[exc.field]}"
-    nxt = NEXT.get(exc.kind)
-    if nxt and nxt not in msg:
-        msg = f"{msg} {nxt}"
-    return msg
-
-
 def compact(m) -> dict:
     """:func:`ledger.wire.memory_compact` with ``stale`` filled in when a file the
     memory is keyed to changed since it was learned."""
@@ -166,64 +121,27 @@ def compact(m) -> dict:
     return wire.memory_compact(m, stale)
 
 
-def clip_error(text: str, limit: int = MAX_ERROR_CHARS) -> str:
-    """``text`` cut to at most about ``limit`` characters, keeping its start and end
-    (where the what-to-do sits) around ``…``."""
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    return f"{text[:head]} … [{len(text) - limit:,} characters cut] … {text[-(limit - head):]}"
-
-
-def arguments_message(exc: ValidationError) -> str:
-    """Pydantic's complaint about a tool's arguments as one line per argument, e.g.
-    ``bad arguments: query: Input should be a valid string (got int); cluster: Field
-    required`` (its own text names internal models and links its docs)."""
-    parts = []
-    for e in exc.errors(include_url=False):
-        where = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
-        kind = str(e.get("type", ""))
-        got = ""
-        if kind.endswith("_type"):
-            got = f" (got {type(e.get('input')).__name__})"
-        elif kind in ("literal_error", "greater_than_equal", "less_than_equal", "greater_than", "less_than"):
-            got = f" (got {clip_error(repr(e.get('input')), 80)})"
-        parts.append(f"{where}: {e.get('msg', 'invalid')}{got}")
-    return "bad arguments: " + "; ".join(parts)
-
-
-def unknown_arguments(tool: str, schema: dict, arguments: dict) -> str:
-    """The complaint about argument names ``tool`` does not take (``schema``: its input
-    schema), or "" when every name is one of its properties. The SDK's own check drops
-    them without a word, so ``search {"mode": "bogus"}`` or a misspelt ``limt`` read as
-    a plain search; the complaint names each, its nearest real name when one is close,
-    and every name the tool takes."""
-    import difflib
-
-    known = list(schema.get("properties", {}))
-    extra = [k for k in arguments if k not in known]
-    if not extra:
-        return ""
-    said = []
-    for k in extra:
-        near = difflib.get_close_matches(str(k), known, n=1, cutoff=0.7)
-        said.append(f"{clip_error(str(k), 80)} (did you mean {near[0]}?)" if near else clip_error(str(k), 80))
-    takes = ", ".join(known) if known else "no arguments"
-    return (f"unknown argument{'s' if len(extra) > 1 else ''} {', '.join(said)}: nothing was done. "
-            f"{tool} takes {takes}.")
-
-
 class _MCPServer(MCPServer):
-    """The SDK's server with ledger's wording for the failures the SDK words itself: bad
-    arguments in one line, a crash with its cause (the SDK sends only "Error executing
-    tool X"), and every tool error at most :data:`MAX_ERROR_CHARS` long."""
+    """The SDK's server with ledger's wording for the failures the SDK words itself
+    (:mod:`ledger.mcp.wording`): an unknown tool with the tools there are, bad arguments
+    in one line in JSON terms with what to send, a crash with its cause (the SDK sends
+    only "Error executing tool X"), every tool error at most :data:`MAX_ERROR_CHARS`
+    long, and (:class:`~ledger.mcp.wording.RequestWording`) a ``tools/call`` the SDK
+    refuses before any tool runs."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self._lowlevel_server.middleware.append(
+            RequestWording(lambda: {t.name: t.parameters for t in self._tool_manager.list_tools()}))
 
     async def call_tool(self, name, arguments, context=None):
         tool = self._tool_manager.get_tool(name)
-        if tool is not None:
-            unknown = unknown_arguments(name, tool.parameters, arguments or {})
-            if unknown:
-                raise ToolError(clip_error(f"Error executing tool {name}: {unknown}"))
+        if tool is None:
+            tools = [t.name for t in self._tool_manager.list_tools()]
+            raise ToolError(clip_error(unknown_tool(str(name), tools)))
+        unknown = unknown_arguments(name, tool.parameters, arguments or {})
+        if unknown:
+            raise ToolError(clip_error(f"Error executing tool {name}: {unknown}"))
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
@@ -232,16 +150,15 @@ class _MCPServer(MCPServer):
             cause = exc.__cause__ or exc
             logging.getLogger(__name__).error("tool %s failed unexpectedly", name, exc_info=cause)
             raise ToolError(clip_error(f"Error executing tool {name}: ledger failed unexpectedly "
-                                       f"({type(cause).__name__}: {cause}). The server goes on; please report this "
-                                       "as a ledger bug.")) from None
+                                       f"({type(cause).__name__}: {cause}). The server goes on. {A_BUG}")) from None
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                raise ToolError(clip_error(f"Error executing tool {name}: {arguments_message(cause)}")) from cause
+                said = arguments_message(name, tool.parameters, cause, _arguments_given(context))
+                raise ToolError(clip_error(f"Error executing tool {name}: {said}")) from cause
             if len(str(exc)) > MAX_ERROR_CHARS:
                 raise ToolError(clip_error(str(exc))) from cause
             raise
-
 
     async def run_stdio_async(self) -> None:
         """Serve on stdin/stdout like the SDK, with two repairs of its stdio loop:
@@ -313,6 +230,20 @@ class _MCPServer(MCPServer):
                                                 self._lowlevel_server.create_initialization_options())
 
 
+def _arguments_given(context) -> str:
+    """"missing" or "null" when the ``tools/call`` behind ``context`` had no
+    ``arguments`` or ``"arguments": null`` (the SDK reads both as ``{}``), else ""."""
+    try:
+        params = context.request_context.params
+    except (AttributeError, ValueError):
+        return ""
+    if not isinstance(params, dict):
+        return ""
+    if "arguments" not in params:
+        return "missing"
+    return "null" if params["arguments"] is None else ""
+
+
 def protocol_error_reply(exc: Exception):
     """The JSON-RPC error answering a line the SDK could not read as a message (a
     ``SessionMessage``), or None for a blank line. ``exc``: the SDK's pydantic
@@ -358,10 +289,10 @@ class Server:
         from ..text import agent_id
 
         if self.agent:
-            try:
-                return agent_id(self.agent, source="the server's --agent or $LEDGER_AGENT")
+            try:  # no source named: phrase() says where this server's id is set
+                return agent_id(self.agent)
             except LedgerError as exc:
-                raise ToolError(str(exc)) from exc
+                raise ToolError(phrase(exc)) from exc
         try:
             info = ctx.session.client_params.client_info if ctx is not None else None
         except (AttributeError, ValueError):
@@ -403,8 +334,8 @@ class Server:
             if type(exc).__module__ == "sqlite3":
                 from ..paths import db_file
 
-                raise ToolError(f"The store cannot be used: {exc}. Check the file and its permissions "
-                                f"({db_file(self.db)}, or $LEDGER_DB).") from exc
+                raise ToolError(f"The store cannot be used: {exc}. These tools cannot change that: ask the user to "
+                                f"check the store file and its permissions ({db_file(self.db)}).") from exc
             raise
         found = [self._new_store() if create else self._no_store()] if missing else []
         return {"warnings": [*found, *warnings], **out}
@@ -443,7 +374,7 @@ class Server:
         p = self._path()
         return {"kind": "new-store",
                 "warning": f"There was no store at {p}: this write created it, empty but for this memory. If the "
-                           f"user expected earlier memories, the server is pointed at the wrong store: "
+                           f"user expected earlier memories, the server is pointed at the wrong store. "
                            f"{WHERE_THE_STORE_IS_SET}",
                 "path": p}
 
