@@ -229,3 +229,27 @@ def test_an_agent_id_the_store_refuses_names_what_the_client_controls(store, age
     if agent == "my agent":
         assert "Ask the user to change it to my-agent (or remove it) and reload the client." in w, w
     assert s["total"] == 0  # a tool that names no agent still works
+
+
+def test_an_id_left_blank_or_of_another_kind_points_to_the_tool_that_lists_them(store):
+    # "a search shows the ids" and "No pending conflict candidate cf_x." named no tool;
+    # an agent holding a conflict or memory id for judge learns what judge takes.
+    from ledger.service import Ledger
+
+    Ledger.open(store).close()
+
+    async def go():
+        async with connect(store) as s:
+            return {"show": err(await s.call_tool("show", {"id": "  "})),
+                    "conflict": err(await s.call_tool("judge", {"candidate": "cf_abc", "verdict": "conflict"})),
+                    "memory": err(await s.call_tool("judge", {"candidate": "m_abc", "verdict": "conflict"})),
+                    "blank": err(await s.call_tool("judge", {"candidate": "", "verdict": "conflict"}))}
+
+    e = run(go)
+    for text in e.values():
+        only_the_users(text)
+    assert e["show"].endswith("Which memory? The memory id is empty: give one such as m_abc123. `search` lists ids.")
+    assert "That is a conflict id: that pair was judged already and waits for the user (their `ledger review`)." \
+        in e["conflict"] and e["conflict"].endswith("`conflicts` lists the ones waiting."), e["conflict"]
+    assert "That is a memory id: judge takes a candidate id (cc_...)" in e["memory"], e["memory"]
+    assert "`conflicts` lists the ones waiting" in e["blank"]

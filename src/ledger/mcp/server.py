@@ -519,7 +519,7 @@ class Server:
         warnings}."""
         agent = self._agent(ctx)
         if not candidate.strip():
-            raise ToolError("Which candidate? Give its id, e.g. cc_abc123 (conflicts lists the ones waiting).")
+            raise ToolError("Which candidate? Give its id, e.g. cc_abc123 (`conflicts` lists the ones waiting).")
 
         def work(led):
             cf = led.judge(candidate, verdict, agent=agent, kind=kind, detector=detector, note=note)

@@ -61,6 +61,8 @@ BLANK = {"query": 'For example query "deploy steps" or query "cluster:proc"; `se
                   'the strongest memories (sort "created" for the newest).',
          "claim": 'Give claim one self-contained sentence, e.g. "Prefers metric units", with a cluster such as '
                   '"prefs".'}
+#: Where the tools list each kind of id an argument takes, for a blank one.
+LISTS = {"memory": NEXT["unknown-memory"], "candidate": NEXT["unknown-candidate"]}
 #: A call that works, by tool: what an error shows as "send this instead".
 EXAMPLES: dict[str, dict] = {
     "recall": {"query": "deploy steps"}, "search": {"query": "deploy"}, "show": {"id": "m_abc123"},
@@ -104,6 +106,18 @@ def phrase(exc: LedgerError) -> str:
         return f"{msg} {AGENT_SETTING} Ask the user to {fix} (or remove it) and reload the client."
     if exc.kind == "invalid-input" and exc.field in BLANK and not str(exc.value or "").strip():
         return f"{msg} {BLANK[exc.field]}"
+    if exc.kind == "invalid-input" and exc.field in LISTS and not str(exc.value or "").strip():
+        from ..errors import id_example  # a blank id (errors.missing_id): where this server lists them
+
+        f = exc.field
+        return f"Which {f}? The {f} id is empty: give one such as {id_example(f)}. {LISTS[f]}"
+    if exc.kind == "unknown-candidate" and isinstance(exc.value, str):
+        head = exc.value.strip()
+        if head.startswith("cf_"):
+            msg += (" That is a conflict id: that pair was judged already and waits for the user (their "
+                    "`ledger review`).")
+        elif head.startswith(("m_", "c_")):
+            msg += " That is a memory id: judge takes a candidate id (cc_...), which names a pair of memories."
     nxt = NEXT.get(exc.kind)
     if nxt and nxt not in msg:
         msg = f"{msg} {nxt}"
