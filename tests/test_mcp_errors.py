@@ -253,3 +253,19 @@ def test_an_id_left_blank_or_of_another_kind_points_to_the_tool_that_lists_them(
         in e["conflict"] and e["conflict"].endswith("`conflicts` lists the ones waiting."), e["conflict"]
     assert "That is a memory id: judge takes a candidate id (cc_...)" in e["memory"], e["memory"]
     assert "`conflicts` lists the ones waiting" in e["blank"]
+
+
+def test_other_requests_with_bad_params_name_the_field_in_json_terms(store):
+    # The same bare -32602 answered any method's params the SDK's model refuses.
+    replies, _ = _piped(store, [
+        raw(1, "initialize", {"protocolVersion": "2025-06-18"}),  # no capabilities, no clientInfo
+        INIT.replace('"id": 1', '"id": 2'), INITIALIZED,
+        raw(3, "tools/list", {"cursor": 5}),
+        raw(4, "tools/call", {"name": "search", "arguments": {}, "_meta": 5}),
+        raw(5, "ping"),
+    ])
+    said = {rid: error_of(replies, rid)["message"] for rid in (1, 3, 4)}
+    assert said[1] == "Invalid params for initialize: params.capabilities is missing; params.clientInfo is missing."
+    assert said[3] == "Invalid params for tools/list: params.cursor must be a string (got the number 5)."
+    assert said[4] == "Invalid params for tools/call: params._meta must be an object (got the number 5)."
+    assert "result" in replies[2][0] and replies[5][0]["result"] == {}

@@ -23,7 +23,7 @@ from conftest import LEDGER_BIN
 from fakes.hooks import post_bash, pre_read
 from liveserve import LiveServe
 from readonly import require_ro_mounts, ro_prefix
-from test_mcp import connect, err, ok, run
+from test_mcp import connect, err, ok, only_the_users, run
 
 from ledger.filekeys import file_key
 from ledger.service import Ledger
@@ -151,6 +151,9 @@ def test_mcp_reads_work_and_writes_are_clear_tool_errors(store):
     assert r["search"]["total"] == 2 and r["show"]["id"] == ids["make"] and r["conflicts"]
     _says_read_only(r["remember"])
     _says_read_only(r["judge"])
+    for name in ("remember", "judge"):  # only the user can make it writable: the agent is told to ask
+        only_the_users(r[name])
+        assert "These tools cannot change that: ask the user to make the store" in r[name], r[name]
     assert r["after"]["total"] == 4
 
 

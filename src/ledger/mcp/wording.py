@@ -130,12 +130,10 @@ def _store(exc, location_reasons) -> str:
     msg, reason = exc.message, exc.reason
     if reason == "locked":
         return msg  # "... Try again.": the agent can
-    if reason == "read-only":
-        if "writable" in msg:  # the core said what to do; only the user can do it here
-            return (f"{msg} These tools cannot change that: ask the user to make the store writable, or to point "
-                    f"this server at another store ({STORE_SETTING}).")
-        where = f" ({exc.path})" if exc.path else ""
-        return f"{msg} These tools cannot change that: ask the user to check the store file and its permissions{where}."
+    if reason == "read-only":  # a file's permissions, a read-only mount, a PostgreSQL role: the user's
+        where = f" ({exc.path})" if exc.path and exc.path not in msg else ""
+        return (f"{msg} These tools cannot change that: ask the user to make the store{where} writable for this "
+                f"server, or to point it at another store ({STORE_SETTING}).")
     if reason == "error":
         return f"{msg} {A_BUG}"
     if reason == "corrupt":
@@ -360,12 +358,26 @@ def call_problem(params: Any, tools: Mapping[str, Mapping]) -> str:
             f"send {{}} or leave it out for none.{rest}")
 
 
+#: What a pydantic type error asked for, in JSON's words (:func:`validation_summary`).
+TYPE_WORDS = {"string_type": "a string", "int_type": "a whole number", "int_parsing": "a whole number",
+              "float_type": "a number", "float_parsing": "a number", "bool_type": "true or false",
+              "bool_parsing": "true or false", "list_type": "an array", "dict_type": "an object",
+              "model_type": "an object", "model_attributes_type": "an object"}
+
+
 def validation_summary(exc) -> str:
     """A pydantic error about a request's params in JSON terms, for what
-    :func:`call_problem` does not name (``_meta``, ``task``...)."""
+    :func:`call_problem` does not name (``initialize`` without ``clientInfo``,
+    ``_meta`` that is no object...)."""
     parts = []
     for e in exc.errors(include_url=False):
-        parts.append(f"{_where(tuple(e.get('loc', ())))}: {e.get('msg', 'invalid')} (got {json_kind(e.get('input'))})")
+        where, kind = _where(tuple(e.get("loc", ()))), str(e.get("type", ""))
+        if kind == "missing":
+            parts.append(f"{where} is missing")
+        elif kind in TYPE_WORDS:
+            parts.append(f"{where} must be {TYPE_WORDS[kind]} (got {json_kind(e.get('input'))})")
+        else:
+            parts.append(f"{where}: {e.get('msg', 'invalid')} (got {json_kind(e.get('input'))})")
     return "; ".join(parts)
 
 
