@@ -269,3 +269,44 @@ def test_other_requests_with_bad_params_name_the_field_in_json_terms(store):
     assert said[3] == "Invalid params for tools/list: params.cursor must be a string (got the number 5)."
     assert said[4] == "Invalid params for tools/call: params._meta must be an object (got the number 5)."
     assert "result" in replies[2][0] and replies[5][0]["result"] == {}
+
+
+def test_a_store_of_a_newer_ledger_asks_the_user_to_upgrade(store):
+    # The core's fix is a command ("Upgrade ledger (pip install -U ledger-memory)"): on
+    # MCP it is the user's to run, and the server needs reloading after.
+    from conftest import store_sql
+
+    from ledger.service import Ledger
+
+    Ledger.open(store).close()
+    store_sql(store, "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", ("9999_from_a_newer_ledger", 0))
+
+    async def go():
+        async with connect(store) as s:
+            return (err(await s.call_tool("search", {"query": "x"})),
+                    err(await s.call_tool("remember", {"claim": "Tabs, not spaces", "cluster": "prefs"})))
+
+    for text in run(go):
+        only_the_users(text)
+        assert "written by a newer ledger" in text, text
+        assert "Only the user can upgrade ledger (their command: pip install -U ledger-memory)" in text, text
+        assert "Ask them to, then to reload the client." in text, text
+
+
+def test_a_postgresql_store_without_its_driver_asks_the_user_to_install_it(tmp_path, monkeypatch):
+    # psycopg hidden from the server (a package of that name that fails to import,
+    # first on its path): the server cannot speak to PostgreSQL, and only the user can
+    # install the driver.
+    shadow = tmp_path / "shadow" / "psycopg"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+    monkeypatch.chdir(tmp_path)
+
+    async def go():
+        async with connect("postgresql://nobody@127.0.0.1:9/nostore", PYTHONPATH=str(shadow.parent)) as s:
+            return err(await s.call_tool("search", {"query": "x"}))
+
+    text = run(go)
+    only_the_users(text)
+    assert "the psycopg package is missing. Only the user can install it, with their command: pip install" in text, text
+    assert text.endswith("Ask them to, then to reload the client."), text

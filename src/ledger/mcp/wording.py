@@ -141,11 +141,13 @@ def _store(exc, location_reasons) -> str:
                 f"command: `ledger doctor`) and restore a backup. {WHERE_THE_STORE_IS_SET}")
     if reason == "disk-full":
         return f"{msg} Only the user can free space: ask them to, then make the same call again."
+    # The core's own fix is a command (store/pg.py, store/migrations.py): said as the user's.
     if reason == "missing-driver":
-        return f"{msg} Only the user can install it: ask them to, then to reload the client."
+        msg = msg.replace("Install it: ", "Only the user can install it, with their command: ")
+        return f"{msg} Ask them to, then to reload the client."
     if reason == "newer-store":
-        return (f"{msg} Only the user can upgrade the ledger this server runs: ask them to, then to reload the "
-                f"client. {WHERE_THE_STORE_IS_SET}")
+        msg = msg.replace("Upgrade ledger (", "Only the user can upgrade ledger (their command: ")
+        return f"{msg} Ask them to, then to reload the client. {WHERE_THE_STORE_IS_SET}"
     if reason in location_reasons:
         return f"{msg} {WHERE_THE_STORE_IS_SET}"
     return msg
