@@ -142,12 +142,18 @@ def _store(exc, location_reasons) -> str:
     if reason == "disk-full":
         return f"{msg} Only the user can free space: ask them to, then make the same call again."
     # The core's own fix is a command (store/pg.py, store/migrations.py): said as the user's.
+    # When the core's wording changes, the replace finds nothing and the plain sentence
+    # still says who acts.
     if reason == "missing-driver":
-        msg = msg.replace("Install it: ", "Only the user can install it, with their command: ")
-        return f"{msg} Ask them to, then to reload the client."
+        said = msg.replace("Install it: ", "Only the user can install it, with their command: ")
+        if said == msg:
+            return f"{msg} Only the user can install what is missing: ask them to, then to reload the client."
+        return f"{said} Ask them to, then to reload the client."
     if reason == "newer-store":
-        msg = msg.replace("Upgrade ledger (", "Only the user can upgrade ledger (their command: ")
-        return f"{msg} Ask them to, then to reload the client. {WHERE_THE_STORE_IS_SET}"
+        said = msg.replace("Upgrade ledger (", "Only the user can upgrade ledger (their command: ")
+        if said == msg:
+            said = f"{msg} Only the user can upgrade ledger."
+        return f"{said} Ask them to, then to reload the client. {WHERE_THE_STORE_IS_SET}"
     if reason in location_reasons:
         return f"{msg} {WHERE_THE_STORE_IS_SET}"
     return msg
