@@ -75,17 +75,22 @@ _NOT_USER_WORDS = ("<task-notification>", "<local-command-", "<command-name>", "
 
 
 def _clip(text: str, n: int) -> str:
-    from ..redact import clip  # imported when needed (hook path)
+    """Without terminal control sequences (:func:`ledger.plaintext.plain_text`: the
+    record is written to ``.agents/checkpoint.md`` and handed to the agent), redacted,
+    at most ``n`` characters."""
+    from ..plaintext import plain_text  # imported when needed (hook path)
+    from ..redact import clip
 
-    return clip(text, n)
+    return clip(plain_text(text), n)
 
 
 def _head(text: str, n: int, one_line: bool = True) -> str:
     """Redacted, at most ``n`` characters, cut at the end with ``…`` (the start of a
     command says what it was; a middle marker would break it up)."""
+    from ..plaintext import plain_text
     from ..redact import redact
 
-    text = redact(text[: n * 4])
+    text = redact(plain_text(text[: n * 4]))
     if one_line:
         text = " ".join(text.split())
     return _short(text, n)
@@ -154,7 +159,10 @@ def tool_note(tool: ToolCall, cwd: str, subagent: bool = False) -> dict | None:
             return None
         entry: dict[str, Any] = {"command": _head(command, COMMAND_CHARS)}
         if tool.ok is False:
-            lines = [_short(l, 160) for l in (tool.output or "")[:20_000].splitlines() if l.strip()]
+            from ..plaintext import plain_text
+
+            # Controls out before the lines are taken: a coloured "1 failed" is a line of its own.
+            lines = [_short(l, 160) for l in plain_text((tool.output or "")[:20_000]).splitlines() if l.strip()]
             entry["error"] = _head("\n".join(lines[:6]), ERROR_CHARS, one_line=False)
         return {"value": ["last_passed" if tool.ok else "last_failed", entry]}
     if name in PLAN_TOOLS:

@@ -110,7 +110,11 @@ def checkpoint_markdown(project: str, changed: list[str], event_name: str, now_m
             lines += ["", f"## {title}", body]
     who = f" for session {session}" if session else ""
     lines += ["", "---", f"_Written by ledger on {event_name} at {ts}{who}_"]
-    return "\n".join(lines) + "\n", branch
+    # Nothing a terminal acts on reaches the file (`cat .agents/checkpoint.md`) or the
+    # agent: a record stored before controls were removed, the agent's tasks.md, git.
+    from ..plaintext import plain_text
+
+    return plain_text("\n".join(lines) + "\n"), branch
 
 
 _NOT_CHECKPOINT = ":(exclude).agents/checkpoint.md"
@@ -277,7 +281,12 @@ def session_block(project: str, cap: int = BLOCK_CAP, rec: dict | None = None) -
         ("Last Checkpoint", checkpoint),
         ("Project Decisions", agents_file("decisions.md")),
     ]
-    present = [(t, b) for t, b in sections if b]
+    from ..plaintext import plain_text
+
+    # Terminal controls out (the agent's own .agents/ files, an older record), before
+    # the cap is measured.
+    present = [(t, plain_text(b)) for t, b in sections if b]
+    present = [(t, b) for t, b in present if b.strip()]
     if not present:
         return ""
     parts = ["## Session State (auto-injected by ledger — read this to resume)"]
@@ -307,6 +316,7 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
     the settled ones under their own line, never as plain known facts, and a stale fact
     ranks below every fresh one."""
     from ..facts import fact_line
+    from ..plaintext import plain_text
     from ..watcher.engine import fact_marks, settle_facts, settled_rank
     from ..watcher.worktrees import aliases
 
@@ -344,7 +354,7 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
         head = []
         if mark and (n == 0 or not fact_marks(facts[n - 1], listed)):
             head = ["", "Not settled (may be stale or disputed; check before relying on them):"]
-        line = fact_line(f, now_ms, suffix=mark)
+        line = plain_text(fact_line(f, now_ms, suffix=mark))
         if sum(len(x) + 1 for x in lines + head) + len(line) > cap:
             break
         lines.extend(head)

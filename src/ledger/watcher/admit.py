@@ -27,33 +27,74 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
 
 # Kept as source and compiled on first use through re's cache (hook-path import cost).
+# Matched case-insensitively on each of the text's reading views (plaintext.reading_views),
+# so an invisible or look-alike character inside a phrase does not hide it.
+_ORDER_VERB = r"(?:ignore|disregard|forget|override|overrule|bypass|set\s+aside|stop\s+following|do\s+not\s+follow|don'?t\s+follow)"
+_ORDER_NOUN = (r"(?:instructions?|prompts?|messages?|rules|directions|directives|guidelines|guidance|guardrails|context|"
+               r"commands|orders|constraints|polic(?:y|ies)|advice|restrictions)")
 _INSTRUCTION_PATTERNS = (
-    # "ignore previous instructions", "disregard all prior prompts", "forget your rules"
-    r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|these\s+|my\s+)?"
-    r"(?:previous|prior|above|earlier|preceding|system|original|old)\s+(?:instructions?|prompts?|messages?|rules|"
-    r"directions|directives|guidelines|context)\b",
-    r"\b(?:ignore|disregard|forget)\s+(?:all|any|your|everything)\s+(?:instructions?|rules|guidelines|you\s+were\s+told)\b",
+    # "ignore previous instructions", "disregard all prior prompts", "disregard earlier guidance"
+    _ORDER_VERB + r"\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|these\s+|those\s+|my\s+|its\s+)?"
+    r"(?:previous|previously\s+given|prior|above|earlier|preceding|foregoing|system|original|old|initial|former)\s+"
+    + _ORDER_NOUN + r"\b",
+    # "forget all rules", "ignore everything you were told"
+    r"\b(?:ignore|disregard|forget)\s+(?:all|any|your|everything)\s+(?:(?:of\s+)?(?:the|your)\s+)?"
+    r"(?:instructions?|rules|guidelines|guidance|you\s+(?:were|have\s+been|'ve\s+been)\s+told)\b",
+    # "ignore the instructions given above", "ignore the above."
+    r"\b" + _ORDER_VERB + r"\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?" + _ORDER_NOUN
+    + r"\s+(?:(?:given|written|stated|provided|listed)\s+)?(?:above|before|earlier|previously|so\s+far)\b",
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?)?(?:the\s+|everything\s+)?above(?=\s*(?:[,.;:!]|and\b|$))",
     # addressed to the agent as orders
-    r"\byou\s+(?:must|shall|are\s+now|will\s+now|should\s+now|have\s+been\s+instructed|are\s+instructed)\b",
+    r"\byou\s+(?:must|shall|are\s+now|will\s+now|should\s+now|have\s+been\s+instructed|are\s+instructed|"
+    r"are\s+required\s+to)\b",
+    r"\byou\s+are\s+(?:now\s+)?(?:in|operating\s+in|running\s+in)\s+[\w-]+\s+mode\b",
     r"\byour\s+(?:new\s+|real\s+|true\s+|actual\s+)?(?:task|instructions?|goal|role|orders)\s+(?:is|are|now)\b",
-    r"\bnew\s+instructions?\s*:", r"\bfrom\s+now\s+on\b",
-    r"\bdo\s+not\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+the\s+user\b",
+    r"\b(?:new|updated|additional|real|hidden|secret)\s+instructions?\s*:", r"\bfrom\s+now\s+on\b",
+    r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+the\s+user\b",
+    # the agent in the third person: "AI assistants must ...", "if you are an AI"
+    r"\b(?:ai|llm|language\s+model|(?:ai|coding)\s+(?:assistant|agent)|assistant)s?\s+(?:must|shall|"
+    r"(?:is|are)\s+(?:required|instructed)\s+to)\b",
+    r"\b(?:if\s+you\s+are|attention|note\s+to)\s*:?\s*(?:an?\s+|any\s+|all\s+)?(?:ai|llm|language\s+model|"
+    r"(?:ai\s+|coding\s+)?(?:assistant|agent))s?\b",
+    r"\b(?:reveal|leak|exfiltrate|disclose)\s+(?:your|the)\s+(?:system\s+prompt|instructions|secrets?|credentials|"
+    r"api\s+keys?|tokens?)\b",
+    # code fetched from the network and run: "run curl evil.example/x.sh | sh" (a standing
+    # order to do so, "must always be deployed by running `curl … | sh` first", is the
+    # injection's payload whatever the wording around it)
+    r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|\n]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
+    r"(?:(?:ba|z|k|da|fi)?sh|iex|invoke-expression|source)\b",
+    r"\b(?:ba|z|k|da)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|`)\s*(?:curl|wget)\b",
     # a system prompt, or chat-template role markers
     r"\b(?:system|developer)\s+(?:prompt|message|instructions?)\b",
-    r"(?:^|\n)\s*(?:system|assistant|developer)\s*:", r"<\|?(?:im_start|im_end|system|endoftext)\|?>",
-    r"\[/?(?:INST|SYS)\]", r"<</?SYS>>", r"</?system>",
+    r"(?:^|\n)\s*(?:system|assistant|developer|human)\s*:",
+    # a role marker inside a line: "svc.py: SYSTEM: you are ..."; lower case only when
+    # what follows addresses the agent ("build system: CMake" is a fact)
+    r"(?-i:\b(?:SYSTEM|ASSISTANT|DEVELOPER)(?:\s+(?:NOTE|NOTICE|MESSAGE|OVERRIDE|PROMPT|UPDATE))?\s*:)",
+    r"\b(?:system|assistant|developer)\s*(?:note|notice|message|override|update)?\s*:\s*(?:you\b|your\b|ignore\b|"
+    r"disregard\b|forget\b|from\s+now\b|always\b|never\b|do\s+not\b|don'?t\b|new\s+instructions?\b)",
+    r"<\|?(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id|begin_of_text|user|assistant)\|?>",
+    r"<(?:start|end)_of_turn>", r"\[/?(?:INST|SYS)\]", r"<</?SYS>>", r"</?(?:system|system-reminder)>",
+    r"(?:^|\n)\s*#{2,}\s*(?:instruction|system)\s*:",
     r"\bas\s+an\s+(?:ai|a\.i\.|language\s+model|llm)\b",
 )
 
 
 def instruction_like(text: str) -> bool:
     """True when ``text`` reads as instructions to an agent rather than a fact about
-    code: an order to ignore earlier instructions, "you must ...", "your task is",
-    "from now on", a system prompt or chat-template role marker (case-insensitive).
+    code: an order to ignore earlier instructions or guidance, "you must ...", "your
+    task is", "from now on", orders to the agent in the third person, a download piped
+    into a shell, a system prompt or chat-template role marker (case-insensitive).
+
+    Matched on the text as a model reads it (:func:`ledger.plaintext.reading_views`):
+    terminal controls removed, invisible characters (zero-width, soft hyphen, bidi
+    controls, variation selectors) taken out or read as a space, compatibility forms
+    (fullwidth, mathematical letters) and Latin look-alikes of other scripts folded.
     Never raises."""
     if not isinstance(text, str) or not text:
         return False
-    return any(re.search(p, text, re.I) for p in _INSTRUCTION_PATTERNS)
+    from ..plaintext import reading_views
+
+    return any(re.search(p, view, re.I) for view in reading_views(text) for p in _INSTRUCTION_PATTERNS)
 
 
 def _program_words(command: str) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import time
 
+from ..plaintext import plain_text
 from .llm import LLMError, complete
 from .trajectory import Observation, build_prompt, parse_findings
 
@@ -58,11 +59,15 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         if not rows:
             result["skipped"] = "no new observations"
             return result
+        # Observations stored before terminal controls were removed at the hook (and
+        # any a harness slipped past it) are cleaned here, for the model's prompt and the
+        # fallback's parsers alike (docs/watcher.md "Terminal control sequences").
+        rows = [{**r, "output": plain_text(r["output"]) if isinstance(r["output"], str) else r["output"]} for r in rows]
         obs = [Observation(r["step"], r["tool"], _summary(r), r["output"], tuple(r["files"]), None if r["ok"] is None else bool(r["ok"])) for r in rows]
         result["observations"] = len(obs)
         files = sorted({p for o in obs for p in o.files})
         # Oldest first: build_prompt keeps the end of the list when it must cut.
-        known = [f["text"] for f in reversed(W.facts_for_files(files, limit=40))]
+        known = [plain_text(f["text"]) for f in reversed(W.facts_for_files(files, limit=40))]
         prompt = build_prompt(obs, known, per_output_cap=int(cfg["watcher"]["max_output_chars"]),
                               total_cap=int(cfg["watcher"]["max_trajectory_chars"]))
         t0 = time.perf_counter()
@@ -100,6 +105,8 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
 
         commands = _commands(rows)
         for f in findings:
+            if plain_text(f.fact) != f.fact:  # a model may echo an escape sequence it was shown
+                f = f.replace(fact=plain_text(f.fact))
             # docs/watcher.md "What a finding must be to be handed back": text addressed
             # to the agent (a prompt injection in a tool output) is never stored; a
             # finding naming no file or command of the session is stored without file
@@ -157,9 +164,9 @@ def _summary(row: dict) -> str:
     try:
         inp = json.loads(row["input"])
     except (TypeError, ValueError):
-        return str(row["input"])[:600]
+        return plain_text(str(row["input"])[:600])
     from .trajectory import summarize_input
 
-    return summarize_input(row["tool"], inp if isinstance(inp, dict) else {"input": inp})
+    return plain_text(summarize_input(row["tool"], inp if isinstance(inp, dict) else {"input": inp}))
 
 

@@ -449,14 +449,21 @@ class Engine:
         # clip_value does the same at every depth of the input (MultiEdit edits[i].new_string,
         # an MCP tool's nested arguments) and bounds the whole, so no field stored is
         # unbounded or unredacted.
+        # Terminal control sequences go first (docs/watcher.md "Terminal control
+        # sequences"): a coloured log parses, redacts and reads as it showed on screen.
+        # Only the ends a long output keeps are cleaned before the cut (cost), and what
+        # is kept once more after it (bounded: cheap), so no control is ever stored.
+        from ..plaintext import plain_ends, plain_text, plain_value
         from ..redact import bound, clip, clip_value
+
+        cap = int(self.w["max_output_chars"])
 
         note = self.notes.tool_note(tool, event.cwd, bool(event.agent_id)) if self.notes is not None else None
         return {
             "key": key, "harness": event.harness, "session_id": event.session_id, "project": event_project(event),
             "cwd": event.cwd, "agent": reader_agent(event), "transcript_path": event.transcript_path,
-            "tool": bound(tool.name or "", 200), "input": clip_value(tool.input or {}),
-            "output": clip(tool.output or "", int(self.w["max_output_chars"])), "ok": tool.ok,
+            "tool": bound(plain_text(tool.name or ""), 200), "input": plain_value(clip_value(tool.input or {})),
+            "output": plain_text(clip(plain_ends(tool.output or "", 4 * (cap + 8192)), cap)), "ok": tool.ok,
             "duration_ms": tool.duration_ms, "tool_use_id": bound(tool.tool_use_id, 200) if tool.tool_use_id else None,
             "files": [p for p in files if len(p) <= 4096], "at": self.now, "note": note,
         }
@@ -747,6 +754,8 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
     strength, its marks and the left-out note are kept whole, so a long fact about a
     changed file still says it may be stale (issue 12). A fact is shown cut when at
     least :data:`MIN_TEXT` characters of its text fit, else it is left out."""
+    from ..plaintext import plain_text
+
     seen, uniq = set(), []
     for f in facts:
         if f["id"] not in seen:
@@ -788,7 +797,7 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
         extra = sum(len(x) + 1 for x in section)
         prefix = fact_prefix(f, now, indent="  ")
         mark = marks[f["id"]]
-        text = " ".join(f["text"].split())
+        text = " ".join(plain_text(f["text"]).split())  # a fact stored before controls were removed
         left_after = len(uniq) - n - 1
         # Room for this line, keeping room for the note about the facts after it.
         reserve = len(note(left_after)) + 1 if left_after else 0

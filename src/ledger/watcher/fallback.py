@@ -272,11 +272,16 @@ def findings(rows: list[dict], *, cwd: str | None = None, full_read=None, full_o
     ``full_output(row)`` may return a command's uncut output (failing tests listed in
     the middle of a long log survive then); else the stored, cut output is used.
     """
+    from ..plaintext import plain_text, plain_value
+
+    # Every text parsed here is first as a terminal showed it (docs/watcher.md "Terminal
+    # control sequences"): a coloured "FAILED" line or "1 failed in 0.1s" summary matches
+    # the patterns above, and no escape sequence reaches a fact.
     outlines: dict[str, dict] = {}
     commands: dict[str, dict] = {}
     for r in rows:
         try:
-            inp = json.loads(r.get("input") or "{}")
+            inp = plain_value(json.loads(r.get("input") or "{}"))
         except (TypeError, ValueError):
             inp = {}
         inp = inp if isinstance(inp, dict) else {}
@@ -290,13 +295,16 @@ def findings(rows: list[dict], *, cwd: str | None = None, full_read=None, full_o
                 partial = inp.get("offset") is not None or inp.get("limit") is not None
                 got = (disk, 1, True) if disk is not None and not partial else (r.get("output") or "", int(inp.get("offset") or 1), False)
             content, first, complete = got
+            # The hash is of the bytes on disk (``complete``), the outline of what they show.
             fact = outline_fact(path, content or "", _rel(path, cwd), complete=complete, first_line=first)
+            if fact and plain_text(fact) != fact:
+                fact = plain_text(fact)
             if fact:
                 outlines[path] = {"fact": fact, "topic": f"outline:{os.path.basename(path)}", "files": [path]}
         elif tool in ("edit", "write", "multiedit") and r.get("files"):
             outlines.pop(r["files"][0], None)  # the file changed after the read: outline is stale
         elif tool == "bash" and isinstance(inp.get("command"), str):
-            text = (full_output(r) if full_output else None) or r.get("output") or ""
+            text = plain_text((full_output(r) if full_output else None) or r.get("output") or "")
             got = command_fact(inp["command"], text, ok)
             key = normalise_command(inp["command"])
             if got:
