@@ -297,3 +297,13 @@ def test_coloured_failures_reach_facts_checkpoint_and_session_state_as_text(stor
     pytest_fact = [f for f in facts if f.startswith("`pytest -q tests`")]
     assert pytest_fact == ["`pytest -q tests` last failed (exit 1); 1 failed in 0.1s; failing: tests/test_a.py::test_x"], facts
     assert not any(ESC in f for f in facts), facts
+
+
+def test_every_hook_answer_is_cleaned_whatever_built_it():
+    """The last guard: a fact stored before this change (or by `ledger remember`) with an
+    escape sequence in it reaches neither the model nor a terminal raw."""
+    from ledger.events import HookResponse
+
+    r = HookResponse(additional_context="fact \x1b[31mred\x1b[0m\x00", deny_reason="no \x1b]0;t\x07", system_message=None)
+    assert (r.additional_context, r.deny_reason, r.system_message) == ("fact red", "no ", None)
+    assert HookResponse().is_empty

@@ -215,6 +215,7 @@ class HookResponse(_Frozen):
       ``pre_compact``). What each event does with it is the adapter's business.
     - ``system_message``: a warning shown to the *user*, not the model.
 
+    Terminal control sequences are removed from each (:func:`ledger.plaintext.plain_text`).
     An all-``None`` (or all-empty) response means "say nothing".
     """
 
@@ -231,6 +232,14 @@ class HookResponse(_Frozen):
         system_message: str | None = None,
     ) -> None:
         s = object.__setattr__
+        if additional_context or deny_reason or system_message:
+            # The last guard on what reaches the model and the user's terminal: no
+            # terminal control sequence, whatever the text was built from
+            # (docs/watcher.md "Terminal control sequences").
+            from .plaintext import plain_text
+
+            additional_context, deny_reason, system_message = (
+                plain_text(t) if isinstance(t, str) else t for t in (additional_context, deny_reason, system_message))
         s(self, "additional_context", additional_context)
         s(self, "deny_reason", deny_reason)
         s(self, "system_message", system_message)

@@ -14,12 +14,14 @@ Two readers see text the hooks pass on (docs/watcher.md "Terminal control sequen
   word ``ignore``. :func:`reading_views` gives the forms a pattern must be matched on
   to see what the model sees.
 
-Stdlib only, imported on the hook path only when there is text to clean.
+Stdlib only. On the hook path (every answer with text passes :func:`plain_text`), so
+its patterns are built from stored matcher code (:mod:`ledger.regex`, no ``re`` parser),
+each on first use.
 """
 
 from __future__ import annotations
 
-import re
+from .regex import Lazy
 
 # ---------------------------------------------------------------- terminal controls
 
@@ -31,7 +33,7 @@ import re
 # U+0090/0098/009E/009F) up to ST; then any other ESC sequence (ESC ( B, ESC 7, ESC =).
 # A string sequence left unterminated ends at the line's end, so it never swallows
 # the rest of a log.
-_SEQUENCE = re.compile(
+_SEQUENCE = Lazy(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
     r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
     r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
@@ -39,15 +41,15 @@ _SEQUENCE = re.compile(
 )
 # What a progress bar overwrites: everything before a carriage return that more text
 # follows on the same line (the terminal showed that text over it).
-_OVERWRITTEN = re.compile(r"[^\n]*\r(?=[^\n\r])")
+_OVERWRITTEN = Lazy(r"[^\n]*\r(?=[^\n\r])")
 # Backspace erases the character before it (``X\bX`` is how man pages embolden).
-_ERASED = re.compile(r"[^\n\x08]\x08")
+_ERASED = Lazy(r"[^\n\x08]\x08")
 # Any character :func:`plain_text` changes: C0 controls but tab and newline, DEL, C1,
 # the bidirectional embeddings, overrides and isolates (they reorder how the text
 # after them is drawn: a line can read other than it is), and the tag characters
 # (invisible copies of ASCII a model may still read: "ASCII smuggling").
-_ANY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
-_DROP = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+_ANY = Lazy("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+_DROP = Lazy("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 
 
 def plain_text(text: str) -> str:
@@ -63,22 +65,22 @@ def plain_text(text: str) -> str:
     raises; ``None`` or a non-string gives ``""``."""
     if not isinstance(text, str):
         return ""
-    if _ANY.search(text) is None:
+    if _ANY.get().search(text) is None:
         return text
     if "\x1b" in text or "\x9b" in text or "\x9d" in text or "\x90" in text or "\x98" in text or "\x9e" in text \
             or "\x9f" in text:
-        text = _SEQUENCE.sub("", text)
+        text = _SEQUENCE.get().sub("", text)
     if "\r" in text:
-        text = _OVERWRITTEN.sub("", text.replace("\r\n", "\n")).replace("\r", "")
+        text = _OVERWRITTEN.get().sub("", text.replace("\r\n", "\n")).replace("\r", "")
     if "\x08" in text:
         for _ in range(64):  # each pass erases one character per backspace run
-            new = _ERASED.sub("", text)
+            new = _ERASED.get().sub("", text)
             if new == text:
                 break
             text = new
     if "\x0b" in text or "\x0c" in text or "\x85" in text:
         text = text.replace("\x0b", "\n").replace("\x0c", "\n").replace("\x85", "\n")
-    return _DROP.sub("", text)
+    return _DROP.get().sub("", text)
 
 
 def plain_ends(text: str, keep: int) -> str:
@@ -135,7 +137,7 @@ _LOOKALIKES = {ord(pair[0]): pair[1] for pair in (
 #: Invisible characters that are not format characters (category Cf, handled by
 #: category): Hangul fillers, the braille blank, the combining grapheme joiner.
 _INVISIBLE = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x034F))
-_TAGS = re.compile("[\U000e0020-\U000e007e]")
+_TAGS = Lazy("[\U000e0020-\U000e007e]")
 _JOIN, _SPACE = 0, 1  # the two views of an invisible character
 
 
@@ -183,8 +185,8 @@ def reading_views(text: str) -> tuple[str, ...]:
     variation selector) may join two halves of a word or separate two words, so
     there are two views then: one with it left out, one with a space in its place.
     ASCII text without controls is its own single view. Case is kept."""
-    if _TAGS.search(text) is not None:  # before plain_text, which removes them
-        text = _TAGS.sub(lambda m: chr(ord(m.group()) - 0xE0000), text)
+    if _TAGS.get().search(text) is not None:  # before plain_text, which removes them
+        text = _TAGS.get().sub(lambda m: chr(ord(m.group()) - 0xE0000), text)
     text = plain_text(text)
     if text.isascii():
         return (text,)

@@ -17,6 +17,7 @@ from re import _compiler, _parser
 
 # Importing them registers their patterns (ledger.regex.REGISTERED).
 import ledger.conflicts.duplicates
+import ledger.plaintext
 import ledger.query.parser
 import ledger.redact
 import ledger.terms
@@ -24,7 +25,7 @@ import ledger.text
 from ledger.regex import REGISTERED, stamp
 
 #: The modules whose patterns the table holds (each imports ledger.regex).
-MODULES = (ledger.text, ledger.terms, ledger.query.parser, ledger.redact, ledger.conflicts.duplicates)
+MODULES = (ledger.text, ledger.terms, ledger.query.parser, ledger.redact, ledger.conflicts.duplicates, ledger.plaintext)
 
 
 def _entry(pattern: str, flags: int) -> tuple:
