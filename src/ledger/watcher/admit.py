@@ -34,7 +34,7 @@ _ORDER_NOUN = (r"(?:instructions?|prompts?|messages?|rules|directions|directives
                r"commands|orders|constraints|polic(?:y|ies)|advice|restrictions)")
 _INSTRUCTION_PATTERNS = (
     # "ignore previous instructions", "disregard all prior prompts", "disregard earlier guidance"
-    _ORDER_VERB + r"\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|these\s+|those\s+|my\s+|its\s+)?"
+    r"\b" + _ORDER_VERB + r"\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|these\s+|those\s+|my\s+|its\s+)?"
     r"(?:previous|previously\s+given|prior|above|earlier|preceding|foregoing|system|original|old|initial|former)\s+"
     + _ORDER_NOUN + r"\b",
     # "forget all rules", "ignore everything you were told"
