@@ -501,8 +501,10 @@ def import_(file, db, as_json):
          + (f", merged {r['merged']} already here" if r["merged"] else "")
          + f" · {plural(r['sources'], 'new source')} · {plural(r['clusters'], 'new cluster')} · {plural(r['links'], 'link')}"
          + "".join(f" · {plural(r[k], one, many)}" for k, one, many in (
-             ("conflicts", "conflict", None), ("events", "log entry", "log entries"),
-             ("observations", "observation", None), ("checkpoints", "checkpoint", None)) if r.get(k)))
+             ("conflicts", "conflict", None), ("candidates", "candidate", None),
+             ("formerTexts", "earlier text", None), ("events", "log entry", "log entries"),
+             ("sessions", "session", None), ("prompts", "prompt", None), ("observations", "observation", None),
+             ("injections", "injection", None), ("checkpoints", "checkpoint", None)) if r.get(k)))
 
 
 def _read_export(file: str) -> list[tuple[int, dict]]:
@@ -515,12 +517,14 @@ def _read_export(file: str) -> list[tuple[int, dict]]:
                            "`ledger export` file to import, or `-` for stdin. Nothing was imported.")
     stream = sys.stdin if file == "-" else None
     try:
-        fh = stream or open(file, encoding="utf-8")
+        fh = stream or open(file, encoding="utf-8")  # a BOM is dropped from line 1 below
     except OSError as exc:
         raise InvalidInput(f"Cannot read {file}: {exc.strerror or exc}.") from None
     out = []
     try:
         for n, line in enumerate(fh, 1):
+            if n == 1:
+                line = line.removeprefix("\ufeff")  # a byte-order mark some editors write: not part of the JSON
             if not line.strip():
                 continue
             try:

@@ -26,14 +26,17 @@ on read from what was restored.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Iterable, Sequence
 
 from ..errors import InvalidInput
+from ..text import storable_problem
 from . import ops, textindex
 from .connection import atomic
 from .source_sync import conn_of
 
-_SOURCE_FIELDS = ("id", "filename", "ext", "cluster_id", "ingested_by", "bytes", "trust", "ingested_at", "dropped_at", "path")
+_SOURCE_FIELDS = ("id", "filename", "ext", "cluster_id", "ingested_by", "bytes", "trust", "ingested_at", "dropped_at", "path",
+                  "updated_at")
 
 
 def export_extras(store, ids: Sequence[str]) -> dict[str, dict]:
@@ -56,30 +59,148 @@ def export_extras(store, ids: Sequence[str]) -> dict[str, dict]:
             "id": src["id"], "filename": src["filename"], "ext": src["ext"], "clusterId": src["cluster_id"],
             "ingestedBy": src["ingested_by"], "bytes": src["bytes"], "trust": src["trust"],
             "ingestedAt": src["ingested_at"], "droppedAt": src["dropped_at"], "path": src["path"],
+            "updatedAt": src["updated_at"],
         }
     return out
 
 
-def _req(rec: dict, key: str, kind: type | tuple, line: int):
-    v = rec.get(key)
-    if not isinstance(v, kind) or isinstance(v, bool) and kind is int:
-        raise InvalidInput(f"line {line}: {key!r} is missing or not a {getattr(kind, '__name__', kind)}; "
-                           "is this a `ledger export` file? Nothing was imported.")
-    return v
+class _Check:
+    """Checks one export line field by field with the rules the write paths apply
+    (types, ranges, lengths, text a store can hold); the first failure raises
+    :class:`InvalidInput` naming the line and the field. ``what`` prefixes field names
+    ("source ", "conflict "). Times are epoch ms between 0 and a day from now."""
+
+    def __init__(self, rec: dict, line: int, what: str = ""):
+        import time
+
+        self.rec, self.line, self.what = rec, line, what
+        self.latest = int(time.time() * 1000) + 86_400_000  # a day of clock skew between machines
+
+    def fail(self, key: str, why: str):
+        raise InvalidInput(f"line {self.line}: {self.what}{key!r} {why}. Fix or remove that line; nothing was imported.",
+                           field=key)
+
+    def text(self, key: str, *, required: bool = True, limit: int = 20_000, empty_ok: bool = False,
+             word: bool = False) -> str | None:
+        v = self.rec.get(key)
+        if v is None and not required:
+            return None
+        if not isinstance(v, str):
+            self.fail(key, "is missing or not a string" if required else "is not a string or null")
+        if not empty_ok and not v.strip():
+            self.fail(key, "is empty")
+        if len(v) > limit:
+            self.fail(key, f"is {len(v):,} characters long; at most {limit:,} are allowed")
+        problem = storable_problem(v)
+        if problem:
+            self.fail(key, problem)
+        if word and any(c.isspace() or unicodedata.category(c) == "Cc" for c in v):
+            self.fail(key, "holds a space or a control character (an id is one word)")
+        return v
+
+    def int_(self, key: str, *, required: bool = True, low: int = 0, high: int = 2 ** 53, time: bool = False) -> int | None:
+        v = self.rec.get(key)
+        if v is None and not required:
+            return None
+        if not isinstance(v, int) or isinstance(v, bool):
+            self.fail(key, "is missing or not an integer" if required else "is not an integer or null")
+        high = self.latest if time else high
+        if not low <= v <= high:
+            self.fail(key, f"is {v}; a time is epoch milliseconds from 0 to now" if time else
+                      f"is {v}; it must be from {low:,} to {high:,}")
+        return v
+
+    def number(self, key: str, *, low: float, high: float, required: bool = True) -> float | None:
+        v = self.rec.get(key)
+        if v is None and not required:
+            return None
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not low <= v <= high:
+            self.fail(key, f"must be a number from {low} to {high}")
+        return v
+
+    def flag(self, key: str) -> None:
+        v = self.rec.get(key)
+        if v is not None and v not in (True, False, 0, 1):
+            self.fail(key, "must be true or false")
+
+    def agent(self, key: str, v) -> None:
+        if not isinstance(v, str) or not v.strip():
+            self.fail(key, "holds an agent id that is empty or not a string")
+        if len(v) > ops.MAX_AGENT_ID:
+            self.fail(key, f"holds an agent id of {len(v):,} characters; at most {ops.MAX_AGENT_ID} are allowed")
+        if storable_problem(v) or any(c.isspace() or unicodedata.category(c) == "Cc" for c in v):
+            self.fail(key, f"holds the agent id {v[:80]!r}, which is not one word of printable characters")
 
 
 def validate(rec, line: int) -> dict:
-    """Check one parsed export line; returns it, or raises :class:`InvalidInput`
-    naming the line."""
+    """Check one parsed export line (a memory) by the write paths' rules; returns it,
+    or raises :class:`InvalidInput` naming the line and the field. Derived fields
+    (``strength``, ``factors``, ``conflictWith``) are not read."""
+    from ..service import MAX_COLOR_CHARS, MAX_NOTE_CHARS, MAX_TEXT_CHARS, MAX_TOPIC_CHARS
+
     if not isinstance(rec, dict):
         raise InvalidInput(f"line {line}: not a JSON object; is this a `ledger export` file? Nothing was imported.")
-    for key, kind in (("id", str), ("text", str), ("kind", str), ("origin", str), ("clusterId", str), ("writer", str),
-                      ("createdAt", int), ("lastReadAt", int), ("hits", int)):
-        _req(rec, key, kind, line)
-    if rec["kind"] not in ("claim", "chunk") or rec["origin"] not in ("chat", "doc"):
-        raise InvalidInput(f"line {line}: kind must be claim|chunk and origin chat|doc. Nothing was imported.")
-    if not rec["text"].strip() or not rec["id"].strip():
-        raise InvalidInput(f"line {line}: empty id or text. Nothing was imported.")
+    c = _Check(rec, line)
+    c.text("id", limit=200, word=True)
+    c.text("text", limit=MAX_TEXT_CHARS)
+    for key, allowed in (("kind", ("claim", "chunk")), ("origin", ("chat", "doc"))):
+        if rec.get(key) not in allowed:
+            c.fail(key, f"is {rec.get(key)!r}; it must be {' or '.join(allowed)}")
+    c.text("clusterId", limit=64, word=True)
+    c.text("clusterLabel", required=False, limit=200)
+    c.text("clusterColor", required=False, limit=MAX_COLOR_CHARS)
+    c.agent("writer", rec.get("writer"))
+    readers = rec.get("readers")
+    if readers is not None:
+        if not isinstance(readers, list):
+            c.fail("readers", "is not a list of agent ids")
+        for r in readers:
+            c.agent("readers", r)
+    c.text("machine", required=False, limit=200, empty_ok=True)
+    c.text("sourceId", required=False, limit=200, word=True)
+    c.int_("chunkIndex", required=False, high=10 ** 9)
+    c.text("provenance", required=False, limit=MAX_NOTE_CHARS, empty_ok=True)
+    c.text("topic", required=False, limit=MAX_TOPIC_CHARS)
+    c.int_("createdAt", time=True)
+    c.int_("lastReadAt", time=True)
+    c.int_("reviewedAt", required=False, time=True)
+    c.int_("deletedAt", required=False, time=True)
+    c.int_("hits", high=10 ** 12)
+    c.int_("sourceCount", required=False, low=1, high=10 ** 9)
+    c.flag("pinned")
+    c.flag("archived")
+    files = rec.get("files")
+    if files is not None:
+        if not isinstance(files, list):
+            c.fail("files", "is not a list")
+        for f in files:
+            if not isinstance(f, dict):
+                c.fail("files", "holds an entry that is not an object")
+            fc = _Check(f, line, "files ")
+            fc.text("path", limit=4096)
+            fc.int_("size", required=False, high=2 ** 62)
+            fc.int_("mtimeMs", required=False, high=2 ** 62)
+            fc.text("sha256", required=False, limit=64)
+    links = rec.get("links")
+    if links is not None and (not isinstance(links, list) or not all(isinstance(x, str) and x.strip() for x in links)):
+        c.fail("links", "is not a list of memory ids")
+    src = rec.get("source")
+    if src is not None:
+        if not isinstance(src, dict):
+            c.fail("source", "is not an object")
+        sc = _Check(src, line, "source ")
+        sc.text("id", limit=200, word=True)
+        sc.text("filename", required=False, limit=4096)
+        sc.text("ext", required=False, limit=64, empty_ok=True)
+        sc.text("clusterId", required=False, limit=64, word=True)
+        if src.get("ingestedBy") is not None:
+            sc.agent("ingestedBy", src["ingestedBy"])
+        sc.int_("bytes", required=False, high=2 ** 62)
+        sc.number("trust", low=0, high=1, required=False)
+        sc.int_("ingestedAt", required=False, time=True)
+        sc.int_("updatedAt", required=False, time=True)
+        sc.int_("droppedAt", required=False, time=True)
+        sc.text("path", required=False, limit=4096)
     return rec
 
 
@@ -184,11 +305,11 @@ def _ensure_source(conn, src: dict, rec: dict, counts: dict) -> None:
     if not conn.execute("SELECT 1 FROM clusters WHERE id = ?", (cluster,)).fetchone():
         cluster = rec["clusterId"]
     conn.execute(
-        "INSERT INTO sources (id, filename, ext, cluster_id, ingested_by, bytes, trust, ingested_at, dropped_at, path) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO sources (id, filename, ext, cluster_id, ingested_by, bytes, trust, ingested_at, dropped_at, path, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (src["id"], str(src.get("filename") or src["id"]), str(src.get("ext") or ""), cluster,
          str(src.get("ingestedBy") or rec["writer"]), int(src.get("bytes") or 0), float(src.get("trust") or 0.75),
-         int(src.get("ingestedAt") or rec["createdAt"]), src.get("droppedAt"), src.get("path")))
+         int(src.get("ingestedAt") or rec["createdAt"]), src.get("droppedAt"), src.get("path"), src.get("updatedAt")))
     counts["sources"] += 1
 
 

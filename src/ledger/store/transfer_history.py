@@ -31,11 +31,17 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from ..errors import InvalidInput
+from ..text import storable_problem
+from . import textindex
 from .connection import is_postgres
 from .source_sync import conn_of
 
 #: The ``"record"`` values of history lines, in the order import writes them.
-RECORDS = ("conflict", "event", "session", "observation", "checkpoint")
+RECORDS = ("conflict", "candidate", "formerText", "event", "session", "prompt", "sessionValue", "sessionFile",
+           "observation", "injection", "llmCall", "checkpoint")
+#: Records that belong to one memory (or a pair): a filtered export carries those of its
+#: memories; the others belong to the whole store.
+MEMORY_RECORDS = ("conflict", "candidate", "formerText")
 
 _CONFLICT = (("id", "id"), ("kind", "kind"), ("clusterId", "cluster_id"), ("a", "a"), ("b", "b"),
              ("detector", "detector"), ("note", "note"), ("status", "status"), ("createdAt", "created_at"),
@@ -48,7 +54,19 @@ _OBSERVATION = (("session", "session"), ("step", "step"), ("at", "at"), ("tool",
                 ("output", "output"), ("ok", "ok"), ("durationMs", "duration_ms"), ("toolUseId", "tool_use_id"))
 _CHECKPOINT = (("session", "session"), ("project", "project"), ("at", "at"), ("event", "event"), ("branch", "branch"),
                ("content", "content"))
-_FIELDS = {"conflict": _CONFLICT, "event": _EVENT, "session": _SESSION, "observation": _OBSERVATION,
+_CANDIDATE = (("id", "id"), ("a", "a"), ("b", "b"), ("score", "score"), ("signals", "signals"),
+              ("createdAt", "created_at"), ("judgedAt", "judged_at"), ("verdict", "verdict"), ("judgedBy", "judged_by"))
+_FORMER = (("memoryId", "memory_id"), ("text", "text"), ("replacedAt", "replaced_at"), ("replacedBy", "replaced_by"))
+_PROMPT = (("session", "session"), ("at", "at"), ("text", "text"))
+_VALUE = (("session", "session"), ("name", "name"), ("value", "value"), ("at", "at"))
+_FILE = (("session", "session"), ("path", "path"), ("firstAt", "first_at"), ("lastAt", "last_at"), ("edits", "edits"))
+_INJECTION = (("session", "session"), ("step", "step"), ("at", "at"), ("level", "level"), ("memoryIds", "memory_ids"),
+              ("paths", "paths"), ("chars", "chars"))
+_LLM = (("at", "at"), ("session", "session"), ("backend", "backend"), ("model", "model"),
+        ("promptTokens", "prompt_tokens"), ("completionTokens", "completion_tokens"), ("ms", "ms"), ("ok", "ok"),
+        ("error", "error"))
+_FIELDS = {"candidate": _CANDIDATE, "formerText": _FORMER, "prompt": _PROMPT, "sessionValue": _VALUE,
+           "sessionFile": _FILE, "injection": _INJECTION, "llmCall": _LLM, "conflict": _CONFLICT, "event": _EVENT, "session": _SESSION, "observation": _OBSERVATION,
            "checkpoint": _CHECKPOINT}
 #: Fields each record must have, with their JSON types (the rest may be null).
 _REQUIRED = {
@@ -57,25 +75,44 @@ _REQUIRED = {
     "session": (("key", str), ("harness", str), ("sessionId", str), ("project", str), ("startedAt", int)),
     "observation": (("session", str), ("step", int), ("at", int), ("tool", str), ("input", str)),
     "checkpoint": (("project", str), ("at", int), ("event", str), ("content", str)),
+    "candidate": (("id", str), ("a", str), ("b", str), ("score", (int, float)), ("createdAt", int)),
+    "formerText": (("memoryId", str), ("text", str), ("replacedAt", int)),
+    "prompt": (("session", str), ("at", int), ("text", str)),
+    "sessionValue": (("session", str), ("name", str), ("value", str), ("at", int)),
+    "sessionFile": (("session", str), ("path", str), ("firstAt", int), ("lastAt", int), ("edits", int)),
+    "injection": (("session", str), ("step", int), ("at", int), ("level", str), ("memoryIds", str), ("paths", str),
+                  ("chars", int)),
+    "llmCall": (("at", int), ("backend", str), ("promptTokens", int), ("completionTokens", int), ("ok", int)),
 }
 
 
 def export_history(store, memory_ids: Sequence[str] | None) -> Iterable[dict]:
     """History lines for an export: every row when ``memory_ids`` is None (a whole-store
-    export), else only the conflicts whose two sides are in ``memory_ids``."""
+    export), else only the records of :data:`MEMORY_RECORDS` (conflicts, candidates,
+    former texts) whose memories are all in ``memory_ids``."""
     conn = conn_of(store)
     wanted = None if memory_ids is None else set(memory_ids)
-    cols = ", ".join(c for _, c in _CONFLICT)
-    for row in conn.execute(f"SELECT {cols} FROM conflicts ORDER BY created_at, id"):
-        rec = _record("conflict", _CONFLICT, row)
+
+    def rows(kind: str, table: str, order: str):
+        cols = ", ".join(c for _, c in _FIELDS[kind])
+        return (_record(kind, _FIELDS[kind], r) for r in conn.execute(f"SELECT {cols} FROM {table} ORDER BY {order}"))
+
+    for rec in rows("conflict", "conflicts", "created_at, id"):
         if wanted is None or (rec["a"] in wanted and rec["b"] in wanted):
+            yield rec
+    for rec in rows("candidate", "conflict_candidates", "created_at, id"):
+        if wanted is None or (rec["a"] in wanted and rec["b"] in wanted):
+            yield rec
+    for rec in rows("formerText", "memory_text_history", "memory_id, replaced_at, rowid"):
+        if wanted is None or rec["memoryId"] in wanted:
             yield rec
     if wanted is not None:
         return
-    yield from (_record("event", _EVENT, r) for r in conn.execute(
-        f"SELECT {', '.join(c for _, c in _EVENT)} FROM events ORDER BY id"))
-    yield from (_record("session", _SESSION, r) for r in conn.execute(
-        f"SELECT {', '.join(c for _, c in _SESSION)} FROM watch_sessions ORDER BY started_at, key"))
+    yield from rows("event", "events", "id")
+    yield from rows("session", "watch_sessions", "started_at, key")
+    yield from rows("prompt", "session_prompts", "id")
+    yield from rows("sessionValue", "session_values", "session, name")
+    yield from rows("sessionFile", "session_files", "session, path")
     files: dict[int, list[str]] = {}
     for oid, path in conn.execute("SELECT observation_id, path FROM observation_files ORDER BY observation_id, path"):
         files.setdefault(oid, []).append(path)
@@ -83,8 +120,9 @@ def export_history(store, memory_ids: Sequence[str] | None) -> Iterable[dict]:
         rec = _record("observation", _OBSERVATION, tuple(r)[1:])
         rec["files"] = files.get(r[0], [])
         yield rec
-    yield from (_record("checkpoint", _CHECKPOINT, r) for r in conn.execute(
-        f"SELECT {', '.join(c for _, c in _CHECKPOINT)} FROM checkpoints ORDER BY at, id"))
+    yield from rows("injection", "injections", "id")
+    yield from rows("llmCall", "llm_calls", "id")
+    yield from rows("checkpoint", "checkpoints", "at, id")
 
 
 def conflict_sides(store, exported: set[str]) -> list[str]:
@@ -100,6 +138,14 @@ def _record(kind: str, fields, row) -> dict:
     return {"record": kind, **{k: v for (k, _), v in zip(fields, tuple(row))}}
 
 
+_TIMES = {"at", "createdAt", "resolvedAt", "judgedAt", "replacedAt", "startedAt", "lastSeen", "firstAt", "lastAt"}
+_COUNTS = {"steps", "distilledStep", "step", "chars", "edits", "promptTokens", "completionTokens", "ok"}
+_NUMBERS = {"detector", "score", "ms", "durationMs"}
+#: Characters: the longest free text of a history line (a checkpoint, a tool's input or
+#: output). The hooks keep much less; this only refuses what no hook wrote.
+_HISTORY_TEXT = 1_000_000
+
+
 def validate_history(rec: dict, line: int) -> dict:
     """Check one history line (see the module docstring); returns it, or raises
     :class:`InvalidInput` naming the line."""
@@ -111,45 +157,115 @@ def validate_history(rec: dict, line: int) -> dict:
                                f'field (remove it). Only history lines have one: {kinds}. Nothing was imported.')
         raise InvalidInput(f"line {line}: unknown record {kind!r}. A memory line has no \"record\" field; a history "
                            f"line has one of: {kinds}. Was the file written by a newer ledger? Nothing was imported.")
-    for key, typ in _REQUIRED[kind]:
-        v = rec.get(key)
-        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
-            raise InvalidInput(f"line {line}: {kind} {key!r} is missing or not a {typ.__name__}. Nothing was imported.")
-    if kind == "observation" and not isinstance(rec.get("files", []), list):
-        raise InvalidInput(f"line {line}: observation 'files' is not a list. Nothing was imported.")
+    from ..service import MAX_TEXT_CHARS
+    from .transfer import _Check
+
+    c = _Check(rec, line, kind + " ")
+    required = dict(_REQUIRED[kind])
+    for key, _ in _FIELDS[kind]:
+        need = key in required
+        if key in _TIMES:
+            c.int_(key, required=need, time=True)
+        elif key in _COUNTS:
+            c.int_(key, required=need, high=10 ** 12)
+        elif key in _NUMBERS:
+            c.number(key, low=0, high=10 ** 12, required=need)
+        elif key in ("agent", "resolvedBy", "judgedBy", "replacedBy") and rec.get(key):
+            c.agent(key, rec[key])
+        else:
+            c.text(key, required=need, empty_ok=not need or key in ("sessionId", "project", "input", "content"),
+                   limit=MAX_TEXT_CHARS if kind == "formerText" else _HISTORY_TEXT)
+    if kind == "observation":
+        files = rec.get("files", [])
+        if not isinstance(files, list) or not all(isinstance(p, str) and not storable_problem(p) for p in files):
+            c.fail("files", "is not a list of file paths")
     return rec
 
 
 def import_history(store, records: Iterable[dict], renamed: dict[str, str]) -> dict:
     """Write history records (already validated) that this store does not have yet, in
     one transaction. ``renamed`` maps an exported memory id to the id it was merged
-    into here. A conflict whose sides are both missing here is skipped. Returns counts
-    ``{"conflicts", "events", "sessions", "observations", "checkpoints"}``."""
+    into here. A conflict, candidate or former text whose memory is missing here is
+    skipped. Returns counts ``{"conflicts", "candidates", "formerTexts", "events",
+    "sessions", "prompts", "sessionValues", "sessionFiles", "observations",
+    "injections", "llmCalls", "checkpoints"}``."""
     conn = conn_of(store)
-    counts = {"conflicts": 0, "events": 0, "sessions": 0, "observations": 0, "checkpoints": 0}
+    counts = {COUNT_KEYS[k]: 0 for k in RECORDS}
     by_kind: dict[str, list[dict]] = {k: [] for k in RECORDS}
     for rec in records:
         by_kind[rec["record"]].append(rec)
     with store.atomic():
         for rec in by_kind["conflict"]:
             counts["conflicts"] += _conflict(conn, rec, renamed)
+        for rec in by_kind["candidate"]:
+            counts["candidates"] += _candidate(conn, rec, renamed)
+        for rec in by_kind["formerText"]:
+            counts["formerTexts"] += _former(conn, {**rec, "memoryId": renamed.get(rec["memoryId"], rec["memoryId"])})
         for rec in by_kind["event"]:
             counts["events"] += _once(conn, "events", _EVENT, {**rec, "memoryId": renamed.get(rec.get("memoryId"),
                                                                                                  rec.get("memoryId"))})
         for rec in by_kind["session"]:
-            counts["sessions"] += conn.execute(
-                f"INSERT OR IGNORE INTO watch_sessions ({', '.join(c for _, c in _SESSION)}) "
-                f"VALUES ({', '.join('?' * len(_SESSION))})",
-                [_value(rec, k) for k, _ in _SESSION]).rowcount
+            counts["sessions"] += _ignore(conn, "watch_sessions", _SESSION, rec)
+        for rec in by_kind["prompt"]:
+            counts["prompts"] += _once(conn, "session_prompts", _PROMPT, rec)
+        for rec in by_kind["sessionValue"]:
+            counts["sessionValues"] += _session_value(conn, rec)
+        for rec in by_kind["sessionFile"]:
+            counts["sessionFiles"] += _ignore(conn, "session_files", _FILE, rec)
         for rec in by_kind["observation"]:
             counts["observations"] += _observation(conn, rec)
+        for rec in by_kind["injection"]:
+            counts["injections"] += _once(conn, "injections", _INJECTION, rec)
+        for rec in by_kind["llmCall"]:
+            counts["llmCalls"] += _once(conn, "llm_calls", _LLM, rec)
         for rec in by_kind["checkpoint"]:
             counts["checkpoints"] += _once(conn, "checkpoints", _CHECKPOINT, rec)
     return counts
 
 
+#: The key of each record kind in :func:`import_history`'s counts.
+COUNT_KEYS = {"conflict": "conflicts", "candidate": "candidates", "formerText": "formerTexts", "event": "events",
+              "session": "sessions", "prompt": "prompts", "sessionValue": "sessionValues",
+              "sessionFile": "sessionFiles", "observation": "observations", "injection": "injections",
+              "llmCall": "llmCalls", "checkpoint": "checkpoints"}
+
+
+def _ignore(conn, table: str, fields, rec: dict) -> int:
+    """Insert ``rec`` unless a row with its key is there (that row is kept)."""
+    return conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(c for _, c in fields)}) "
+                        f"VALUES ({', '.join('?' * len(fields))})", [_value(rec, k) for k, _ in fields]).rowcount
+
+
+def _session_value(conn, rec: dict) -> int:
+    """A named session value (plan, todos ...): the newer of the two is kept."""
+    row = conn.execute("SELECT at FROM session_values WHERE session = ? AND name = ?", (rec["session"], rec["name"])).fetchone()
+    if row and row[0] >= rec["at"]:
+        return 0
+    if row:
+        conn.execute("DELETE FROM session_values WHERE session = ? AND name = ?", (rec["session"], rec["name"]))
+    return _ignore(conn, "session_values", _VALUE, rec)
+
+
+def _candidate(conn, rec: dict, renamed: dict[str, str]) -> int:
+    a, b = renamed.get(rec["a"], rec["a"]), renamed.get(rec["b"], rec["b"])
+    if a == b or conn.execute("SELECT count(*) FROM memories WHERE id IN (?, ?)", (a, b)).fetchone()[0] != 2:
+        return 0  # merged into one, or a side that is not in this store
+    return _ignore(conn, "conflict_candidates", _CANDIDATE, {**rec, "a": a, "b": b})
+
+
+def _former(conn, rec: dict) -> int:
+    """A text a memory had before an edit, indexed for ``asof:`` as the edit indexed it."""
+    if not conn.execute("SELECT 1 FROM memories WHERE id = ?", (rec["memoryId"],)).fetchone():
+        return 0
+    if not _once(conn, "memory_text_history", _FORMER, rec):
+        return 0
+    hid = conn.execute("SELECT max(rowid) FROM memory_text_history WHERE memory_id = ?", (rec["memoryId"],)).fetchone()[0]
+    textindex.index_old_text(conn, hid, rec["text"])
+    return 1
+
+
 _DEFAULTS = {"detector": 0.0, "note": "", "cwd": "", "agent": "", "steps": 0, "distilledStep": 0, "output": "",
-             "detail": ""}
+             "detail": "", "signals": "", "replacedBy": ""}
 
 
 def _value(rec: dict, key: str):
