@@ -68,7 +68,8 @@ def test_the_web_export_is_the_cli_export(store):
     assert chunk["source"]["filename"] == "runbook.md"
     # A query exports its matches and the conflicts among them, on both surfaces alike.
     assert _stable(part.text) == _stable(_cli_export(db, "cluster:code"))
-    assert [r["record"] for r in _stable(part.text) if "record" in r] == ["conflict"]
+    # (the candidate pair the conflict was judged from comes along with its verdict)
+    assert [r["record"] for r in _stable(part.text) if "record" in r] == ["conflict", "candidate"]
 
 
 def test_exporting_selected_memories_carries_their_links_source_and_conflicts(store):
@@ -81,7 +82,7 @@ def test_exporting_selected_memories_carries_their_links_source_and_conflicts(st
     assert r.status_code == 200, r.text
     rows = _stable(r.text)
     assert [x["id"] for x in rows if "record" not in x] == [ids["new"], ids["old"]]  # as asked, once each
-    assert [x["record"] for x in rows if "record" in x] == ["conflict"]
+    assert [x["record"] for x in rows if "record" in x] == ["conflict", "candidate"]
     assert next(x for x in rows if x.get("id") == ids["old"])["links"] == [ids["deploy"]]
     # An unknown id is an error naming it, not a file missing a memory.
     assert unknown.status_code == 404 and "m_nosuchid" in unknown.json()["error"]

@@ -43,9 +43,9 @@ def test_a_named_text_source_is_updated_by_name(cli):
     assert b["sourceId"] == a["sourceId"] and b["updated"] and b["retired"] == 1, b
     assert hits(cli, "pager rotates") == ["The pager rotates on Fridays"]
     assert [s["filename"] for s in sources(cli)] == ["oncall.txt"]
-    # --text with a PATH names the source the same way.
-    c = json.loads(ok(*cli("ingest", "oncall.txt", "--text", "The pager rotates on Sundays", "--cluster", "proc",
-                           "--json")))
+    # --text with --name names the source the same way.
+    c = json.loads(ok(*cli("ingest", "--name", "oncall.txt", "--text", "The pager rotates on Sundays", "--cluster",
+                           "proc", "--json")))
     assert c["sourceId"] == a["sourceId"], c
     assert "--name" in fail(*cli("ingest", "-", "--name", "x" * 300, "--cluster", "proc", input="text"))
     assert "a file is known by its path" in fail(*cli("ingest", "README.md", "--name", "r", "--cluster", "proc"))

@@ -109,8 +109,7 @@ def test_the_same_file_by_another_name_is_the_same_source(cli, tmp_path):
 
 
 def test_piped_and_inline_text_are_matched_by_their_identity_not_by_a_file(cli, tmp_path):
-    """Text from stdin or --text has no file to match: it is known by its name (PATH with
-    --text, or --name) or else by the sha256 of the text (docs/store.md). The same text
+    """Text from stdin or --text has no file to match: it is known by its name (--name) or else by the sha256 of the text (docs/store.md). The same text
     again is the same source; other text is another source."""
     rc, out, err = cli("ingest", "-", "--cluster", "proc", "--json", input=DOC)
     rc2, out2, err2 = cli("ingest", "-", "--cluster", "proc", "--json", input=DOC)
@@ -118,8 +117,8 @@ def test_piped_and_inline_text_are_matched_by_their_identity_not_by_a_file(cli, 
     assert json.loads(out)["sourceId"] == json.loads(out2)["sourceId"]
     rc3, out3, _ = cli("ingest", "-", "--cluster", "proc", "--json", input=DOC + "\nOne more line.\n")
     assert rc3 == 0 and json.loads(out3)["sourceId"] != json.loads(out)["sourceId"]
-    t1 = j(cli, "ingest", "notes.md", "--text", "Inline one.", "--cluster", "proc")
-    t2 = j(cli, "ingest", "notes.md", "--text", "Inline two.", "--cluster", "proc")
+    t1 = j(cli, "ingest", "--name", "notes.md", "--text", "Inline one.", "--cluster", "proc")
+    t2 = j(cli, "ingest", "--name", "notes.md", "--text", "Inline two.", "--cluster", "proc")
     assert t1["sourceId"] == t2["sourceId"]  # named notes.md: an update of the same source
 
 

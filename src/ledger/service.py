@@ -1042,6 +1042,16 @@ class Ledger:
             if known:
                 if not chunks:
                     raise InvalidInput("source text is empty: nothing to ingest.")
+                # An update keeps the source in its cluster: a --cluster naming another one
+                # (or none) would otherwise be ignored while the command said "updated".
+                self.store.require_cluster(cluster)
+                if cluster != known["cluster_id"]:
+                    raise InvalidInput(
+                        f"{source.filename} was ingested before (source {known['id']}, cluster {known['cluster_id']}); "
+                        f"ingesting it again updates that source, which stays in {known['cluster_id']}. Run it again "
+                        f"with --cluster {known['cluster_id']}, or add --as-new to ingest a separate copy into "
+                        f"{cluster}. Nothing was ingested.", field="cluster", value=cluster,
+                        suggestion=known["cluster_id"])
                 t = None if trust is None else self._trust(trust)
                 r = source_sync.resync(self.store, known["id"], source.filename, chunks, agent=agent, nbytes=source.bytes,
                                        trust=t, now=self.clock())
@@ -1126,6 +1136,9 @@ class Ledger:
                 for sid, (c, k) in ids.items()}
 
     def set_trust(self, source_id: str, trust: float, *, by: str = HUMAN) -> float:
+        """Set a live source's trust (0-1); returns it. Raises InvalidInput for a bad
+        number, UnknownSource for an unknown or dropped source (a dropped source has no
+        chunks left for its trust to weigh)."""
         try:
             t = float(trust)
         except (TypeError, ValueError):

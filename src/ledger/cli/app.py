@@ -223,7 +223,7 @@ def judge(candidate, verdict, kind, detector, note, agent, db, as_json):
 @click.option("--cluster", help="Topic cluster id (required).")
 @click.option("--trust", type=float, default=None,
               help=f"How much to trust this document, 0-1 (default {DEFAULT_SOURCE_TRUST}; a re-ingest keeps the source's).")
-@click.option("--text", help="Inline text instead of a file; PATH, if given, only names the source.")
+@click.option("--text", help="Inline text instead of a file (not both); --name names it.")
 @click.option("--name", help="Name of a --text or stdin source; ingesting under the same name again updates it.")
 @click.option("--as-new", is_flag=True, help="Add a second source even when this file was ingested before (default: update it).")
 @common(agent=True)
@@ -233,7 +233,9 @@ def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
     Ingesting a file that was ingested before updates that source: unchanged chunks keep
     their reads, changed and removed ones are retired (asof: still finds them), new ones
     are added. Text (--text or stdin) is the same source again when it comes under the
-    same --name (or, for --text, the same PATH), else when it is the same text.
+    same --name, else when it is the same text. A file and --text together are refused.
+    Ingesting a file again updates it in its cluster: another --cluster is refused
+    (--as-new adds a copy there).
 
     \b
     ledger ingest docs/runbook.md --cluster proc --trust 0.9
@@ -245,10 +247,17 @@ def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
         raise InvalidInput("--cluster is required. Run `ledger clusters` to see the taxonomy.")
     if name is not None and (not name.strip() or len(name) > ing.MAX_SOURCE_NAME):
         raise InvalidInput(f"--name must be 1-{ing.MAX_SOURCE_NAME} characters (got {len(name):,}).")
+    if text is not None and path is not None:
+        # PATH beside --text used to name the source silently, so `ingest c1.md --text x`
+        # stored "x" under c1.md's name while c1.md itself went unread.
+        shown = "`-` (stdin)" if path == "-" else repr(path)
+        raise InvalidInput(f"Give a file (or `-` for stdin) or --text, not both: got {shown} and --text. "
+                           f"To ingest the file: ledger ingest {path} --cluster <id>. To name inline text: "
+                           'ledger ingest --text "..." --name <name> --cluster <id>. Nothing was ingested.')
     if name is not None and text is None and path != "-":
         raise InvalidInput("--name names text from --text or stdin (`-`); a file is known by its path.")
     if text is not None:
-        src = ing.source_from_text(text, name or path or "text", empty=(  # named apart from piped input
+        src = ing.source_from_text(text, name or "text", empty=(  # named apart from piped input
             f"The --text value is {'empty' if not text else 'only whitespace'}: nothing to ingest. "
             'Give the text itself (ledger ingest --text "..." --cluster <id>), or a file or `-` for stdin.'))
     elif path == "-":
@@ -260,7 +269,7 @@ def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
     if path and path != "-" and text is None:
         where = os.path.realpath(path)
     else:  # text has no file: its identity is its name, else its content
-        where = ing.text_identity(src.text, name or (path if text is not None and path not in (None, "-") else None))
+        where = ing.text_identity(src.text, name)
     # An unknown cluster or a bad --trust fails before the store is created (verbs.write);
     # the document was read above, once.
     res, created = verbs.write(db, lambda led: led.ingest(src, cluster=cluster, agent=default_agent(agent), trust=trust,
@@ -347,21 +356,30 @@ def resolve(conflict, outcome, db, as_json):
 
 @cli.command()
 @click.option("--plain", is_flag=True, help="Print the queue instead of opening the interactive review.")
+@click.option("--limit", type=WholeNumber(1, 10_000), default=None,
+              help="Items shown per lane (claims, conflicts, candidates): default 20 printed, 200 with --json.")
 @common()
-def review(plain, db, as_json):
-    """Review what your agents learned (interactive on a terminal)."""
+def review(plain, limit, db, as_json):
+    """Review what your agents learned (interactive on a terminal).
+
+    Printed (--plain, or not on a terminal), each lane shows 20 items and says how many
+    more there are; --limit shows more.
+
+    \b
+    ledger review --plain --limit 500 | less
+    """
     if not plain and not as_json and sys.stdin.isatty() and sys.stdout.isatty():
         from ..tui.app import run as run_tui
 
         verbs.require_store(db)  # the interactive review would create the store
 
         sys.exit(run_tui(str(db_path(db))))
-    from ..tui.plain import plain_dump, queue_json
+    from ..tui.plain import MAX_ITEMS, plain_dump, queue_json
 
     with report_store(db, as_json) as led:
-        q = led.review_queue(200)
+        q = led.review_queue(limit or (200 if as_json else MAX_ITEMS))
         now = led.clock()
-    _json(queue_json(q)) if as_json else _out(plain_dump(q, now))
+    _json(queue_json(q)) if as_json else _out(plain_dump(q, now, limit or MAX_ITEMS))
 
 
 @cli.group(invoke_without_command=True)
@@ -432,9 +450,19 @@ def stats(db, as_json):
 @click.argument("query", nargs=-1)
 @common()
 def export(query, db, as_json):
-    """Every matching memory as JSON lines (no cap).
+    """Every matching memory as JSON lines (no cap); with no query, a backup.
+
+    With no query the export holds every memory (dropped ones too) and the store's
+    history: earlier texts of edited claims, conflicts and candidate pairs, the log,
+    sessions with their prompts, plan, todos and edited files, observations,
+    injections, LLM calls and checkpoints. `ledger import` restores all of it. Not
+    carried: indexes and summaries (rebuilt), strength (computed), a live session's
+    lease and reminder counters, an ingest in progress, agents' labels, clusters no
+    memory is in, and settings (`ledger config`). With a query: the matches and the
+    conflicts, candidates and earlier texts among them.
 
     \b
+    ledger export > backup.jsonl
     ledger export cluster:code > code.jsonl
     """
     with report_store(db, as_json) as led:
@@ -457,11 +485,13 @@ def import_(file, db, as_json):
     """Restore a `ledger export` file into this store, without duplicates.
 
     Memories keep their ids, times, reads, readers, flags and links; their sources and
-    clusters come along, and from a whole-store export the history too (conflicts, the
-    log, sessions and observations, checkpoints). A memory already here (same id, or a live claim with the same
-    text in the same cluster) is merged: readers unioned, the larger hit count kept.
-    The whole file is checked before anything is written. A progress bar shows on a
-    terminal.
+    clusters come along, and from a whole-store export the history too (earlier texts,
+    conflicts and candidates, the log, sessions and their record, observations,
+    injections, checkpoints). A memory already here (same id, or a live claim with the
+    same text in the same cluster) is merged: readers unioned, the larger hit count
+    kept. Every field of the whole file is checked by the write paths' rules before
+    anything is written; a bad one is named by line and field and nothing is imported.
+    A progress bar shows on a terminal.
 
     \b
     ledger export > all.jsonl                   # on the old machine

@@ -363,18 +363,27 @@ def checkpoints(ctx, session, project_dir, limit, full, db, as_json):
     import os
 
     from ..paths import db_path
+    from ..store.watch import checkpoint_count, open_store
     from ..store.watch import checkpoints as list_checkpoints
-    from ..store.watch import open_store
+    from ..text import plural
     from .verbs import require_store
 
     require_store(db)  # a read: a store that does not exist is not created
     conn = open_store(str(db_path(db)))
+    project = os.path.abspath(project_dir) if project_dir else None
     try:
-        rows = list_checkpoints(conn, session=session, project=os.path.abspath(project_dir) if project_dir else None, limit=limit)
+        rows = list_checkpoints(conn, session=session, project=project, limit=limit)
+        total = checkpoint_count(conn) if not rows else len(rows)
     finally:
         conn.close()
     if as_json:
         _json(rows)
+        return
+    if not rows and total:  # the filter matched nothing, not the store holding none
+        given = " and ".join(f for f in (f"--session {session}" if session else "",
+                                         f"--project {project}" if project else "") if f)
+        _out(f"no checkpoints match {given} ({plural(total, 'checkpoint')} in the store: "
+             "`ledger checkpoints` lists the latest, with their project and [session])")
         return
     if not rows:
         _out("no checkpoints yet — they are written when a hooked agent stops (ledger install claude-code)")

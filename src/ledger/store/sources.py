@@ -285,7 +285,10 @@ class SourcesMixin:
         return out
 
     def set_trust(self, source_id: str, trust: float, agent: str, now: int) -> float:
-        self.source(source_id)
+        """Set a live source's trust; raises UnknownSource for a dropped one."""
+        if self.source(source_id).dropped_at is not None:
+            raise UnknownSource(f"Source {source_id} was dropped: its chunks are gone, so its trust weighs nothing. "
+                                "Ingest the document again to have it back. Nothing was changed.")
         t = min(1.0, max(0.0, float(trust)))
         with self.atomic():
             self._conn.execute("UPDATE sources SET trust = ? WHERE id = ?", (t, source_id))

@@ -6,6 +6,11 @@ from a document, ``source`` (the source's id, filename, ext, cluster, ingesting 
 bytes, trust, ingest time, resolved path). :func:`export_extras` builds those for a
 batch of ids.
 
+Every line is checked first (:func:`validate`; history lines ``transfer_history.
+validate_history``) by the rules the write paths apply: JSON types, ranges (no negative
+counts, times from 0 to a day from now), lengths (``service.MAX_TEXT_CHARS`` ...) and
+text a store can hold, so a hand-edited file cannot store what ``remember`` would refuse.
+
 Import (:func:`import_batch`) writes records into this store without duplicates:
 
 * a memory whose **id** is already here is merged, not copied: readers are unioned,
@@ -77,7 +82,7 @@ class _Check:
         self.latest = int(time.time() * 1000) + 86_400_000  # a day of clock skew between machines
 
     def fail(self, key: str, why: str):
-        raise InvalidInput(f"line {self.line}: {self.what}{key!r} {why}. Fix or remove that line; nothing was imported.",
+        raise InvalidInput(f"line {self.line}: {self.what}{key!r} {why}. Fix or remove that line. Nothing was imported.",
                            field=key)
 
     def text(self, key: str, *, required: bool = True, limit: int = 20_000, empty_ok: bool = False,

@@ -12,17 +12,29 @@ row with a ``"record"`` field naming its kind (memory lines have none)::
     {"record": "observation", "session", "step", "at", "tool", "input", "output", "ok",
      "durationMs", "toolUseId", "files"}
     {"record": "checkpoint", "session", "project", "at", "event", "branch", "content"}
+    {"record": "candidate", "id", "a", "b", "score", "signals", "createdAt", "judgedAt", "verdict", "judgedBy"}
+    {"record": "formerText", "memoryId", "text", "replacedAt", "replacedBy"}
+    {"record": "prompt", "session", "at", "text"}
+    {"record": "sessionValue", "session", "name", "value" (JSON text), "at"}
+    {"record": "sessionFile", "session", "path", "firstAt", "lastAt", "edits"}
+    {"record": "injection", "session", "step", "at", "level", "memoryIds", "paths" (JSON text), "chars"}
+    {"record": "llmCall", "at", "session", "backend", "model", "promptTokens", "completionTokens", "ms", "ok",
+     "error"}
 
 A whole-store export also writes the dropped memories a conflict names (a resolution
 retires one side), as memory lines with their ``deletedAt``, so every conflict keeps
 its two sides. An export with a query carries only the conflicts between memories it
-exports (the log, sessions and checkpoints belong to the whole store). Times are epoch ms.
+exports, and likewise its candidates and earlier texts (the log, sessions and
+checkpoints belong to the whole store). Times are epoch ms. What is not carried, and
+why, is in docs/cli.md "Export and import".
 
 Import (:func:`import_history`) runs after the memories, so a conflict finds its two
 sides (through ``renamed``: a memory merged into an equal claim here goes by that id).
 Nothing is written twice: a conflict is known by its id, a session by its key, an
-observation by its session and tool-use id (or step, time and tool), an event and a
-checkpoint by all their fields. Imported from ``ledger export`` files written before
+observation by its session and tool-use id (or step, time and tool), a candidate by its
+id or pair, a session value by its session and name (the newer kept), a session file by
+its session and path; events, checkpoints, earlier texts, prompts, injections and LLM
+calls by all their fields. Imported from ``ledger export`` files written before
 this existed, it is simply not there.
 """
 

@@ -327,6 +327,11 @@ def checkpoints(conn: sqlite3.Connection, *, session: str | None = None, project
     return [dict(r) for r in conn.execute(sql, (*params, limit))]
 
 
+def checkpoint_count(conn: sqlite3.Connection) -> int:
+    """How many checkpoints the store holds (what an empty filtered listing compares to)."""
+    return conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+
+
 def strongest_facts(conn: sqlite3.Connection, project: str, now: int, limit: int = 12) -> list[dict]:
     """Live claims keyed to files under ``project`` or written in one of its sessions'
     provenance, strongest (by hits, pins, recency) first. Plain dicts; no strength math
@@ -438,7 +443,7 @@ class Bound:
     __slots__ = ("_conn",)
     _OPS = ("touch_session", "session", "add_observation", "observations", "files_changed", "facts_for_files",
             "escalation_step", "reset_escalation", "record_injection", "try_lease", "release_lease", "record_llm_call",
-            "tokens_since", "tokens_today", "llm_usage", "watcher_counts", "add_checkpoint", "checkpoints",
+            "tokens_since", "tokens_today", "llm_usage", "watcher_counts", "add_checkpoint", "checkpoints", "checkpoint_count",
             "strongest_facts", "fact_files", "disputes")
 
     def __init__(self, conn: sqlite3.Connection):
