@@ -508,8 +508,9 @@ def test_plain_dump_caps_at_twenty_and_truncates_sides(store_target, tmp_path):
     lines = text.splitlines()
     assert lines[0] == "Review queue  25 claims · 1 conflict"
     end = next(i for i, ln in enumerate(lines) if ln.startswith(("▲", "Waiting")))
-    claim_lines = [ln for ln in lines[2:end] if ln]
+    claim_lines = [ln for ln in lines[2:end] if ln and not ln.startswith("… ")]
     assert len(claim_lines) == 20
+    assert "… 5 more claims not shown: ledger review --plain --limit 25 shows them all" in lines[2:end]
     # the 25 "Fact number N" claims propose candidates among themselves; those listed
     # for a person are capped at twenty too
     assert 1 <= sum(ln.startswith("? ") for ln in lines) <= 20
