@@ -140,9 +140,10 @@ def test_a_filtered_export_carries_the_earlier_texts_and_candidates_of_its_memor
 
 def test_an_old_export_without_the_new_records_still_imports(cli, tmp_path, new_store):
     """A line as ``ledger export`` wrote it before sources had ``updatedAt`` and before
-    history lines existed."""
+    history lines existed, read by an agent whose id new writes refuse (a comma) but an
+    older store holds."""
     old = {"id": "m_old1", "text": "Old exports still import", "kind": "claim", "origin": "chat", "clusterId": "code",
-           "clusterLabel": "code", "clusterColor": "#8a91a6", "writer": "claude", "readers": ["claude"],
+           "clusterLabel": "code", "clusterColor": "#8a91a6", "writer": "claude", "readers": ["claude", "a,b"],
            "sourceId": None, "chunkIndex": None, "provenance": "", "createdAt": 1_700_000_000_000,
            "lastReadAt": 1_700_000_000_000, "hits": 2, "sourceCount": 1, "pinned": False, "archived": False,
            "reviewedAt": None, "deletedAt": None, "strength": 0.4, "factors": {}, "conflictWith": None, "links": [],
@@ -173,6 +174,8 @@ GOOD = {"id": "m_ok1", "text": "A fact", "kind": "claim", "origin": "chat", "clu
     ({"deletedAt": "yesterday"}, "deletedAt"),
     ({"writer": "x" * 65}, "writer"),
     ({"clusterId": "two words"}, "clusterId"),
+    ({"clusterId": "c" * 81}, "clusterId"),
+    ({"clusterLabel": "l\x00"}, "clusterLabel"),
     ({"topic": "t" * 501}, "topic"),
     ({"provenance": "p\x00"}, "provenance"),
     ({"pinned": "yes"}, "pinned"),

@@ -129,6 +129,9 @@ class _Check:
             self.fail(key, "must be true or false")
 
     def agent(self, key: str, v) -> None:
+        """An agent id as stored: one word of printable characters, at most
+        ``ops.MAX_AGENT_ID``. A comma or a leading quote, which new writes refuse
+        (``text.agent_id``), passes: older stores hold such ids and their exports import."""
         if not isinstance(v, str) or not v.strip():
             self.fail(key, "holds an agent id that is empty or not a string")
         if len(v) > ops.MAX_AGENT_ID:
@@ -142,6 +145,7 @@ def validate(rec, line: int) -> dict:
     or raises :class:`InvalidInput` naming the line and the field. Derived fields
     (``strength``, ``factors``, ``conflictWith``) are not read."""
     from ..service import MAX_COLOR_CHARS, MAX_NOTE_CHARS, MAX_TEXT_CHARS, MAX_TOPIC_CHARS
+    from .store import MAX_CLUSTER_LABEL
 
     if not isinstance(rec, dict):
         raise InvalidInput(f"line {line}: not a JSON object; is this a `ledger export` file? Nothing was imported.")
@@ -151,8 +155,8 @@ def validate(rec, line: int) -> dict:
     for key, allowed in (("kind", ("claim", "chunk")), ("origin", ("chat", "doc"))):
         if rec.get(key) not in allowed:
             c.fail(key, f"is {rec.get(key)!r}; it must be {' or '.join(allowed)}")
-    c.text("clusterId", limit=64, word=True)
-    c.text("clusterLabel", required=False, limit=200)
+    c.text("clusterId", limit=MAX_CLUSTER_LABEL, word=True)
+    c.text("clusterLabel", required=False, limit=MAX_CLUSTER_LABEL)
     c.text("clusterColor", required=False, limit=MAX_COLOR_CHARS)
     c.agent("writer", rec.get("writer"))
     readers = rec.get("readers")
@@ -197,7 +201,7 @@ def validate(rec, line: int) -> dict:
         sc.text("id", limit=200, word=True)
         sc.text("filename", required=False, limit=4096)
         sc.text("ext", required=False, limit=64, empty_ok=True)
-        sc.text("clusterId", required=False, limit=64, word=True)
+        sc.text("clusterId", required=False, limit=MAX_CLUSTER_LABEL, word=True)
         if src.get("ingestedBy") is not None:
             sc.agent("ingestedBy", src["ingestedBy"])
         sc.int_("bytes", required=False, high=2 ** 62)
