@@ -36,6 +36,10 @@ from .vocab import (  # noqa: F401 - re-exported: surfaces imported these names 
     DEFAULT_MODE,
     DEFAULT_SOURCE_TRUST,
     HUMAN,
+    MAX_COLOR_CHARS,
+    MAX_NOTE_CHARS,
+    MAX_TEXT_CHARS,
+    MAX_TOPIC_CHARS,
     MODES,
     RESOLUTIONS,
     REVIEW_ACTIONS,
@@ -67,18 +71,6 @@ NOT_COUNTED_NEXT = {"locked": "The hits are complete; only the read was not coun
                     "read-only": "The hits are complete; reads are counted only in a store this user can write to"}
 #: How many agent ids an ``unknown-agent`` warning lists (the most recently seen).
 MAX_KNOWN_AGENTS = 12
-MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
-#: Characters: the longest note (remember's provenance, a verdict's reason). A note says
-#: where a claim came from (a URL, a file and line, a session) or why a pair conflicts, in
-#: a line or two; it is shown beside the claim in review and copied into the log on every
-#: corroboration, so a pasted document there would be carried around unsearched. 2,000
-#: holds a long URL and a paragraph; anything longer is a document for ``ingest``.
-MAX_NOTE_CHARS = 2_000
-#: Characters: the longest topic key ("file-format:model.ckpt"). A topic is a key compared
-#: whole, not prose; 500 leaves room for a long absolute path inside one.
-MAX_TOPIC_CHARS = 500
-#: Characters: the longest cluster colour (a CSS colour: "#4f8a8b", "teal", "rgb(...)").
-MAX_COLOR_CHARS = 64
 #: Search filters that make an export part of the store (no whole-store history then).
 _NARROWING = ("kind", "pending_only", "pinned_only", "conflicted_only")
 MAX_PROPOSALS_PER_WRITE = 20  # best-scored candidates kept per write: a flood helps nobody judge

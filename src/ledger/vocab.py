@@ -65,3 +65,18 @@ CONFLICT_STATUSES = ("open", "resolved", "dismissed")
 # ---------------------------------------------------------------- review
 REVIEW_ACTIONS = ("keep", "pin", "drop", "edit")
 BULK_OPS = ("pin", "unpin", "archive", "unarchive", "merge", "drop")
+
+# ---------------------------------------------------------------- lengths (characters)
+#: Characters: the longest claim text.
+MAX_TEXT_CHARS = 20_000  # a claim is one sentence; anything this long belongs in ingest
+#: Characters: the longest note (remember's provenance, a verdict's reason). A note says
+#: where a claim came from (a URL, a file and line, a session) or why a pair conflicts, in
+#: a line or two; it is shown beside the claim in review and copied into the log on every
+#: corroboration, so a pasted document there would be carried around unsearched. 2,000
+#: holds a long URL and a paragraph; anything longer is a document for ``ingest``.
+MAX_NOTE_CHARS = 2_000
+#: Characters: the longest topic key ("file-format:model.ckpt"). A topic is a key compared
+#: whole, not prose; 500 leaves room for a long absolute path inside one.
+MAX_TOPIC_CHARS = 500
+#: Characters: the longest cluster colour (a CSS colour: "#4f8a8b", "teal", "rgb(...)").
+MAX_COLOR_CHARS = 64

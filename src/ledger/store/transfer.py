@@ -8,7 +8,7 @@ batch of ids.
 
 Every line is checked first (:func:`validate`; history lines ``transfer_history.
 validate_history``) by the rules the write paths apply: JSON types, ranges (no negative
-counts, times from 0 to a day from now), lengths (``service.MAX_TEXT_CHARS`` ...) and
+counts, times from 0 to a day from now), lengths (``vocab.MAX_TEXT_CHARS`` ...) and
 text a store can hold, so a hand-edited file cannot store what ``remember`` would refuse.
 
 Import (:func:`import_batch`) writes records into this store without duplicates:
@@ -144,7 +144,7 @@ def validate(rec, line: int) -> dict:
     """Check one parsed export line (a memory) by the write paths' rules; returns it,
     or raises :class:`InvalidInput` naming the line and the field. Derived fields
     (``strength``, ``factors``, ``conflictWith``) are not read."""
-    from ..service import MAX_COLOR_CHARS, MAX_NOTE_CHARS, MAX_TEXT_CHARS, MAX_TOPIC_CHARS
+    from ..vocab import MAX_COLOR_CHARS, MAX_NOTE_CHARS, MAX_TEXT_CHARS, MAX_TOPIC_CHARS
     from .store import MAX_CLUSTER_LABEL
 
     if not isinstance(rec, dict):

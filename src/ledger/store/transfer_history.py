@@ -169,7 +169,7 @@ def validate_history(rec: dict, line: int) -> dict:
                                f'field (remove it). Only history lines have one: {kinds}. Nothing was imported.')
         raise InvalidInput(f"line {line}: unknown record {kind!r}. A memory line has no \"record\" field; a history "
                            f"line has one of: {kinds}. Was the file written by a newer ledger? Nothing was imported.")
-    from ..service import MAX_TEXT_CHARS
+    from ..vocab import MAX_TEXT_CHARS
     from .transfer import _Check
 
     c = _Check(rec, line, kind + " ")
