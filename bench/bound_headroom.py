@@ -38,11 +38,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
-import shutil
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -54,7 +51,6 @@ import_ledger()
 import scale as S  # noqa: E402
 
 from ledger.query import parse  # noqa: E402
-from ledger.service import Ledger  # noqa: E402
 from ledger.store import textindex  # noqa: E402
 from ledger.store.sqlbits import strength_sql  # noqa: E402
 from ledger.vocab import RELEVANCE_WEIGHT, STRENGTH_WEIGHT  # noqa: E402
@@ -79,22 +75,16 @@ def _maxscore_skips(phrases, cap: dict[str, float], rows_of: dict[str, set], p_f
 
 
 def measure(db: Path, queries: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / db.name
-        shutil.copy(db, copy)
-        led = Ledger.open(copy, clock=S.Clock(S.T0 + S.SPAN_MS + 86_400_000))
+    with S.generated_queries_on_a_copy(db) as (led, next_query):
         c = led.store._conn
         now = led.clock()
-        rng = random.Random(11)
-        gen = S.TextGen(seed=99)
-        texts = S.sample_texts(led, rng)
         shares: dict[str, list[float]] = {k: [] for k in ("phrase bound", "true phrase max", "true max, row strength",
                                                           "phrase bound, row strength", "phrase bound, undecayed strength", "reach θ")}
         matches = []
         st_sql = strength_sql()
         st_ub = strength_sql(now="m.last_read_at")  # freshness 1: the strength at the row's last read
         for _ in range(queries):
-            q = gen.query(texts)
+            q = next_query()
             pq = parse(q, now)
             exact, fuzzy, side = textindex.expression_parts(c, pq.terms, "hybrid")
             if fuzzy or side or len(exact) < 2:
@@ -129,7 +119,6 @@ def measure(db: Path, queries: int) -> dict:
                         skip += 1
                 shares[key].append(skip / n)
             shares["reach θ"].append(sum(1 for _, r, st, _ in scored if RELEVANCE_WEIGHT * r + STRENGTH_WEIGHT * st >= theta - 1e-9) / n)
-        led.close()
     return {"queries": len(matches), "matches_p50": statistics.median(matches) if matches else 0,
             "skippable": {k: {"p50": statistics.median(v), "mean": statistics.fmean(v)} for k, v in shares.items() if v}}
 

@@ -31,11 +31,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -48,7 +45,6 @@ import_ledger()
 import scale as S  # noqa: E402
 
 from ledger.query import parse  # noqa: E402
-from ledger.service import Ledger  # noqa: E402
 from ledger.store import textindex  # noqa: E402
 from ledger.store.sqlbits import strength_sql  # noqa: E402
 
@@ -72,19 +68,13 @@ def _cpu(c, sql: str, params: dict) -> float:
 
 
 def measure(db: Path, queries: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / db.name
-        shutil.copy(db, copy)
-        led = Ledger.open(copy, clock=S.Clock(S.T0 + S.SPAN_MS + 86_400_000))
+    with S.generated_queries_on_a_copy(db) as (led, next_query):
         c = led.store._conn
         now = led.clock()
-        rng = random.Random(11)
-        gen = S.TextGen(seed=99)
-        texts = S.sample_texts(led, rng)
         per_match: dict[str, list[float]] = {k: [] for k in [*STATEMENTS, "iterate as typed"]}
         matches, typed, thetas, paths = [], [], [], {}
         for _ in range(queries):
-            q = gen.query(texts)
+            q = next_query()
             res = led.search(q, limit=10)
             paths[led.store.search_path] = paths.get(led.store.search_path, 0) + 1
             if len(res.hits) == 10:
@@ -104,7 +94,6 @@ def measure(db: Path, queries: int) -> dict:
             n_bare = c.execute(STATEMENTS["iterate"], {"ex": bare}).fetchone()[0]
             typed.append(n_bare / n)
             per_match["iterate as typed"].append(_cpu(c, STATEMENTS["iterate"], {"ex": bare}) * 1e9 / max(1, n_bare))
-        led.close()
     p50 = {k: statistics.median(v) for k, v in per_match.items() if v}
     return {
         "queries": len(matches),

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import contextlib
 import hashlib
 import json
 import multiprocessing as mp
@@ -329,6 +330,24 @@ def drop(path: Path) -> None:
 def sample_texts(led: Ledger, rng: random.Random, k: int = 2000) -> list[str]:
     ids = list(led.store.iter_ids())
     return [m.text for m in led.store.get_many(rng.sample(ids, min(k, len(ids))), led.clock())]
+
+
+@contextlib.contextmanager
+def generated_queries_on_a_copy(db: Path):
+    """Open a private copy of the cached store ``db`` (the cached one is never written)
+    at the benches' clock (a day after the store's span) and yield ``(led, next_query)``:
+    ``next_query()`` draws the next of the generated queries of ``measure_recall`` (same
+    seeds, so every bench asks the same questions of a store). The copy is deleted after."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / db.name
+        shutil.copy(db, copy)
+        led = Ledger.open(copy, clock=Clock(T0 + SPAN_MS + 86_400_000))
+        try:
+            gen = TextGen(seed=99)
+            texts = sample_texts(led, random.Random(11))
+            yield led, lambda: gen.query(texts)
+        finally:
+            led.close()
 
 
 # ------------------------------------------------------------------------------ measurements

@@ -122,31 +122,22 @@ def log_event(conn, now: int, agent: str, op: str, memory_id: str | None = None,
     )
 
 
-def count_read(conn, ids, agent: str, now: int) -> None:
-    """A counted read (``recall``): each memory gets hits + 1,
-    last read = ``now`` and ``agent`` as a reader; the agent is touched. The only
-    operation that moves hits and last read (docs/store.md "Strength")."""
+def count_read(conn, ids, agent: str, now: int, *, reader: bool = True) -> None:
+    """A counted read: each memory gets hits + 1 and last read = ``now``; the agent is
+    touched. ``recall`` also makes ``agent`` a reader of each (``reader=True``); a fact
+    the watcher hands back unasked (an injection, :func:`ledger.store.watch.record_injection`)
+    does not (``reader=False``): being shown a fact is a use of it, not a confirmation.
+    Readers feed the corroboration factor, and the agent whose own session the fact was
+    distilled from would otherwise corroborate it by being shown it. The only operation
+    that moves hits and last read (docs/store.md "Strength")."""
     if not ids:
         return
     with atomic(conn):
         touch_agent(conn, agent, now)
         for mid in ids:
             conn.execute("UPDATE memories SET hits = hits + 1, last_read_at = ? WHERE id = ?", (now, mid))
-            add_reader(conn, mid, agent)
-
-
-def count_use(conn, ids, agent: str, now: int) -> None:
-    """A fact handed back to an agent by the watcher (an injection): each memory gets
-    hits + 1 and last read = ``now``; the agent is touched but does **not** become a
-    reader. Being shown a fact unasked is a use of it, not a confirmation: readers feed
-    the corroboration factor, and the agent whose own session the fact was distilled
-    from would otherwise corroborate it by being shown it (docs/store.md "Strength")."""
-    if not ids:
-        return
-    with atomic(conn):
-        touch_agent(conn, agent, now)
-        for mid in ids:
-            conn.execute("UPDATE memories SET hits = hits + 1, last_read_at = ? WHERE id = ?", (now, mid))
+            if reader:
+                add_reader(conn, mid, agent)
 
 
 def corroborate(conn, memory_id: str, agent: str, now: int, detail: str = "") -> bool:

@@ -218,9 +218,10 @@ def reset_escalation(conn: sqlite3.Connection, key: str) -> int:
 
 def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, memory_ids: list[str], paths: list[str],
                      chars: int, agent: str, now: int, counted_ids: list[str] | None = None) -> None:
-    """Log an injection and count it as a use (:func:`ops.count_use`: hits and last
-    read, no reader) of each fact in ``counted_ids`` (default: all shown) that session
-    ``key`` was not shown before: a session uses a fact once, however often a stuck
+    """Log an injection and count it as a use (:func:`ops.count_read` with
+    ``reader=False``: hits and last read, no reader) of each fact in ``counted_ids``
+    (default: all shown) that session ``key`` was not shown before: a session uses a
+    fact once, however often a stuck
     agent is shown it again (docs/store.md "Strength"). The watcher leaves out facts
     shown marked "may be stale" or "disputed": being shown does not make a possibly
     outdated fact stronger."""
@@ -233,7 +234,7 @@ def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, 
         (key, step, now, level, json.dumps(memory_ids), json.dumps(paths), chars),
     )
     if counted:
-        ops.count_use(conn, counted, agent, now)
+        ops.count_read(conn, counted, agent, now, reader=False)
     else:
         ops.touch_agent(conn, agent, now)
     ops.log_event(conn, now, agent, "watcher.inject", memory_ids[0] if memory_ids else None,
