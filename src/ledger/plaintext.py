@@ -22,6 +22,7 @@ each on first use.
 from __future__ import annotations
 
 from .regex import Lazy
+from .text import LATIN_LOOKALIKES
 
 # ---------------------------------------------------------------- terminal controls
 
@@ -118,22 +119,15 @@ def plain_value(value: object, depth: int = 0) -> object:
 #: Letters of other scripts drawn like Latin ones, which Unicode normalisation leaves
 #: alone: Cyrillic, Greek, Armenian, and Latin's own small capitals and dotless i. Only
 #: whole look-alikes (no Russian or Greek word becomes an English one through them).
-_LOOKALIKES = {ord(pair[0]): pair[1] for pair in (
-    # Cyrillic small а с е һ і ј ӏ о р ԛ ѕ ԝ х у ԁ ѵ, capital А В С Е Н І Ј К М О Р Ѕ Т Х Ү Ԛ Ԝ Ӏ
-    "\u0430a \u0441c \u0435e \u04bbh \u0456i \u0458j \u04cfl \u043eo \u0440p \u051bq \u0455s \u051dw \u0445x "
-    "\u0443y \u0501d \u0475v "
-    "\u0410A \u0412B \u0421C \u0415E \u041dH \u0406I \u0408J \u041aK \u041cM \u041eO \u0420P \u0405S \u0422T "
-    "\u0425X \u04aeY \u051aQ \u051cW \u04c0I "
-    # Greek small α ι κ ν ο ρ υ ϲ ϳ, capital Α Β Ε Ζ Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ
-    "\u03b1a \u03b9i \u03bak \u03bdv \u03bfo \u03c1p \u03c5u \u03f2c \u03f3j "
-    "\u0391A \u0392B \u0395E \u0396Z \u0397H \u0399I \u039aK \u039cM \u039dN \u039fO \u03a1P \u03a4T \u03a5Y "
-    "\u03a7X "
+_LOOKALIKES = {ord(pair[0]): pair[1] for pair in (*LATIN_LOOKALIKES, *(
+    # Those redaction folds too (ledger.text.LATIN_LOOKALIKES), and Cyrillic ѵ Ӏ, Greek ϲ ϳ
+    "\u0475v \u04c0I \u03f2c \u03f3j "
     # Armenian small հ ո ս օ
     "\u0570h \u0578n \u057du \u0585o "
     # Latin dotless i and j, script a and g, iota, small capitals
     "\u0131i \u0237j \u0251a \u0261g \u0269i \u026ai \u1d00a \u0299b \u1d04c \u1d05d \u1d07e \u0262g \u029ch "
     "\u1d0aj \u1d0bk \u029fl \u1d0dm \u0274n \u1d0fo \u1d18p \u0280r \ua731s \u1d1bt \u1d1cu \u1d20v \u1d21w "
-    "\u028fy \u1d22z").split()}
+    "\u028fy \u1d22z").split())}
 #: Invisible characters that are not format characters (category Cf, handled by
 #: category): Hangul fillers, the braille blank, the combining grapheme joiner.
 _INVISIBLE = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x034F))

@@ -87,7 +87,7 @@ nothing, a text without any trigger word never compiles the pattern at all, and
 from __future__ import annotations
 
 from ledger.regex import ASCII, IGNORECASE, Lazy
-from ledger.text import QUERY_STOPWORDS
+from ledger.text import LATIN_LOOKALIKES, QUERY_STOPWORDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - annotations only: `re` stays off remember's start-up
@@ -855,17 +855,8 @@ def _sub_foreign(m: re.Match[str]) -> str:
 #: alone. Only whole look-alikes: no Russian or Greek word folds to an ASCII trigger word
 #: (``пароль``, ``токен``, ``секрет`` keep letters with no Latin twin).
 _LOOKALIKES = {
-    # Each pair: the look-alike, then its Latin letter. Cyrillic small а с е һ і ј ӏ о р
-    # ԛ ѕ ԝ х у ԁ, capital А В С Е Н І Ј К М О Р Ѕ Т Х Ү Ԛ Ԝ; Greek small α ι κ ν ο ρ υ,
-    # capital Α Β Ε Ζ Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ.
-    **{ord(pair[0]): pair[1] for pair in (
-        "\u0430a \u0441c \u0435e \u04bbh \u0456i \u0458j \u04cfl \u043eo \u0440p \u051bq \u0455s \u051dw "
-        "\u0445x \u0443y \u0501d "
-        "\u0410A \u0412B \u0421C \u0415E \u041dH \u0406I \u0408J \u041aK \u041cM \u041eO \u0420P \u0405S "
-        "\u0422T \u0425X \u04aeY \u051aQ \u051cW "
-        "\u03b1a \u03b9i \u03bak \u03bdv \u03bfo \u03c1p \u03c5u "
-        "\u0391A \u0392B \u0395E \u0396Z \u0397H \u0399I \u039aK \u039cM \u039dN \u039fO \u03a1P \u03a4T "
-        "\u03a5Y \u03a7X").split()},
+    # Cyrillic and Greek letters drawn like Latin ones (:data:`ledger.text.LATIN_LOOKALIKES`).
+    **{ord(pair[0]): pair[1] for pair in LATIN_LOOKALIKES},
     # Typographic quotes and primes, dashes and minus, colon look-alikes NFKC keeps
     # (RATIO, MODIFIER LETTER COLON, RAISED COLON), line and paragraph separators.
     **dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032"), "'"),

@@ -6,6 +6,21 @@ import unicodedata
 
 from ledger import regex
 
+#: Letters of other scripts drawn like Latin ones, which NFKC leaves alone, as pairs
+#: "look-alike, then its Latin letter": Cyrillic small а с е һ і ј ӏ о р ԛ ѕ ԝ х у ԁ,
+#: capital А В С Е Н І Ј К М О Р Ѕ Т Х Ү Ԛ Ԝ; Greek small α ι κ ν ο ρ υ, capital Α Β Ε Ζ
+#: Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ. Only whole look-alikes: no Russian or Greek word folds to an
+#: ASCII word (пароль, токен keep letters with no Latin twin). Redaction folds these
+#: (ledger.redact); the instruction filter folds these and more (ledger.plaintext).
+LATIN_LOOKALIKES = (
+    "\u0430a \u0441c \u0435e \u04bbh \u0456i \u0458j \u04cfl \u043eo \u0440p \u051bq \u0455s \u051dw "
+    "\u0445x \u0443y \u0501d "
+    "\u0410A \u0412B \u0421C \u0415E \u041dH \u0406I \u0408J \u041aK \u041cM \u041eO \u0420P \u0405S "
+    "\u0422T \u0425X \u04aeY \u051aQ \u051cW "
+    "\u03b1a \u03b9i \u03bak \u03bdv \u03bfo \u03c1p \u03c5u "
+    "\u0391A \u0392B \u0395E \u0396Z \u0397H \u0399I \u039aK \u039cM \u039dN \u039fO \u03a1P \u03a4T "
+    "\u03a5Y \u03a7X").split()
+
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 chunk``, ``2 chunks``; ``many`` for an irregular plural (``memories``). For
