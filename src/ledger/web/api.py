@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import InvalidInput, LedgerError
+from ..flags import TRUE_WORDS
 from ..service import HUMAN, Ledger
 from ..text import agent_id, storable_problem
 from ..vocab import DEFAULT_MODE, DIRECTIONS, KIND_FILTERS, MODES
@@ -207,7 +208,9 @@ def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
 
 
 def _flag(request: Request, name: str) -> bool:
-    return request.query_params.get(name, "").lower() in ("1", "true", "yes", "on")
+    """A yes/no query parameter: yes by the words of :data:`ledger.flags.TRUE_WORDS`, any
+    case; anything else (absent included) is no."""
+    return request.query_params.get(name, "").lower() in TRUE_WORDS
 
 
 def _choice(request: Request, name: str, choices: tuple[str, ...], default: str | None) -> str | None:
