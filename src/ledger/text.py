@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from ledger import regex
+from ledger.vocab import MAX_AGENT_ID
 
 #: Letters of other scripts drawn like Latin ones, which NFKC leaves alone, as pairs
 #: "look-alike, then its Latin letter": Cyrillic small а с е һ і ј ӏ о р ԛ ѕ ԝ х у ԁ,
@@ -91,9 +92,9 @@ ID_QUOTES = "\"'“‘«「"
 _CLOSERS = "\"'”’»」"
 
 
-# The longest agent id a store takes (ledger.store.ops.MAX_AGENT_ID, not imported: the
+# The longest agent id a store takes (from ledger.vocab, which imports nothing: the
 # agent verbs' start-up path reads this module before the store's).
-_SLUG_MAX = 64
+_SLUG_MAX = MAX_AGENT_ID
 
 
 def agent_key(agent: str) -> str:

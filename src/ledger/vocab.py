@@ -80,3 +80,20 @@ MAX_NOTE_CHARS = 2_000
 MAX_TOPIC_CHARS = 500
 #: Characters: the longest cluster colour (a CSS colour: "#4f8a8b", "teal", "rgb(...)").
 MAX_COLOR_CHARS = 64
+#: Characters: the longest agent id ("claude-code", "cursor"); longer is a mistake.
+MAX_AGENT_ID = 64
+#: Characters. A cluster's label is a short topic name ("procedures"); a longer one is
+#: a pasted text, and would flood every list and the web UI's legend.
+MAX_CLUSTER_LABEL = 80
+#: Characters: the longest memory or source id an import takes. Ours are about 16
+#: (``ledger.ids``); 200 leaves room for ids another tool wrote, and refuses a pasted text.
+MAX_ID_CHARS = 200
+#: Characters: the longest machine name an import takes (a host name is at most 253).
+MAX_MACHINE_CHARS = 200
+#: Characters: the longest file path or file name an import takes (Linux's PATH_MAX).
+MAX_PATH_CHARS = 4096
+#: Characters: the longest file extension an import takes. ``ingest.extension`` keeps
+#: ten at most; older stores may hold longer ones, and their exports import.
+MAX_EXT_CHARS = 64
+#: Characters: a SHA-256 digest in hex (a file key's ``sha256``).
+SHA256_HEX_CHARS = 64

@@ -11,13 +11,11 @@ outside one (single statements, or its own savepoint).
 from __future__ import annotations
 
 from ..paths import machine_id
-from ..vocab import PALETTE
+from ..vocab import MAX_AGENT_ID, PALETTE  # MAX_AGENT_ID: also read as ops.MAX_AGENT_ID
 from .connection import atomic
 
 #: The machine every write of this process is attributed to (docs/postgres.md).
 MACHINE = machine_id()
-#: Characters: the longest agent id ("claude-code", "cursor"); longer is a mistake.
-MAX_AGENT_ID = 64
 
 
 def check_agent(agent: str) -> None:

@@ -27,7 +27,7 @@ from ..errors import InvalidInput, NotAClaim, StoreUnavailable, UnknownCluster, 
 from ..ids import new_id
 from ..models import Agent, Cluster, Event, FileKey, Memory, MemoryRow
 from ..text import slugify
-from ..vocab import PALETTE, SORTS  # noqa: F401 - SORTS re-exported (ledger.store.SORTS)
+from ..vocab import MAX_CLUSTER_LABEL, PALETTE, SORTS  # noqa: F401 - SORTS re-exported (ledger.store.SORTS)
 from . import ops, textindex
 from .connection import atomic, connect, connect_read_only, read_only_message, translate_class, unwritable
 from .migrations import migrate, require_current, require_store
@@ -55,9 +55,6 @@ CONTEXT_WEIGHT = textindex.CONTEXT_WEIGHT
 FUZZY_WEIGHT = textindex.FUZZY_WEIGHT
 #: Characters. A longer ref is not looked up as part of an id (ids are about 16 long).
 MAX_ID_REF = 64
-#: Characters. A cluster's label is a short topic name ("procedures"); a longer one is
-#: a pasted text, and would flood every list and the web UI's legend.
-MAX_CLUSTER_LABEL = 80
 # Prefixes of the ids that are not memories (the callers of ledger.ids.new_id), for the
 # message of a memory lookup handed one of them.
 _OTHER_IDS = {"cf": "a conflict", "cc": "a conflict candidate", "s": "a source"}

@@ -36,6 +36,22 @@ from typing import Iterable, Sequence
 
 from ..errors import InvalidInput
 from ..text import storable_problem
+from ..vocab import (
+    DAY_MS,
+    DEFAULT_SOURCE_TRUST,
+    MAX_AGENT_ID,
+    MAX_CLUSTER_LABEL,
+    MAX_COLOR_CHARS,
+    MAX_EXT_CHARS,
+    MAX_ID_CHARS,
+    MAX_MACHINE_CHARS,
+    MAX_NOTE_CHARS,
+    MAX_PATH_CHARS,
+    MAX_TEXT_CHARS,
+    MAX_TOPIC_CHARS,
+    PALETTE,
+    SHA256_HEX_CHARS,
+)
 from . import ops, textindex
 from .connection import atomic
 from .source_sync import conn_of
@@ -79,13 +95,13 @@ class _Check:
         import time
 
         self.rec, self.line, self.what = rec, line, what
-        self.latest = int(time.time() * 1000) + 86_400_000  # a day of clock skew between machines
+        self.latest = int(time.time() * 1000) + DAY_MS  # a day of clock skew between machines
 
     def fail(self, key: str, why: str):
         raise InvalidInput(f"line {self.line}: {self.what}{key!r} {why}. Fix or remove that line. Nothing was imported.",
                            field=key)
 
-    def text(self, key: str, *, required: bool = True, limit: int = 20_000, empty_ok: bool = False,
+    def text(self, key: str, *, required: bool = True, limit: int = MAX_TEXT_CHARS, empty_ok: bool = False,
              word: bool = False) -> str | None:
         v = self.rec.get(key)
         if v is None and not required:
@@ -130,12 +146,12 @@ class _Check:
 
     def agent(self, key: str, v) -> None:
         """An agent id as stored: one word of printable characters, at most
-        ``ops.MAX_AGENT_ID``. A comma or a leading quote, which new writes refuse
+        ``MAX_AGENT_ID``. A comma or a leading quote, which new writes refuse
         (``text.agent_id``), passes: older stores hold such ids and their exports import."""
         if not isinstance(v, str) or not v.strip():
             self.fail(key, "holds an agent id that is empty or not a string")
-        if len(v) > ops.MAX_AGENT_ID:
-            self.fail(key, f"holds an agent id of {len(v):,} characters; at most {ops.MAX_AGENT_ID} are allowed")
+        if len(v) > MAX_AGENT_ID:
+            self.fail(key, f"holds an agent id of {len(v):,} characters; at most {MAX_AGENT_ID} are allowed")
         if storable_problem(v) or any(c.isspace() or unicodedata.category(c) == "Cc" for c in v):
             self.fail(key, f"holds the agent id {v[:80]!r}, which is not one word of printable characters")
 
@@ -144,13 +160,11 @@ def validate(rec, line: int) -> dict:
     """Check one parsed export line (a memory) by the write paths' rules; returns it,
     or raises :class:`InvalidInput` naming the line and the field. Derived fields
     (``strength``, ``factors``, ``conflictWith``) are not read."""
-    from ..vocab import MAX_COLOR_CHARS, MAX_NOTE_CHARS, MAX_TEXT_CHARS, MAX_TOPIC_CHARS
-    from .store import MAX_CLUSTER_LABEL
 
     if not isinstance(rec, dict):
         raise InvalidInput(f"line {line}: not a JSON object; is this a `ledger export` file? Nothing was imported.")
     c = _Check(rec, line)
-    c.text("id", limit=200, word=True)
+    c.text("id", limit=MAX_ID_CHARS, word=True)
     c.text("text", limit=MAX_TEXT_CHARS)
     for key, allowed in (("kind", ("claim", "chunk")), ("origin", ("chat", "doc"))):
         if rec.get(key) not in allowed:
@@ -165,8 +179,8 @@ def validate(rec, line: int) -> dict:
             c.fail("readers", "is not a list of agent ids")
         for r in readers:
             c.agent("readers", r)
-    c.text("machine", required=False, limit=200, empty_ok=True)
-    c.text("sourceId", required=False, limit=200, word=True)
+    c.text("machine", required=False, limit=MAX_MACHINE_CHARS, empty_ok=True)
+    c.text("sourceId", required=False, limit=MAX_ID_CHARS, word=True)
     c.int_("chunkIndex", required=False, high=10 ** 9)
     c.text("provenance", required=False, limit=MAX_NOTE_CHARS, empty_ok=True)
     c.text("topic", required=False, limit=MAX_TOPIC_CHARS)
@@ -186,10 +200,10 @@ def validate(rec, line: int) -> dict:
             if not isinstance(f, dict):
                 c.fail("files", "holds an entry that is not an object")
             fc = _Check(f, line, "files ")
-            fc.text("path", limit=4096)
+            fc.text("path", limit=MAX_PATH_CHARS)
             fc.int_("size", required=False, high=2 ** 62)
             fc.int_("mtimeMs", required=False, high=2 ** 62)
-            fc.text("sha256", required=False, limit=64)
+            fc.text("sha256", required=False, limit=SHA256_HEX_CHARS)
     links = rec.get("links")
     if links is not None and (not isinstance(links, list) or not all(isinstance(x, str) and x.strip() for x in links)):
         c.fail("links", "is not a list of memory ids")
@@ -198,9 +212,9 @@ def validate(rec, line: int) -> dict:
         if not isinstance(src, dict):
             c.fail("source", "is not an object")
         sc = _Check(src, line, "source ")
-        sc.text("id", limit=200, word=True)
-        sc.text("filename", required=False, limit=4096)
-        sc.text("ext", required=False, limit=64, empty_ok=True)
+        sc.text("id", limit=MAX_ID_CHARS, word=True)
+        sc.text("filename", required=False, limit=MAX_PATH_CHARS)
+        sc.text("ext", required=False, limit=MAX_EXT_CHARS, empty_ok=True)
         sc.text("clusterId", required=False, limit=MAX_CLUSTER_LABEL, word=True)
         if src.get("ingestedBy") is not None:
             sc.agent("ingestedBy", src["ingestedBy"])
@@ -209,7 +223,7 @@ def validate(rec, line: int) -> dict:
         sc.int_("ingestedAt", required=False, time=True)
         sc.int_("updatedAt", required=False, time=True)
         sc.int_("droppedAt", required=False, time=True)
-        sc.text("path", required=False, limit=4096)
+        sc.text("path", required=False, limit=MAX_PATH_CHARS)
     return rec
 
 
@@ -302,7 +316,10 @@ def _ensure_cluster(conn, rec: dict, now: int, counts: dict) -> None:
     if conn.execute("SELECT 1 FROM clusters WHERE id = ?", (cid,)).fetchone():
         return
     label = rec.get("clusterLabel") if isinstance(rec.get("clusterLabel"), str) else cid
-    color = rec.get("clusterColor") if isinstance(rec.get("clusterColor"), str) else "#8a91a6"
+    color = rec.get("clusterColor")
+    if not isinstance(color, str):  # the rule of Store.add_cluster: the next colour in turn
+        n = conn.execute("SELECT count(*) FROM clusters").fetchone()[0]
+        color = PALETTE[n % len(PALETTE)]
     conn.execute("INSERT INTO clusters (id, label, color, created_at) VALUES (?, ?, ?, ?)", (cid, label, color, now))
     counts["clusters"] += 1
 
@@ -317,7 +334,7 @@ def _ensure_source(conn, src: dict, rec: dict, counts: dict) -> None:
         "INSERT INTO sources (id, filename, ext, cluster_id, ingested_by, bytes, trust, ingested_at, dropped_at, path, "
         "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (src["id"], str(src.get("filename") or src["id"]), str(src.get("ext") or ""), cluster,
-         str(src.get("ingestedBy") or rec["writer"]), int(src.get("bytes") or 0), float(src.get("trust") or 0.75),
+         str(src.get("ingestedBy") or rec["writer"]), int(src.get("bytes") or 0), DEFAULT_SOURCE_TRUST if src.get("trust") is None else float(src["trust"]),
          int(src.get("ingestedAt") or rec["createdAt"]), src.get("droppedAt"), src.get("path"), src.get("updatedAt")))
     counts["sources"] += 1
 
