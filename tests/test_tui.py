@@ -693,12 +693,18 @@ def test_review_plain_and_show_print_what_is_stored(db_file):
     assert rc == 0 and "one␍two�three" in out, out
 
 
-@pytest.mark.asyncio
-@pytest.mark.parametrize("text", ["line one\nline two", "cr\rinside", "esc \x1b[31mred", "tab\there", "nel\x85x"])
-async def test_a_text_the_edit_box_cannot_show_is_not_edited_there(store_target, text):
-    """Textual's one-line Input drew a newline as a line break, dropped CR and sent ESC to
-    the terminal: editing such a claim would show, and could save, other than what is
-    stored. The key says so and where to edit it instead; the text is untouched."""
+HEBREW_RLM = "הפריסה ל\u200fStaging דורשת VPN\u200f"  # the example: RLM marks in a Hebrew claim
+ARABIC_MARKS = "المنفذ \u200e8080\u200e مفتوح \u061c(للاختبار)"  # LRM and ALM
+HIDDEN_TEXTS = [HEBREW_RLM, ARABIC_MARKS, "line one\nline two", "cr\rinside", "esc \x1b[31mred", "tab\there",
+                "nel\x85x", "port \u202e0806\u202c open", "iso \u2067abc\u2069 end"]
+
+
+async def _edit(store_target, text, *keys, paste: str | None = None):
+    """Remember ``text``, open it in the edit box, press ``keys`` (and paste ``paste``),
+    Enter; returns (the stored text before, the box's value when opened, the stored
+    text after, the app's errors)."""
+    from textual import events
+
     with Ledger.open(store_target) as led:
         m = led.remember(text, cluster="code", agent="claude").memory
     app, led = app_for(store_target)
@@ -706,9 +712,75 @@ async def test_a_text_the_edit_box_cannot_show_is_not_edited_there(store_target,
         await pilot.pause()
         await pilot.press("e")
         await pilot.pause()
-        assert app.editing is None and "web UI" in app.last_status, app.last_status
+        assert app.editing == m.id, app.last_status
+        box = app.query_one("#edit")
+        opened = box.value
+        await pilot.press(*keys)
+        if paste is not None:
+            box.post_message(events.Paste(paste))
+            await pilot.pause()
         await pilot.press("enter")
         await pilot.pause()
+        errors = list(app.errors)
     led.close()
     with fresh(store_target) as led2:
-        assert led2.get(m.id).text == text and led2.get(m.id).reviewed_at is None
+        after = led2.get(m.id)
+        assert after.reviewed_at is not None
+        return m.text, opened, after.text, errors
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("text", HIDDEN_TEXTS)
+async def test_editing_keeps_the_hidden_characters_not_touched(store_target, text):
+    """The box shows a hidden character by its stand-in (the card's rule: a bidi mark is
+    never acted on by the terminal) and saves the character itself: appending a word
+    to a Hebrew claim with RLM marks keeps the marks (they were refused, web UI only)."""
+    from ledger.tui.app import box_shown
+
+    before, opened, after, errors = await _edit(store_target, text, "end", "space", "o", "k")
+    assert errors == []
+    assert opened == box_shown(before) and len(opened) == len(before)
+    assert not any(c in opened for c in "\u200e\u200f\u061c\u202e\u2067\r\n\t\x1b\x85")
+    assert after == before + " ok"
+
+
+@pytest.mark.asyncio
+async def test_deleting_a_stand_in_deletes_that_character_only(store_target):
+    """Two marks side by side: Backspace between them removes the first, and only it."""
+    text = "a\u200f\u200eb"
+    before, opened, after, errors = await _edit(store_target, text, "home", "right", "right", "backspace")
+    assert opened == "a��b" and after == "a\u200eb" and errors == []
+
+
+@pytest.mark.asyncio
+async def test_typing_among_stand_ins_keeps_both_sides(store_target):
+    before, opened, after, errors = await _edit(store_target, HEBREW_RLM, "home", *["right"] * 8, "x", "y")
+    assert after == HEBREW_RLM[:8] + "xy" + HEBREW_RLM[8:] and after.count("\u200f") == 2
+
+
+@pytest.mark.asyncio
+async def test_a_pasted_mark_is_stored_and_shown_by_its_stand_in(store_target):
+    before, opened, after, errors = await _edit(store_target, "plain words", "end", paste=" x\u200fy")
+    assert after == "plain words x\u200fy" and errors == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("text", ["👩\u200d💻 writes the deploy script", "می\u200cخواهم تست را اجرا کنم",
+                                  "👨\u200d👩\u200d👧 family \u200cnon-joiner"])
+async def test_zwj_and_zwnj_are_in_the_box_as_they_are(store_target, text):
+    """ZWJ (emoji sequences) and ZWNJ (Persian) are how those texts are written, not
+    controls to guard against: no stand-in, and an edit keeps them."""
+    before, opened, after, errors = await _edit(store_target, text, "end", "space", "o", "k")
+    assert opened == before and after == before + " ok" and errors == []
+
+
+def test_a_value_set_outside_the_keys_still_keeps_untouched_marks():
+    """If the box's value is set directly (not through Input.replace), the characters
+    that line up with unchanged stand-ins are taken back from the stored text."""
+    from ledger.tui.app import box_shown, box_text
+
+    shown = box_shown(HEBREW_RLM)
+    assert box_text(HEBREW_RLM, shown) == HEBREW_RLM
+    assert box_text(HEBREW_RLM, "x" + shown + "!") == "x" + HEBREW_RLM + "!"
+    assert box_text(HEBREW_RLM, shown.replace("Staging", "Prod")) == HEBREW_RLM.replace("Staging", "Prod")
+    assert box_text("a\rb", "   ") == "   "

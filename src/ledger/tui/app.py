@@ -24,6 +24,12 @@ shown as typed), and Rich drops CR, VT, FF, BEL and backspace from such text whi
 would reach the terminal: ``visible`` shows each as the CLI does (``␍``, ``␛``, ``�``).
 Newlines and tabs stay: a card shows a text on as many lines as it has.
 
+Why the edit box saves characters it does not show: it is one line and must not let the
+terminal act on what it holds either, so it shows the same stand-ins (and ``␊``/``␉`` for
+a newline and a tab), while :class:`EditBox` keeps the stored text beside them, changed
+by every edit exactly as the box is. A Hebrew claim with RLM marks is edited here and
+keeps the marks the person did not delete (docs/cli.md "Control characters").
+
 Textual is imported by this module only; ``ledger.tui`` and the CLI import it lazily.
 """
 
@@ -179,11 +185,66 @@ def conflict_card(c: Conflict, now: int) -> Table:
     return card
 
 
-def _not_one_line(text: str) -> bool:
-    """Whether ``text`` holds a character the edit box cannot show as stored: a newline,
-    tab or any other control character, or a bidi control (:func:`ledger.termfmt.visible`
-    would replace it)."""
-    return any(c < " " or c == "\x7f" for c in text) or visible(text) != text
+# The edit box's stand-ins: what :func:`ledger.termfmt.visible` replaces, and also the
+# newline and the tab, which a one-line box would draw as a break or as spaces. One
+# character for one, so a position in the box is the same position in the stored text.
+_BOX = {0x0A: 0x240A, 0x09: 0x2409}
+
+
+def box_shown(text: str) -> str:
+    """``text`` as the edit box shows it: :func:`~ledger.termfmt.visible` (``␍``, ``␛``,
+    ``�`` for a bidi control), and ``␊``/``␉`` for a newline and a tab. Same length."""
+    return visible(text).translate(_BOX)
+
+
+class EditBox(Input):
+    """The one-line edit box, keeping the characters it shows by a stand-in.
+
+    The box holds :func:`box_shown` of the text, so a bidi mark, a CR or an ESC is seen,
+    never acted on (the card's rule), and :attr:`stored` beside it, the text itself,
+    character for character. Every change Textual's Input makes by key, paste or cut
+    goes through :meth:`replace`, which makes the same change to :attr:`stored` with
+    the new text as it was typed or pasted: a character the person did not touch keeps
+    what was stored (an RLM stays an RLM, a CR a CR, a newline a newline), one they
+    deleted is gone, one they typed is what they typed (a pasted RLM is stored as one and
+    shown as ``�``). ZWJ and ZWNJ are not stand-ins (``visible`` leaves them: they are
+    part of how emoji and Persian are written), so they are in the box as they are."""
+
+    stored: str = ""
+
+    def load(self, text: str) -> None:
+        """Put ``text`` in the box, cursor at its end."""
+        self.stored = text
+        self.value = box_shown(text)
+        self.cursor_position = len(text)
+
+    def replace(self, text: str, start: int, end: int) -> None:
+        """Textual's replace (every edit's path), mirrored onto :attr:`stored`."""
+        before, stored = self.value, self.stored
+        start, end = sorted((max(0, start), min(len(before), end)))
+        super().replace(box_shown(text), start, end)
+        if self.value != before:  # not refused (Input's restrictions; none are set here)
+            self.stored = stored[:start] + text + stored[end:]
+
+    def text(self) -> str:
+        """The text to save (:func:`box_text`)."""
+        return box_text(self.stored, self.value)
+
+
+def box_text(stored: str, value: str) -> str:
+    """The text an edit box holding ``value`` saves, ``stored`` being the text it mirrors:
+    ``stored`` itself while the box shows it (every edit went through
+    :meth:`EditBox.replace`); else (the value was set directly) the box's characters,
+    each one that lines up with an unchanged stand-in taken back from ``stored``."""
+    shown = box_shown(stored)
+    if shown == value:
+        return stored
+    from difflib import SequenceMatcher
+
+    out = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, shown, value, autojunk=False).get_opcodes():
+        out.append(stored[i1:i2] if op == "equal" else value[j1:j2])
+    return "".join(out)
 
 
 class ReviewApp(App[int]):
@@ -295,7 +356,7 @@ class ReviewApp(App[int]):
             yield Static(id="pos")
         with VerticalScroll(id="body", can_focus=False):
             yield Static(id="card")
-            yield Input(id="edit", placeholder="new text", disabled=True, select_on_focus=False)
+            yield EditBox(id="edit", placeholder="new text", disabled=True, select_on_focus=False)
         yield Static(id="clear")
         yield Static(id="status")
         yield Static(id="keys")
@@ -498,26 +559,21 @@ class ReviewApp(App[int]):
         m = self.current()
         if not isinstance(m, Memory):
             return
-        if _not_one_line(m.text):
-            # Textual's one-line Input draws a newline as a line break, drops CR and
-            # sends ESC to the terminal: the box would show other than what is stored,
-            # and a save could change what the person never saw. Said, not attempted.
-            self.set_status(f"{m.id} holds line breaks or control characters that this one-line box cannot show; "
-                            "edit it in the web UI (ledger serve, Review), which keeps them", error=True)
-            return
         self.editing = m.id
-        box = self.query_one("#edit", Input)
-        box.value = m.text
-        box.cursor_position = len(m.text)
+        box = self.query_one("#edit", EditBox)
+        box.load(m.text)
         box.disabled = False
         box.display = True
         box.focus()
-        self.set_status(f"editing {m.id}")
+        hidden = box.value != m.text
+        self.set_status(f"editing {m.id}" + (" · ␍ ␊ ␉ ␛ � stand for characters kept as stored unless you delete them"
+                                             if hidden else ""))
         self.render_view()
 
     def _close_edit(self) -> str | None:
         mid, self.editing = self.editing, None
-        box = self.query_one("#edit", Input)
+        box = self.query_one("#edit", EditBox)
+        box.stored = ""
         box.display = False
         box.disabled = True
         box.value = ""
@@ -534,7 +590,7 @@ class ReviewApp(App[int]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if self.editing is None:
             return
-        text = event.value
+        text = self.query_one("#edit", EditBox).text()  # the stored characters, not their stand-ins
         mid = self._close_edit()
         if mid is None:
             return
