@@ -127,3 +127,61 @@ def test_the_review_tui_card_shows_the_stand_ins(store_target):
         m = led.get(mid)
     plain = claim_card(m, m.created_at).plain
     assert SHOWN in plain and "\u202e" not in plain
+
+
+#: A chunk with each kind of character the screens show by a stand-in (CR, NEL, a bidi
+#: override) and the whitespace a one-line row lays out as a space (newline, tab, runs).
+CHUNK = "one\rtwo\x85three \u202e0806\u202c\nline two\tend  \x1b[31mred"
+
+
+@needs_browser
+def test_the_sources_screen_shows_a_chunk_as_the_other_screens_do(store_target):
+    """The example: the Sources screen collapsed ``\\s+`` to a space before the text
+    reached h(), so a CR (and VT, FF) in a chunk read as a space there and as ``␍``
+    everywhere else. Now the row shows what the CLI's one-line rule shows
+    (``termfmt.one_line``): stand-ins for the controls, one space for a line break."""
+    pytest.importorskip("playwright")
+    pytest.importorskip("starlette")
+    from playwright.sync_api import expect, sync_playwright
+    from test_web_e2e import ARGS, Server
+
+    from ledger.service import Ledger
+    from ledger.termfmt import one_line
+
+    with Ledger.open(store_target) as led:
+        res = led.ingest_chunks("notes\u200f.md", [CHUNK, "second chunk\rwith a CR"], cluster="code", agent="claude")
+        sid = res.source_id
+    srv = Server(store_target)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(srv.url + "#/sources")
+            row = page.locator(f'.source[data-id="{sid}"]')
+            expect(row.locator(".fname")).to_have_text("notes\ufffd.md")
+            row.locator(".expander").click()
+            chunks = row.locator(".chunk-text")
+            expect(chunks).to_have_count(2)
+            assert chunks.nth(0).inner_text() == one_line(CHUNK)
+            assert chunks.nth(1).inner_text() == "second chunk␍with a CR"
+            titles = [t.get_attribute("title") for t in chunks.nth(0).locator("span.ctl").all()]
+            assert titles == ["U+000D", "U+0085", "U+202E", "U+202C", "U+001B"]
+            # The inspector, opened from the row, shows the same stand-ins.
+            chunks.nth(1).click()
+            expect(page.locator("#inspector .insp-text")).to_have_text("second chunk␍with a CR")
+            body = page.evaluate("document.body.textContent")
+            assert not any(chr(c) in body for c in BIDI_CONTROLS) and "\r" not in body and "\x85" not in body
+            assert errors == []
+            browser.close()
+    finally:
+        srv.stop()
+
+
+def test_no_screen_collapses_stored_text_itself():
+    """The kind of the Sources bug: a screen's own whitespace collapse runs before h()
+    and turns CR, VT and FF into spaces. One-line rows leave layout to CSS."""
+    hits = [f"{f.name}:{n}" for f in sorted(JS.glob("*.js")) for n, line in enumerate(f.read_text().splitlines(), 1)
+            if ".replace(/\\s+/g" in line]
+    assert hits == []

@@ -138,7 +138,9 @@ export function mount(root) {
     const chunks = h('section', { class: 'sec' }, h('h4', { text: `CHUNKS · FIRST ${d.chunkPreview.length} OF ${num(d.chunkCount)}` }),
       d.chunkPreview.map((c) => h('button', { class: 'chunk', type: 'button', onclick: () => inspector.open(c.id) },
         h('span', { class: 'chunk-i mono dim', text: `#${c.chunkIndex}` }),
-        h('span', { class: 'chunk-text', text: c.text.replace(/\s+/g, ' ') }),
+        // Stored text as every screen shows it: h() draws CR, NEL and bidi controls as stand-ins,
+        // and .chunk-text's white-space: nowrap lays newlines and tabs out as one space.
+        h('span', { class: 'chunk-text', text: c.text }),
         h('span', { class: 'mono small dim', text: plural(c.hits, 'read') }))));
     const consequence = h('p', { class: 'consequence small', text:
       `Dropping ${d.filename} removes its ${plural(d.chunkCount, 'chunk')} (still visible to asof: queries) and sends ${num(d.claimCount)} distilled ${d.claimCount === 1 ? 'claim' : 'claims'} back to review.` });
