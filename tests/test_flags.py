@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 from fakes.hooks import context_of, pre_read, run_hook
-from test_opencode_server import Server, read
+from test_hook_runner import proj, store_with_fact  # noqa: F401  (fixtures: a project and a fact about its data.bin)
+from test_opencode_server import read, server  # noqa: F401  (server: the fixture that starts the session child)
 
-from ledger.filekeys import file_key
 from ledger.flags import env_flag, env_flag_problems, parse_flag
-from ledger.service import Ledger
 
 NODE = shutil.which("node")
 PLUGIN = Path(__file__).resolve().parent.parent / "src" / "ledger" / "harness" / "opencode" / "ledger.js"
@@ -96,26 +95,10 @@ def test_the_opencode_plugin_reads_the_variable_by_the_same_rule():
                                         "0/false/no/off); using the default, false"]
 
 
-@pytest.fixture
-def proj(tmp_path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    (p / "data.bin").write_bytes(b"\x00\x01")
-    return p
-
-
-@pytest.fixture
-def store_with_fact(store_target, proj):
-    with Ledger.open(store_target) as led:
-        led.remember("data.bin is a little-endian uint16 array", cluster="code", agent="alice",
-                     files=[file_key(proj / "data.bin")])
-    return store_target
-
-
 @pytest.mark.parametrize("raw,on", [("0", True), ("false", True), ("no", True), ("Off", True), ("", True),
                                     ("1", False), ("TRUE", False), ("yes", False), ("on", False),
                                     ("maybe", True)])
-def test_the_hook_reads_the_variable_by_the_rule(raw, on, store_with_fact, proj, _isolated_home):
+def test_the_hook_reads_the_variable_by_the_rule(raw, on, store_with_fact, proj, _isolated_home):  # noqa: F811
     p = run_hook("PreToolUse", pre_read(proj / "data.bin", cwd=proj),
                  env={"LEDGER_DB": store_with_fact, "LEDGER_HOOKS_DISABLED": raw})
     assert p.returncode == 0 and p.stderr == b""
@@ -132,15 +115,11 @@ def test_the_hook_reads_the_variable_by_the_rule(raw, on, store_with_fact, proj,
 
 
 @pytest.mark.parametrize("raw,on", [("0", True), ("no", True), ("maybe", True), ("1", False), ("Yes", False)])
-def test_the_opencode_child_reads_the_variable_by_the_rule(raw, on, store_with_fact, proj):
-    s = Server(store_with_fact, {"LEDGER_HOOKS_DISABLED": raw})
-    try:
-        ev = read(proj, "data.bin")
-        answer = s.event(ev)
-        assert answer["error"] is None
-        assert ("little-endian" in (answer["append"] or "")) is on, (raw, answer)
-    finally:
-        s.close()
+def test_the_opencode_child_reads_the_variable_by_the_rule(raw, on, store_with_fact, proj, server):  # noqa: F811
+    s = server(LEDGER_HOOKS_DISABLED=raw)  # on store_target, which store_with_fact wrote the fact into
+    answer = s.event(read(proj, "data.bin"))
+    assert answer["error"] is None
+    assert ("little-endian" in (answer["append"] or "")) is on, (raw, answer)
 
 
 def test_config_names_a_bad_variable_and_exits_1(cli):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import LEDGER_BIN, is_pg, spool_settled
-from test_opencode_server import Server, bus, console_command_serves, read, step
+from test_opencode_server import bus, console_command_serves, project, read, server, step  # noqa: F401  (project, server: fixtures)
 
 from ledger.service import Ledger
 from ledger.store import watch as W
@@ -25,23 +25,13 @@ NODE = shutil.which("node")
 PLUGIN = Path(__file__).resolve().parent.parent / "src" / "ledger" / "harness" / "opencode" / "ledger.js"
 
 
-@pytest.fixture
-def project(tmp_path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    (p / "notes.txt").write_text("the answer is 42\n")
-    subprocess.run(["git", "init", "-q", str(p)], check=True)
-    return p
-
-
 def _session_keys(target) -> list[str]:
     with Ledger.open(target) as led:
         return [r[0] for r in led.store._conn.execute("SELECT key FROM watch_sessions")]
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
-def test_a_17_mb_write_through_the_real_plugin_and_child_is_observed_without_a_stall(project, store_target,
-                                                                                      _isolated_home):
+def test_a_17_mb_write_through_the_real_plugin_and_child_is_observed_without_a_stall(project, store_target, _isolated_home):  # noqa: F811
     if not console_command_serves():
         pytest.skip("ledger __serve-session is not wired in this build")
     big = project / "big.txt"
@@ -81,29 +71,27 @@ def test_a_17_mb_write_through_the_real_plugin_and_child_is_observed_without_a_s
     assert 1000 < len(stored["content"]) <= 20_000 and "chars cut" in stored["content"]
 
 
-def test_events_without_a_session_are_dropped_and_logged_once_per_kind(project, store_target, _isolated_home):
-    s = Server(store_target)
-    try:
-        nosid = read(project)
-        del nosid["input"]["sessionID"]
-        events = [
-            nosid, dict(nosid, input={**nosid["input"], "sessionID": ""}), dict(nosid, input={**nosid["input"], "sessionID": 5}),
-            step(project, "", "p1"),
-            bus(project, "session.idle"),
-            bus(project, "session.diff", diff=[{"file": "notes.txt"}]),
-            bus(project, "todo.updated", todos=[{"content": "a", "status": "pending"}]),
-            {"hook": "experimental.session.compacting", "directory": str(project), "input": {}},
-            {"hook": "chat.message", "directory": str(project), "input": {}, "output": {"message": {"role": "user"},
-                                                                                       "parts": [{"type": "text", "text": "hi"}]}},
-        ]
-        for ev in events:
-            answer = s.event(ev)
-            assert answer["error"] is None and answer.get("dropped") == "no sessionID", (ev, answer)
-            assert answer["append"] is None and answer["context"] == []
-        # a named session still works, next to them
-        assert s.event(read(project, sid="ses_ok"))["error"] is None
-    finally:
-        s.close()
+def test_events_without_a_session_are_dropped_and_logged_once_per_kind(project, store_target, _isolated_home, server):  # noqa: F811
+    s = server()
+    nosid = read(project)
+    del nosid["input"]["sessionID"]
+    events = [
+        nosid, dict(nosid, input={**nosid["input"], "sessionID": ""}), dict(nosid, input={**nosid["input"], "sessionID": 5}),
+        step(project, "", "p1"),
+        bus(project, "session.idle"),
+        bus(project, "session.diff", diff=[{"file": "notes.txt"}]),
+        bus(project, "todo.updated", todos=[{"content": "a", "status": "pending"}]),
+        {"hook": "experimental.session.compacting", "directory": str(project), "input": {}},
+        {"hook": "chat.message", "directory": str(project), "input": {}, "output": {"message": {"role": "user"},
+                                                                                   "parts": [{"type": "text", "text": "hi"}]}},
+    ]
+    for ev in events:
+        answer = s.event(ev)
+        assert answer["error"] is None and answer.get("dropped") == "no sessionID", (ev, answer)
+        assert answer["append"] is None and answer["context"] == []
+    # a named session still works, next to them
+    assert s.event(read(project, sid="ses_ok"))["error"] is None
+    s.close()  # the checks below read what the child wrote by the time it ended
     if is_pg(store_target):
         spool_settled(store_target)
     assert _session_keys(store_target) == ["opencode:ses_ok"]
