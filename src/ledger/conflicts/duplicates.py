@@ -48,7 +48,7 @@ from .signals import (
     subject_differs,
     suspect,
 )
-from .values import cjk_apart, is_unit, read
+from .values import cjk_apart, is_unit, normalise, read
 from .wording import CHANGED_VALUE, FILLER, MEANING, PAST, canon, meaning_change, prepare, sort_lists
 
 #: Minimum Jaccard overlap of stemmed content tokens for :func:`changed_value` (the
@@ -144,6 +144,34 @@ def _raw_overlap(a: str, b: str) -> float:
     return len(x & y) / len(x | y) if x and y else 0.0
 
 
+def _shared_at_most(tokens: frozenset[str], other: str) -> int:
+    """An upper bound on ``len(tokens & _token_set(other))``, found without reading
+    ``other``'s tokens: how many of ``tokens`` occur anywhere in ``other`` lower-cased.
+
+    ``remember`` compares one new claim with up to 200 peers, each read for the first
+    time (a fresh process, or a peer no earlier write met), and most of them share a word
+    or two with it at most; cutting a peer's tokens (normalise, a regex, a filter) cost
+    more than everything else the duplicate check and the proposer did with it. The new
+    claim's tokens are cached, so this is a few substring tests in C per peer.
+
+    Why it is an upper bound (``tests/test_duplicates_fast.py`` checks it on generated
+    texts): a content token of ``other`` is a run of characters of
+    ``normalise(other).lower()`` (the seed's cleaning only turns single characters into
+    spaces), so it occurs there. For ASCII text :func:`~ledger.conflicts.values.normalise`
+    only inserts spaces (it sets versions apart: "python3" -> "python 3"), so the token,
+    which holds no space, occurs in ``other.lower()`` too; other text is normalised first
+    (NFC may change its characters)."""
+    low = (other if other.isascii() else normalise(other)).lower()
+    return sum(map(low.__contains__, tokens))  # no Python frame per token
+
+
+def _half_shared_possible(tokens: frozenset[str], other: str) -> bool:
+    """False only when ``_raw_overlap`` of the text whose tokens are ``tokens`` and
+    ``other`` is certainly below 0.5: a Jaccard of 0.5 needs at least half of either
+    set shared (``|x & y| >= |x | y| / 2 >= |x| / 2``). An empty ``tokens`` gives 0."""
+    return bool(tokens) and 2 * _shared_at_most(tokens, other) >= len(tokens)
+
+
 # Punctuation that ends a clause: a comma list never runs across it.
 _CLAUSE_END = frozenset(".;:!?()[]{}")
 
@@ -200,7 +228,9 @@ def is_near_duplicate(a: str, b: str) -> bool:
     a, b = _width_folded(a), _width_folded(b)
     if normal(a) == normal(b):
         return True
-    if _raw_overlap(a, b) < 0.5:  # the cheapest test first (tokens cached): most peers fail it
+    # The cheapest test first: most peers fail it. remember calls this with (peer, new
+    # claim), so ``b``'s tokens are the cached ones and ``a`` is only searched.
+    if not _half_shared_possible(_token_set(b), a) or _raw_overlap(a, b) < 0.5:
         return False
     if sequence(a) != sequence(b):
         return False
@@ -263,6 +293,16 @@ def meaning_signal(a: str, b: str) -> str | None:
     return changed
 
 
+def _one_word_apart_possible(ta: frozenset[str], near: int, a: str, b: str) -> bool:
+    """False only when :func:`meaning_signal`'s first cut would rule ``a`` and ``b`` out,
+    judged from ``ta`` (``a``'s tokens) and ``near`` (at least the tokens shared:
+    :func:`_shared_at_most`). Tokens apart (``ta ^ tb``) are at least ``len(ta) - near``,
+    so too many of them, or too few shared for them, already show without ``b``'s own
+    tokens."""
+    least_apart = len(ta) - near
+    return least_apart <= (8 if "," in a or "," in b else 2) and 2 * near >= max(least_apart, 1)
+
+
 #: The signal :func:`propose` adds for a claim that swaps two of the other's words.
 SWAPPED_WORDS = "swapped words"
 
@@ -300,10 +340,19 @@ def propose(a: str, b: str) -> Suspicion | None:
     s = suspect(a, b)
     if s is not None:
         return s
-    changed = meaning_signal(a, b)
+    # Every test below first needs the two texts to share most of their tokens. remember
+    # calls this with (new claim, peer): ``a``'s tokens are cached, and a bound on the
+    # shared ones (substring tests, :func:`_shared_at_most`) rules most peers out before
+    # their own tokens are cut. Each gate is implied by the test it guards, so no answer
+    # changes (tests/test_duplicates_fast.py compares with the tests alone).
+    ta = _token_set(a)
+    near = _shared_at_most(ta, b)
+    changed = meaning_signal(a, b) if _one_word_apart_possible(ta, near, a, b) else None
     if changed is not None:
         ov = overlap(a, b)
         return Suspicion(overlap=round(ov, 4), signals=(changed,), score=_score(ov, 1))
+    if not ta or 2 * near < len(ta):
+        return None  # _raw_overlap(a, b) < 0.5: no swap (below) and no changed value
     if _raw_overlap(a, b) >= 0.5 and swapped_words(a, b):
         # Who reports to whom, which way data moves: the same words, another meaning.
         ov = overlap(a, b)

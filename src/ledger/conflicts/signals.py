@@ -370,8 +370,15 @@ def suspect(a: str, b: str) -> Suspicion | None:
     # (values.may_share): rule a peer out with substring tests before reading its values
     # (the store compares a new claim with up to 200 peers, most of them unread in a
     # fresh process).
+    floor = SHARE_FLOOR * len(probes)
+    # First a bound in C: may_share needs the probe somewhere in the haystack, and for
+    # ASCII text the haystack is the text lower-cased with spaces put in (normalise sets
+    # versions apart), so a probe, which holds no space, is then in b.lower() too.
+    low = b.lower() if b.isascii() else haystack(b)
+    if sum(map(low.__contains__, _probe_parts(a))) < floor:  # no Python frame per probe
+        return None
     hay = haystack(b)
-    if sum(may_share(hay, w, p) for w, p in probes) < SHARE_FLOOR * len(probes):
+    if sum(may_share(hay, w, p) for w, p in probes) < floor:
         return None
     va = read(a)
     vb = read(b)
@@ -396,6 +403,12 @@ def _probes(text: str) -> tuple[tuple[str, str], ...]:
     (:func:`~ledger.conflicts.values.probe`; cached: remember compares one new claim with
     up to 200 peers)."""
     return tuple((w, probe(w)) for w in read(text).words)
+
+
+@lru_cache(maxsize=1024)
+def _probe_parts(text: str) -> tuple[str, ...]:
+    """The probes of :func:`_probes` alone."""
+    return tuple(p for _, p in _probes(text))
 
 
 def pair_key(a_id: str, b_id: str) -> tuple[str, str]:
