@@ -144,6 +144,7 @@ def _raw_overlap(a: str, b: str) -> float:
     return len(x & y) / len(x | y) if x and y else 0.0
 
 
+@lru_cache(maxsize=1024)  # pure; the duplicate check and the proposer ask for each (new claim, peer)
 def _shared_at_most(tokens: frozenset[str], other: str) -> int:
     """An upper bound on ``len(tokens & _token_set(other))``, found without reading
     ``other``'s tokens: how many of ``tokens`` occur anywhere in ``other`` lower-cased.
