@@ -153,6 +153,10 @@ def test_the_sources_screen_shows_a_chunk_as_the_other_screens_do(store_target):
         sid = res.source_id
     srv = Server(store_target)
     try:
+        # The API sends the text exact (JSON escapes CR and NEL); only the page shows stand-ins.
+        detail = srv.api(f"/api/sources/{sid}", params={"preview": 10})
+        assert [c["text"] for c in detail["chunkPreview"]] == [CHUNK, "second chunk\rwith a CR"]
+        assert srv.api("/api/sources")["sources"][0]["filename"] == "notes\u200f.md"
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page(viewport={"width": 1440, "height": 900})

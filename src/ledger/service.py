@@ -226,7 +226,7 @@ def _short_star_notes(qt) -> tuple[dict, ...]:
 def clean_text(text: str | None, *, empty: str, field: str | None = None) -> str:
     """A claim's text, trimmed and checked: not empty nor invisible (``empty`` is the message, and
     ``field`` the input named in the error, so a surface can add its own example), at
-    most 20,000 characters, no NUL bytes, valid Unicode (no unpaired surrogates, which a
+    most ``MAX_TEXT_CHARS`` characters, no NUL bytes, valid Unicode (no unpaired surrogates, which a
     terminal can pass in from undecodable bytes). Raises InvalidInput."""
     text = (text or "").strip()
     if not text or _invisible(text):
