@@ -64,6 +64,27 @@ def clock() -> FixedClock:
 
 
 @pytest.fixture
+def session_env(monkeypatch, tmp_path) -> None:
+    """The session-state tests' environment: git with a fixed identity and no user config
+    (``fakes.gitrepo.GIT_ENV``) and no loop state (``LEDGER_LOOP_STATE`` at a file that
+    does not exist). Those modules ask for it with ``pytest.mark.usefixtures``."""
+    from fakes.gitrepo import GIT_ENV
+
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("LEDGER_LOOP_STATE", str(tmp_path / "no-loop-state.json"))
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """An empty project folder (``tmp_path/project``) for install, doctor and setup tests.
+    A module that needs a project with files defines its own ``project``."""
+    p = tmp_path / "project"
+    p.mkdir()
+    return p
+
+
+@pytest.fixture
 def db_file(tmp_path) -> Path:
     return tmp_path / "store" / "ledger.db"
 

@@ -12,13 +12,6 @@ from conftest import store_exists, store_sql
 from fakes.llm_server import ModelServer
 
 
-@pytest.fixture
-def project(tmp_path) -> Path:
-    p = tmp_path / "project"
-    p.mkdir()
-    return p
-
-
 def doctor(cli, project, *extra, env=None):
     """(rc, {check name: check}, stdout of the plain run)."""
     rc, out, err = cli("doctor", "--dir", project, "--json", *extra, env=env)

@@ -27,13 +27,6 @@ USER_SETTINGS = {
 }
 
 
-@pytest.fixture
-def project(tmp_path) -> Path:
-    p = tmp_path / "project"
-    p.mkdir()
-    return p
-
-
 def settings(project: Path) -> Path:
     """Where a project install writes: the local file Claude Code keeps out of git."""
     return project / ".claude" / "settings.local.json"

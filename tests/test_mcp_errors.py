@@ -20,16 +20,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_mcp import INIT, INITIALIZED, _piped, call, connect, err, ok, only_the_users, run
+from test_mcp import INIT, INITIALIZED, _piped, call, connect, err, ok, only_the_users, run, store  # noqa: F401  (store: the fixture)
 
 #: What the SDK said alone, before: nothing an agent can act on.
 BARE = "Invalid request parameters"
-
-
-@pytest.fixture
-def store(store_target, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return store_target
 
 
 def raw(rid: int, method: str, params=None, *, with_params: bool = True) -> str:
@@ -52,7 +46,7 @@ def tool_error_of(replies: dict, rid: int) -> str:
 
 
 # ----------------------------------------------------------------- 3. the request
-def test_requests_the_sdk_refuses_say_what_was_wrong_and_what_to_send(store):
+def test_requests_the_sdk_refuses_say_what_was_wrong_and_what_to_send(store):  # noqa: F811
     replies, stderr = _piped(store, [
         call(2, "search", {"query": "deploy"}),  # before initialize
         raw(3, "tools/list"),  # before initialize, no params
@@ -94,7 +88,7 @@ def test_requests_the_sdk_refuses_say_what_was_wrong_and_what_to_send(store):
     assert "Traceback" not in stderr
 
 
-def test_arguments_missing_or_null_read_as_none_and_a_required_one_says_so(store):
+def test_arguments_missing_or_null_read_as_none_and_a_required_one_says_so(store):  # noqa: F811
     # The MCP spec makes arguments optional: a tool that needs none runs; one that needs
     # some says which, that arguments was missing (or null), and what to send.
     replies, _ = _piped(store, [
@@ -114,7 +108,7 @@ def test_arguments_missing_or_null_read_as_none_and_a_required_one_says_so(store
     assert '{"claim": "Prefers metric units", "cluster": "prefs"}' in remember
 
 
-def test_an_unknown_tool_names_the_tools_and_who_does_the_rest(store):
+def test_an_unknown_tool_names_the_tools_and_who_does_the_rest(store):  # noqa: F811
     async def go():
         async with connect(store) as s:
             return {name: err(await s.call_tool(name, {"id": "m_x"}))
@@ -146,7 +140,7 @@ def test_an_unknown_tool_names_the_tools_and_who_does_the_rest(store):
     ("recall", {"query": "x", "limit": [5]}, "limit must be a whole number from 1 to 1000 (got an array)"),
     ("checkpoint", {"project": 3}, "project must be a string, or null (got the number 3)"),
 ])
-def test_a_wrong_json_type_is_named_in_json_terms_with_what_to_send(store, tool, args, said):
+def test_a_wrong_json_type_is_named_in_json_terms_with_what_to_send(store, tool, args, said):  # noqa: F811
     async def go():
         async with connect(store) as s:
             return err(await s.call_tool(tool, args)), ok(await s.call_tool("search", {}))
@@ -211,7 +205,7 @@ def test_every_store_failure_says_who_can_fix_it():
     ("a" * 100, "The agent id is 100 characters long; at most 64 are allowed"),  # the review's example
     ("my agent", "The agent id 'my agent' has a space"),
 ])
-def test_an_agent_id_the_store_refuses_names_what_the_client_controls(store, agent, said):
+def test_an_agent_id_the_store_refuses_names_what_the_client_controls(store, agent, said):  # noqa: F811
     async def go():
         async with connect(store, LEDGER_AGENT=agent) as s:
             return (err(await s.call_tool("remember", {"claim": "Tabs, not spaces", "cluster": "prefs"})),
@@ -231,7 +225,7 @@ def test_an_agent_id_the_store_refuses_names_what_the_client_controls(store, age
     assert s["total"] == 0  # a tool that names no agent still works
 
 
-def test_an_id_left_blank_or_of_another_kind_points_to_the_tool_that_lists_them(store):
+def test_an_id_left_blank_or_of_another_kind_points_to_the_tool_that_lists_them(store):  # noqa: F811
     # "a search shows the ids" and "No pending conflict candidate cf_x." named no tool;
     # an agent holding a conflict or memory id for judge learns what judge takes.
     from ledger.service import Ledger
@@ -255,7 +249,7 @@ def test_an_id_left_blank_or_of_another_kind_points_to_the_tool_that_lists_them(
     assert "`conflicts` lists the ones waiting" in e["blank"]
 
 
-def test_other_requests_with_bad_params_name_the_field_in_json_terms(store):
+def test_other_requests_with_bad_params_name_the_field_in_json_terms(store):  # noqa: F811
     # The same bare -32602 answered any method's params the SDK's model refuses.
     replies, _ = _piped(store, [
         raw(1, "initialize", {"protocolVersion": "2025-06-18"}),  # no capabilities, no clientInfo
@@ -271,7 +265,7 @@ def test_other_requests_with_bad_params_name_the_field_in_json_terms(store):
     assert "result" in replies[2][0] and replies[5][0]["result"] == {}
 
 
-def test_a_store_of_a_newer_ledger_asks_the_user_to_upgrade(store):
+def test_a_store_of_a_newer_ledger_asks_the_user_to_upgrade(store):  # noqa: F811
     # The core's fix is a command ("Upgrade ledger (pip install -U ledger-memory)"): on
     # MCP it is the user's to run, and the server needs reloading after.
     from conftest import store_sql

@@ -16,13 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import LEDGER_BIN
-from test_mcp import connect, err, ok, run
-
-
-@pytest.fixture
-def store(store_target, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return store_target
+from test_mcp import connect, err, ok, run, store  # noqa: F401  (store: the fixture, the store run from tmp_path)
 
 
 def cli(*args, db=None, env=None) -> tuple[int, str, str]:
@@ -71,7 +65,7 @@ QUERIES = {
 }
 
 
-def test_recall_and_search_carry_the_clis_query_warnings(store):
+def test_recall_and_search_carry_the_clis_query_warnings(store):  # noqa: F811
     from ledger.service import Ledger
 
     with Ledger.open(store) as led:
@@ -184,7 +178,7 @@ def test_the_default_store_missing_is_named_and_not_created(tmp_path, monkeypatc
 
 
 # --------------------------------------------------------------- remember's warnings
-def test_remember_gives_the_warnings_the_cli_prints(store, tmp_path):
+def test_remember_gives_the_warnings_the_cli_prints(store, tmp_path):  # noqa: F811
     """The CLI warns on stderr about secrets replaced and a file that does not exist;
     the MCP result carried only ``redacted: 1`` and nothing about the file."""
     from ledger.service import Ledger
@@ -207,7 +201,7 @@ def test_remember_gives_the_warnings_the_cli_prints(store, tmp_path):
     assert got["warnings"][1]["path"] == want[1]["path"] == str(tmp_path / "no-such.cfg")
 
 
-def _one_memory_both_tools_and_json(store, q: str) -> tuple[dict, dict, dict]:
+def _one_memory_both_tools_and_json(store, q: str) -> tuple[dict, dict, dict]:  # noqa: F811
     """On a store of one memory: what MCP ``recall`` and ``search`` answer to ``q``, and
     the body of ``ledger search <q> --json``."""
     from ledger.service import Ledger
@@ -225,7 +219,7 @@ def _one_memory_both_tools_and_json(store, q: str) -> tuple[dict, dict, dict]:
     return recalled, searched, json.loads(out)
 
 
-def test_a_future_asof_is_read_as_now_and_every_surface_says_so(store):
+def test_a_future_asof_is_read_as_now_and_every_surface_says_so(store):  # noqa: F811
     """``asof:2099-01-01`` reads what the store holds now: its hits are the plain
     query's, and the CLI (text and --json) and both MCP tools carry ``future-asof``."""
     q = "deploy asof:2099-01-01"
@@ -247,7 +241,7 @@ def test_a_future_asof_is_read_as_now_and_every_surface_says_so(store):
     assert json.loads(out)["warnings"] == [] and json.loads(out)["total"] == 1
 
 
-def test_an_asof_before_the_first_memory_says_why_on_every_surface(store):
+def test_an_asof_before_the_first_memory_says_why_on_every_surface(store):  # noqa: F811
     """``asof:2020-01-01`` on a store begun today matched nothing and said nothing; the
     CLI (text and --json) and both MCP tools carry ``early-asof`` naming the first memory."""
     q = "deploy asof:2020-01-01"
@@ -269,7 +263,7 @@ def test_an_asof_before_the_first_memory_says_why_on_every_surface(store):
     ("deploy after:3d before:3d", "the same instant as before:"),
     ("deploy after:2099-01-01", "after:2099-01-01 is in the future"),
 ])
-def test_filters_that_can_never_match_warn_in_cli_text(store, query, words):
+def test_filters_that_can_never_match_warn_in_cli_text(store, query, words):  # noqa: F811
     from ledger.service import Ledger
 
     with Ledger.open(store) as led:
@@ -280,7 +274,7 @@ def test_filters_that_can_never_match_warn_in_cli_text(store, query, words):
         assert "⚠ " in errout and words in errout, (verb, errout)
 
 
-def test_a_misspelt_agent_gets_the_nearest_known_one_on_both_tools(store):
+def test_a_misspelt_agent_gets_the_nearest_known_one_on_both_tools(store):  # noqa: F811
     """Fresh-user finding: ``agent:testr`` returned 0 with no did-you-mean, while
     ``cluster:`` had one. (Apart from QUERIES: each recall registers its caller, so the
     list of known agents grows between the calls.)"""

@@ -15,13 +15,6 @@ from conftest import Cli
 from fakes.hooks import pre_read
 
 
-@pytest.fixture
-def project(tmp_path) -> Path:
-    p = tmp_path / "project"
-    p.mkdir()
-    return p
-
-
 def _files_text(root: Path) -> str:
     return "\n".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
 

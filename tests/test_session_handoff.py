@@ -10,17 +10,13 @@ from pathlib import Path
 
 import pytest
 from conftest import BOTH_ENGINES
-from fakes.gitrepo import GIT_ENV, make_repo
+from fakes.gitrepo import make_repo
 from fakes.hooks import payload, run_hook
 
 ENGINES = BOTH_ENGINES
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch, tmp_path):
-    for k, v in GIT_ENV.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.setenv("LEDGER_LOOP_STATE", str(tmp_path / "no-loop-state.json"))
+pytestmark = pytest.mark.usefixtures("session_env")  # tests/conftest.py
 
 
 @pytest.fixture

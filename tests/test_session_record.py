@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BOTH_ENGINES, T0, spool_settled
-from fakes.gitrepo import GIT_ENV, git, make_repo
+from fakes.gitrepo import git, make_repo
 from fakes.hooks import handle, payload, post_bash, post_edit, post_write, run_hook
 
 from ledger.session import record as RC
@@ -29,11 +29,7 @@ MIN = 60_000
 DATA = Path(__file__).parent / "data" / "claude_code_2.1.332_task_tools.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch, tmp_path):
-    for k, v in GIT_ENV.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.setenv("LEDGER_LOOP_STATE", str(tmp_path / "no-loop-state.json"))
+pytestmark = pytest.mark.usefixtures("session_env")  # tests/conftest.py
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BOTH_ENGINES, T0
-from fakes.gitrepo import GIT_ENV, git, make_repo
+from fakes.gitrepo import git, make_repo
 from fakes.hooks import handle, payload, post_edit, post_read, post_write, run_hook
 
 from ledger.filekeys import file_key
@@ -22,11 +22,7 @@ ENGINES = BOTH_ENGINES  # the same behaviour on SQLite and PostgreSQL (tests/con
 MIN = 60_000
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch, tmp_path):
-    for k, v in GIT_ENV.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.setenv("LEDGER_LOOP_STATE", str(tmp_path / "no-loop-state.json"))
+pytestmark = pytest.mark.usefixtures("session_env")  # tests/conftest.py
 
 
 @pytest.fixture
