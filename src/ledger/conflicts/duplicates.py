@@ -49,7 +49,18 @@ from .signals import (
     suspect,
 )
 from .values import cjk_apart, is_unit, normalise, read
-from .wording import CHANGED_VALUE, FILLER, MEANING, PAST, canon, meaning_change, prepare, sort_lists
+from .wording import (
+    CHANGED_VALUE,
+    FILLER,
+    IN_BEFORE_PLACE,
+    MEANING,
+    PAST,
+    PLACE_NOUNS,
+    canon,
+    meaning_change,
+    prepare,
+    sort_lists,
+)
 
 #: Minimum Jaccard overlap of stemmed content tokens for :func:`changed_value` (the
 #: proposer's "same statement, other value"): a sentence with a fifth of its words
@@ -177,17 +188,47 @@ def _half_shared_possible(tokens: frozenset[str], other: str) -> bool:
 _CLAUSE_END = frozenset(".;:!?()[]{}")
 
 
+def _before_place(raws: list[str], i: int) -> bool:
+    """Whether what follows ``raws[i]`` (articles skipped, two words at most) is a place:
+    a name or path that is no number (``docs/``, ``Settings``, "the generated docs/"),
+    or a word naming a container ("the docs folder"):
+    :data:`~ledger.conflicts.wording.IN_BEFORE_PLACE`."""
+    plain = 0
+    for raw in raws[i + 1:i + 5]:
+        word = raw.strip(_EDGE).casefold()
+        if not word or word in FILLER:
+            continue
+        if word in PLACE_NOUNS:
+            return True
+        if _is_value(raw, False):
+            return not word[0].isdigit()  # "under 100 ms" is a bound
+        plain += 1
+        if plain == 2 or raw[-1] in _CLAUSE_END or raw.endswith(","):
+            return False
+    return False
+
+
 @lru_cache(maxsize=8192)  # pure; remember compares one text with up to 200 peers
 def sequence(text: str) -> tuple[str, ...]:
     """The words of ``text`` a duplicate must repeat in the same order: casefolded,
     punctuation dropped, lightly stemmed, :data:`~ledger.conflicts.wording.FILLER` left
     out unless it is a value (``Plan A``: a capital letter mid-sentence is a name), the
     words that change a claim's meaning kept in their canonical form (``were`` ->
-    ``was``, ``>=`` -> ``gte``: :mod:`ledger.conflicts.wording`), and each comma list one
+    ``was``, ``>=`` -> ``gte``, ``under docs/`` -> ``at docs/``:
+    :mod:`ledger.conflicts.wording`), and each comma list of items of one length one
     token of its items sorted ("ruff, black, mypy" = "black, ruff, mypy")."""
+    return tuple(sort_lists(list(units(text))))
+
+
+@lru_cache(maxsize=8192)  # pure; remember compares one text with up to 200 peers
+def units(text: str) -> tuple[str, ...]:
+    """:func:`sequence` before its lists are sorted: the units (the words of one written
+    word, joined by a space) with the markers ``","``, ``"and"``, ``"or"`` and ``"|"``
+    (a clause ends) that :func:`~ledger.conflicts.wording.sort_lists` reads."""
     out: list[str] = []
     start = True
-    for raw in prepare(cjk_apart(text)).split():
+    raws = prepare(cjk_apart(text)).split()
+    for i, raw in enumerate(raws):
         value = _is_value(raw, start)
         start = raw.endswith(_SENTENCE_END)
         if raw[0] in _CLAUSE_END:
@@ -196,7 +237,10 @@ def sequence(text: str) -> tuple[str, ...]:
         # "snake_case" "snake case", and "net-45" stays one word. The words of one
         # written word stay one unit for the lists (sort_lists).
         unit = []
-        for tok in _NON_TOKEN.sub(" ", raw.casefold()).split():
+        low = raw.casefold()
+        if low in IN_BEFORE_PLACE and _before_place(raws, i):
+            low = IN_BEFORE_PLACE[low]  # "lives under docs/" = "lives in docs/"
+        for tok in _NON_TOKEN.sub(" ", low).split():
             for t in canon(tok.strip("-")).split():
                 if t in FILLER and not value:
                     continue
@@ -209,7 +253,7 @@ def sequence(text: str) -> tuple[str, ...]:
             out.append(",")
         elif raw[-1] in _CLAUSE_END:
             out.append("|")
-    return tuple(sort_lists(out))
+    return tuple(out)
 
 
 def _width_folded(text: str) -> str:

@@ -37,12 +37,28 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 FILLER: frozenset[str] = frozenset("a an the is are am be been being it its this that which".split())
 
 #: Canonical forms: two spellings of one meaning compare equal. ``in``/``on``/``at`` only
-#: place a thing ("runs in CI" / "runs on CI", "in staging" / "on staging").
+#: place a thing ("runs in CI" / "runs on CI", "in staging" / "on staging"), and so do
+#: ``inside`` and ``upon``; ``via`` is ``through``; ``beneath`` and ``underneath`` are
+#: ``below``. Opposites stay apart: ``outside``, ``above``/``below``, ``before``/``after``.
 _CANON = {
     "were": "was", "did": "was", "have": "has", "having": "has", "shall": "will", "ll": "will",
-    "in": "at", "on": "at", "into": "to", "onto": "to", "towards": "toward", "till": "until",
+    "in": "at", "on": "at", "inside": "at", "upon": "at", "into": "to", "onto": "to", "towards": "toward",
+    "till": "until", "via": "through", "beneath": "below", "underneath": "below",
     "minimum": "min", "maximum": "max", "needs": "need", "cannot": "can not",
 }
+
+#: Relation words that mean ``in`` (or ``through``) only when a place follows: "lives
+#: *under* docs/" is "lives in docs/", "talks *over* HTTPS" is "via HTTPS", but "*under*
+#: 100 ms" is a bound, "*within* one hour" a deadline and "the footer *under* the
+#: header" a layout. A place is a name or path (``docs/``, ``Settings``, ``tool.ruff``)
+#: or a word that names a container (:data:`PLACE_NOUNS`); the caller
+#: (:func:`ledger.conflicts.duplicates.sequence`) looks at what follows.
+IN_BEFORE_PLACE: dict[str, str] = {"under": "at", "within": "at", "over": "through"}
+#: Words that name a container of files, settings or code: "under the docs *folder*".
+PLACE_NOUNS = frozenset("""
+    folder folders subfolder directory directories subdirectory dir dirs path root repo repository tree module
+    modules package packages namespace section key table menu tab page project workspace crate app
+""".split())
 
 #: Meaning words by kind (canonical forms), and the signal :func:`meaning_change` reports.
 _KINDS: dict[str, tuple[str, str]] = {
@@ -270,3 +286,4 @@ def _list_changed(dx: tuple[str, ...], dy: tuple[str, ...]) -> bool:
     items = set(" ".join(dx[0].split(":", 1)[1].split("|")).split())
     rest = [w for w in dy if w not in ("and", "or")]
     return bool(rest) and len(rest) <= 4 and (set(rest) <= items or items <= set(rest))
+

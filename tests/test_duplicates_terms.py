@@ -1,0 +1,104 @@
+"""Session 10's gaps in reading a changed claim (docs/contradictions.md "Signals of
+remember"), each an example of a kind:
+
+* "lives under docs/" against "lives in docs/" was a ``changed relation``: ``under``,
+  ``within`` and ``over`` before a place mean ``in`` (``via``), while the opposites
+  (above/below, before/after, in/outside) and ``under 100 ms`` still change the claim.
+
+Pure checks of ``is_near_duplicate`` / ``propose``, then the examples through a real store
+(both engines) and the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_cli import ok, remember
+
+from ledger.conflicts.duplicates import is_near_duplicate, propose, sequence
+
+# (stored, new, signal): a new claim and a candidate, in both orders.
+CHANGED = [
+    # place words that do change the claim
+    ("The config lives above docs/", "The config lives below docs/", "changed relation"),
+    ("The config lives in docs/", "The config lives outside docs/", "changed relation"),
+    ("The footer sits under the header", "The footer sits in the header", "changed relation"),
+    ("Keep the p99 latency under 100 ms", "Keep the p99 latency at 100 ms", "changed relation"),
+    ("The token is valid within one hour", "The token is valid in one hour", "changed relation"),
+    ("The worker handles over 100 jobs", "The worker handles via 100 jobs", "changed relation"),
+]
+
+# (stored, new): the same claim.
+SAME = [
+    # a place word for another (the brief's example first)
+    ("The config lives under docs/", "The config lives in docs/"),
+    ("The config lives under docs/", "The config lives inside docs/"),
+    ("The ruff options live under the tool.ruff key", "The ruff options live in the tool.ruff key"),
+    ("The toggle is under Settings > Advanced", "The toggle is in Settings > Advanced"),
+    ("The code lives within the repo root", "The code lives in the repo root"),
+    ("The generated files go under the build folder", "The generated files go in the build folder"),
+    ("The agent talks to the API over HTTPS", "The agent talks to the API via HTTPS"),
+    ("The agent talks to the API through HTTPS", "The agent talks to the API via HTTPS"),
+    ("The worker runs on Linux", "The worker runs under Linux"),
+    ("Uploads are scanned beneath the proxy", "Uploads are scanned below the proxy"),
+]
+
+@pytest.mark.parametrize("a, b, signal", CHANGED)
+def test_a_changed_list_or_relation_is_a_new_claim_and_a_candidate(a, b, signal):
+    for x, y in ((a, b), (b, a)):
+        assert not is_near_duplicate(x, y), (x, y)
+        s = propose(x, y)
+        assert s is not None and s.signals == (signal,), (x, y, s)
+
+
+@pytest.mark.parametrize("a, b", SAME)
+def test_a_place_word_or_a_reordered_list_is_the_same_claim(a, b):
+    assert is_near_duplicate(a, b) and is_near_duplicate(b, a)
+    assert propose(a, b) is None and propose(b, a) is None
+
+
+def test_under_means_in_only_before_a_place():
+    assert sequence("lives under docs/") == sequence("lives in docs/")
+    assert sequence("lives under the docs folder") == sequence("lives in the docs folder")
+    for bound in ("under 100 ms", "under the header", "under load", "within one hour", "over 100 jobs"):
+        assert "at" not in sequence(bound) and "through" not in sequence(bound), bound
+
+
+# ------------------------------------------------------------------ a real store, both engines
+
+
+def _changed(*news: str) -> list[tuple[str, str, str]]:
+    """The CHANGED rows whose new text is one of ``news``, in that order."""
+    return [next(row for row in CHANGED if row[1] == new) for new in news]
+
+
+BRIEF = _changed("The config lives below docs/", "The config lives outside docs/")
+
+
+@pytest.mark.parametrize("a, b, signal", BRIEF)
+def test_the_store_keeps_the_changed_claim_and_proposes_the_pair(ledger, a, b, signal):
+    first = ledger.remember(a, cluster="code", agent="alice")
+    second = ledger.remember(b, cluster="code", agent="alice")
+    assert not second.duplicate and second.memory.id != first.memory.id and second.memory.text == b
+    (cand,) = ledger.candidates()
+    assert cand.signals == (signal,)
+    assert {cand.a.id, cand.b.id} == {first.memory.id, second.memory.id}
+
+
+@pytest.mark.parametrize("a, b", [SAME[0], SAME[6]])
+def test_the_store_counts_a_place_word_or_a_reordered_list_as_corroboration(ledger, a, b):
+    first = ledger.remember(a, cluster="code", agent="alice")
+    again = ledger.remember(b, cluster="code", agent="bob")
+    assert again.duplicate and again.memory.id == first.memory.id and again.new_reader
+    assert ledger.candidate_count() == 0
+
+
+def test_the_cli_keeps_the_briefs_examples(cli):
+    for (a, b, _), cluster in zip(BRIEF, ("projects", "code")):
+        first = remember(cli, a, cluster)
+        res = json.loads(ok(*cli("remember", b, "--cluster", cluster, "--json")))
+        assert not res["duplicate"] and res["id"] != first and res["text"] == b, (a, b, res)
+        assert len(res["proposed"]) == 1, (a, b, res)
+    first = remember(cli, "The config lives under docs/", "prefs")
+    res = json.loads(ok(*cli("remember", "The config lives in docs/", "--cluster", "prefs", "--json")))
+    assert res["duplicate"] and res["id"] == first and res["proposed"] == []
