@@ -1,6 +1,8 @@
 """Session 10's gaps in reading a changed claim (docs/contradictions.md "Signals of
 remember"), each an example of a kind:
 
+* a change of two words of meaning ("up to" / "at least"), or of one with a plain word
+  added ("before the build" / "after the build step"), raised no candidate;
 * "lives under docs/" against "lives in docs/" was a ``changed relation``: ``under``,
   ``within`` and ``over`` before a place mean ``in`` (``via``), while the opposites
   (above/below, before/after, in/outside) and ``under 100 ms`` still change the claim.
@@ -19,6 +21,14 @@ from ledger.conflicts.duplicates import is_near_duplicate, propose, sequence
 
 # (stored, new, signal): a new claim and a candidate, in both orders.
 CHANGED = [
+    # two words of meaning, or one and a plain word added
+    ("Requests are retried up to 3 times", "Requests are retried at least 3 times", "changed comparison"),
+    ("Requests are retried 3 times", "Requests are retried up to 3 times", "changed comparison"),
+    ("The job runs before the build", "The job runs after the build step", "changed relation"),
+    ("Tests must run before the merge", "Tests may run after the merge", "changed modality"),
+    ("The cache is not only for tests", "The cache is only for tests", "negation on one side"),
+    ("The cache is not only for tests", "The cache is not for tests", "changed quantifier"),
+    ("The service is not only fast but also safe", "The service is only fast", "negation on one side"),
     # place words that do change the claim
     ("The config lives above docs/", "The config lives below docs/", "changed relation"),
     ("The config lives in docs/", "The config lives outside docs/", "changed relation"),
@@ -43,6 +53,13 @@ SAME = [
     ("Uploads are scanned beneath the proxy", "Uploads are scanned below the proxy"),
 ]
 
+# (stored, new): a new claim, and no candidate either.
+NEITHER = [
+    ("Guest checkout is forbidden", "Guest checkout is not allowed"),  # the state signals read these alike
+    ("The job runs before the build", "The job runs before the release build"),  # a plain word added
+]
+
+
 @pytest.mark.parametrize("a, b, signal", CHANGED)
 def test_a_changed_list_or_relation_is_a_new_claim_and_a_candidate(a, b, signal):
     for x, y in ((a, b), (b, a)):
@@ -54,6 +71,12 @@ def test_a_changed_list_or_relation_is_a_new_claim_and_a_candidate(a, b, signal)
 @pytest.mark.parametrize("a, b", SAME)
 def test_a_place_word_or_a_reordered_list_is_the_same_claim(a, b):
     assert is_near_duplicate(a, b) and is_near_duplicate(b, a)
+    assert propose(a, b) is None and propose(b, a) is None
+
+
+@pytest.mark.parametrize("a, b", NEITHER)
+def test_a_plain_word_changed_is_neither_a_duplicate_nor_a_candidate(a, b):
+    assert not is_near_duplicate(a, b) and not is_near_duplicate(b, a)
     assert propose(a, b) is None and propose(b, a) is None
 
 
@@ -72,7 +95,7 @@ def _changed(*news: str) -> list[tuple[str, str, str]]:
     return [next(row for row in CHANGED if row[1] == new) for new in news]
 
 
-BRIEF = _changed("The config lives below docs/", "The config lives outside docs/")
+BRIEF = _changed("Requests are retried at least 3 times", "The job runs after the build step")
 
 
 @pytest.mark.parametrize("a, b, signal", BRIEF)

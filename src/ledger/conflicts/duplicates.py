@@ -24,7 +24,8 @@ claim: "PORT is 8080" then "PORT is 9090" are two claims and a candidate, never 
 claim counted twice; a reversed or extended claim is stored beside the old one, so
 nothing the agent said is lost. :func:`propose` is that proposer: the lexical signals of
 :mod:`ledger.conflicts.signals`; then, for a pair that reads the same but for one word
-of meaning or one list, ``changed relation``, ``changed tense`` ... ``changed list``
+of meaning (or a few words of meaning and one plain word) or one list, ``changed
+relation``, ``changed tense`` ... ``changed list``
 (:func:`meaning_signal`); ``swapped words`` for a claim that exchanges two of the
 other's words ("Dave reports to Carol"); and ``changed value`` for a pair worded alike
 whose value words differ (a path, a version, a name the signals do not read).
@@ -66,6 +67,11 @@ from .wording import (
 #: proposer's "same statement, other value"): a sentence with a fifth of its words
 #: changed is not worded alike.
 NEAR_DUPLICATE = 0.8
+
+#: The most content tokens two claims may hold apart for :func:`meaning_signal` to read
+#: them (a first cut): words of meaning and one plain word, or (with a comma) a list.
+MAX_APART = 4
+MAX_APART_LIST = 8
 
 _EDGE = "\"'`()[]{}<>,;!?."
 _QUOTED = _compile(r"\"([^\"]+)\"|'([^']+)'|`([^`]+)`")
@@ -321,17 +327,21 @@ def meaning_signal(a: str, b: str) -> str | None:
     read ("FIFO" / "LIFO"): :func:`ledger.conflicts.wording.meaning_change` on their
     :func:`sequence`, or None. A changed value word at the head of the claim is a second
     subject, not a change (:func:`~ledger.conflicts.signals.subject_differs`)."""
-    # Cheap first cut (tokens cached; remember asks for up to 200 peers): one word of
-    # meaning changes at most two content tokens, a list of up to four-word items more.
+    # Cheap first cut (tokens cached; remember asks for up to 200 peers): a change of up
+    # to three words of meaning and one plain word ("before the build" / "after the
+    # build step") changes at most four content tokens, a list of up to four-word items
+    # more.
     ta, tb = _token_set(a), _token_set(b)
     apart = len(ta ^ tb)
-    if apart > (8 if "," in a or "," in b else 2) or 2 * len(ta & tb) < max(apart, 1):
+    if apart > (MAX_APART_LIST if "," in a or "," in b else MAX_APART) or 2 * len(ta & tb) < max(apart, 1):
         return None
     x, y = sequence(a), sequence(b)
     if x == y or abs(len(x) - len(y)) > 5:
         return None
-    # value words that are one word of the sequence (a path's parts are no value words)
-    vals = frozenset(_stem(w) for w in values(a) | values(b) if len(_NON_TOKEN.sub(" ", w).split()) == 1)
+    # value words that are one word of the sequence (a path's parts are no value words),
+    # stemmed as the sequence holds them ("/metrics" is "metric" there)
+    vals = frozenset(_stem(p[0]) for p in (_NON_TOKEN.sub(" ", w).split() for w in values(a) | values(b))
+                     if len(p) == 1)
     changed = meaning_change(x, y, vals)
     if changed == CHANGED_VALUE and subject_differs(a, b):
         return None

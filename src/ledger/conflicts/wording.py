@@ -17,8 +17,9 @@ the EU region" was counted as corroboration and the second text was lost. Here:
   its items sorted, so a reordered list reads the same and a list that gains, loses or
   replaces an item does not;
 * :func:`meaning_change` names what changed between two claims whose words are the same
-  but for one meaning word (``changed relation``, ``changed tense``, ...) or one list
-  (``changed list``): the signal the proposer adds for such a pair.
+  but for one meaning word (``changed relation``, ``changed tense``, ...), a few words
+  of meaning and one plain word at most, or one list (``changed list``): the signal the
+  proposer adds for such a pair.
 """
 
 from __future__ import annotations
@@ -237,7 +238,8 @@ def _list_at(pieces: list[list[str]], seps: list[tuple[bool, str]], s: int) -> t
 
 def meaning_change(x: tuple[str, ...], y: tuple[str, ...], values: frozenset[str] = frozenset()) -> str | None:
     """The signal for two word sequences (:func:`ledger.conflicts.duplicates.sequence`)
-    that are equal but for one meaning word changed, added or dropped, or one list
+    that are equal but for one meaning word changed, added or dropped (or two or three
+    words of meaning and one plain word at most: :func:`_words_changed`), or one list
     changed: ``changed relation``, ``changed tense`` ... (:data:`SIGNALS`), or None.
     ``values``: the pair's value words (stemmed, as the sequences hold them): one of them
     replaced by another, no digit in either, is ``changed value`` (the caller checks that
@@ -255,7 +257,7 @@ def meaning_change(x: tuple[str, ...], y: tuple[str, ...], values: frozenset[str
     if _list_changed(dx, dy) or _list_changed(dy, dx):
         return CHANGED_LIST
     if len(dx) > 1 or len(dy) > 1:
-        return None
+        return _words_changed(dx, dy, values)
     words = dx + dy
     if len(words) == 2 and words[0].removesuffix(PAST) == words[1].removesuffix(PAST):
         return _KINDS["tense"][0]  # "the build used a cache" / "uses a cache"
@@ -274,6 +276,40 @@ def meaning_change(x: tuple[str, ...], y: tuple[str, ...], values: frozenset[str
         # "must" for "was": both kinds changed; name them in a fixed order
         return _KINDS[min(kinds)][0]  # type: ignore[type-var]
     return _KINDS[kinds[0]][0]  # type: ignore[index]
+
+
+def _words_changed(dx: tuple[str, ...], dy: tuple[str, ...], values: frozenset[str]) -> str | None:
+    """The signal for a difference of two or three words a side where the words that
+    differ are words of meaning, but for at most one plain word added or dropped: "up
+    to 3 times" / "at least 3 times", "before the build" / "after the build step". A
+    value among them is the value signals' to judge; meaning words added on one side
+    only that are :data:`_NEUTRAL_ALONE` are no change."""
+    if len(dx) > 3 or len(dy) > 3 or any(is_list(w) for w in dx + dy):
+        return None
+    cx, cy = list(dx), list(dy)
+    for w in _common(dx, dy):
+        cx.remove(w)
+        cy.remove(w)
+    changed = cx + cy
+    if any(w in values for w in changed) or sum(w not in MEANING for w in changed) > 1:
+        return None
+    mx, my = [w for w in cx if w in MEANING], [w for w in cy if w in MEANING]
+    if not (mx and my) and (len(mx + my) < len(changed) or all(w in _NEUTRAL_ALONE for w in mx + my)):
+        # Words of meaning on one side only: a change when they are all that differs
+        # ("retries 3 times" / "up to 3 times"), not when they stand for a plain word
+        # ("forbidden" / "not allowed"); and none at all is no change of meaning.
+        return None
+    return _KINDS[min(MEANING[w] for w in mx + my)][0]
+
+
+def _common(x: tuple[str, ...], y: tuple[str, ...]) -> list[str]:
+    """A longest common subsequence of two short tuples (at most 3 words each)."""
+    if not x or not y:
+        return []
+    if x[0] == y[0]:
+        return [x[0], *_common(x[1:], y[1:])]
+    a, b = _common(x[1:], y), _common(x, y[1:])
+    return a if len(a) >= len(b) else b
 
 
 def _list_changed(dx: tuple[str, ...], dy: tuple[str, ...]) -> bool:
