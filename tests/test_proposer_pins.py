@@ -9,7 +9,9 @@ word added, dropped, changed or moved, are no longer duplicates; propose and sus
 answered the same), and again when words of meaning stopped being filler and versions
 and CJK-glued numbers began to be read (session 9: 36 answers moved, each a changed
 word of meaning or a glued version now proposed, or a dropped state no longer a
-duplicate). Any change to a candidate, its signals or its score, or to a
+duplicate), and in session 10 when lists of items of several lengths began to be
+read (2 answers moved: "Gym on Tue and Thu, swimming on Sat" / "..., Android on Sat", a
+replaced item, is now a ``changed list`` candidate). Any change to a candidate, its signals or its score, or to a
 duplicate verdict, fails here; regenerate the pins only for a change meant to alter the
 answers.
 """

@@ -57,7 +57,9 @@ from .wording import (
     MEANING,
     PAST,
     PLACE_NOUNS,
+    SAME_LIST,
     canon,
+    list_change,
     meaning_change,
     prepare,
     sort_lists,
@@ -222,7 +224,8 @@ def sequence(text: str) -> tuple[str, ...]:
     words that change a claim's meaning kept in their canonical form (``were`` ->
     ``was``, ``>=`` -> ``gte``, ``under docs/`` -> ``at docs/``:
     :mod:`ledger.conflicts.wording`), and each comma list of items of one length one
-    token of its items sorted ("ruff, black, mypy" = "black, ruff, mypy")."""
+    token of its items sorted ("ruff, black, mypy" = "black, ruff, mypy"; lists of
+    items of several lengths are compared pairwise, :func:`units`)."""
     return tuple(sort_lists(list(units(text))))
 
 
@@ -230,7 +233,8 @@ def sequence(text: str) -> tuple[str, ...]:
 def units(text: str) -> tuple[str, ...]:
     """:func:`sequence` before its lists are sorted: the units (the words of one written
     word, joined by a space) with the markers ``","``, ``"and"``, ``"or"`` and ``"|"``
-    (a clause ends) that :func:`~ledger.conflicts.wording.sort_lists` reads."""
+    (a clause ends) that :func:`~ledger.conflicts.wording.sort_lists` and
+    :func:`~ledger.conflicts.wording.list_change` read."""
     out: list[str] = []
     start = True
     raws = prepare(cjk_apart(text)).split()
@@ -283,8 +287,8 @@ def is_near_duplicate(a: str, b: str) -> bool:
     # claim), so ``b``'s tokens are the cached ones and ``a`` is only searched.
     if not _half_shared_possible(_token_set(b), a) or _raw_overlap(a, b) < 0.5:
         return False
-    if sequence(a) != sequence(b):
-        return False
+    if sequence(a) != sequence(b) and list_change(units(a), units(b)) != SAME_LIST:
+        return False  # (a list of items of several lengths in another order is the same)
     return not signals(a, b)
 
 
@@ -338,11 +342,14 @@ def meaning_signal(a: str, b: str) -> str | None:
     x, y = sequence(a), sequence(b)
     if x == y or abs(len(x) - len(y)) > 5:
         return None
+    listed = list_change(units(a), units(b))
+    if listed == SAME_LIST:
+        return None  # the same items in another order
     # value words that are one word of the sequence (a path's parts are no value words),
     # stemmed as the sequence holds them ("/metrics" is "metric" there)
     vals = frozenset(_stem(p[0]) for p in (_NON_TOKEN.sub(" ", w).split() for w in values(a) | values(b))
                      if len(p) == 1)
-    changed = meaning_change(x, y, vals)
+    changed = meaning_change(x, y, vals) or listed
     if changed == CHANGED_VALUE and subject_differs(a, b):
         return None
     return changed

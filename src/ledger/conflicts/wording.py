@@ -16,6 +16,8 @@ the EU region" was counted as corroboration and the second text was lost. Here:
   ``can not``), and each comma list of the same-length items replaced by one token of
   its items sorted, so a reordered list reads the same and a list that gains, loses or
   replaces an item does not;
+* :func:`list_change` reads two claims' lists of items of several lengths together,
+  where one claim alone cannot say where its list starts and ends;
 * :func:`meaning_change` names what changed between two claims whose words are the same
   but for one meaning word (``changed relation``, ``changed tense``, ...), a few words
   of meaning and one plain word at most, or one list (``changed list``): the signal the
@@ -323,3 +325,117 @@ def _list_changed(dx: tuple[str, ...], dy: tuple[str, ...]) -> bool:
     rest = [w for w in dy if w not in ("and", "or")]
     return bool(rest) and len(rest) <= 4 and (set(rest) <= items or items <= set(rest))
 
+
+_SEPARATORS = frozenset({",", "and", "or"})
+#: What :func:`list_change` answers for the same list in another order.
+SAME_LIST = "same list"
+#: Longest item of a list, in units (written words).
+_MAX_ITEM = 4
+
+
+def list_change(x: tuple[str, ...], y: tuple[str, ...]) -> str | None:
+    """How two claims' comma lists differ, read pairwise on their units with markers
+    (:func:`ledger.conflicts.duplicates.units`), for lists whose items are not all one
+    length, which :func:`sort_lists` cannot set apart alone ("lint, unit tests, docs":
+    where does the first item start?). The words the two claims share before and after
+    the difference bound the list where no comma does.
+
+    Returns :data:`SAME_LIST` when the difference is the same items in another order
+    (three items or more, the same "and"/"or"), :data:`CHANGED_LIST` when items were
+    gained, lost or replaced (each changed item at most one word longer than the
+    shortest item between two commas: "..., mypy and the CI runs them nightly" ends in
+    a clause, not an item; with two items only, one word next to the comma
+    replaced, no digit in it: "deps: numpy, torch" / "deps: numpy, pandas"), else None (no list, or
+    more than a list changed)."""
+    if "," not in x and "," not in y:
+        return None
+    n = min(len(x), len(y))
+    p = 0
+    while p < n and x[p] == y[p]:
+        p += 1
+    s = 0
+    while s < n - p and x[-1 - s] == y[-1 - s]:
+        s += 1
+    if p == len(x) == len(y):
+        return None
+    ex, ey = len(x) - s, len(y) - s
+    if "|" in x[p:ex] or "|" in y[p:ey]:
+        return None  # more than one clause changed
+    # What the regions touch: a separator, a clause end, or the text's end.
+    edge = {"|"} | _SEPARATORS
+    touches = (p == 0 or x[p - 1] in edge or s == 0 or x[ex] in edge
+               or any(t in _SEPARATORS for t in x[p:ex]) or any(t in _SEPARATORS for t in y[p:ey]))
+    one_word, p0 = ex - p == ey - p == 1, p
+    beside_comma = (p > 0 and x[p - 1] == ",") or (s > 0 and x[ex] == ",")
+    # Widen the regions to whole items where a separator bounds them; where none does
+    # (the first item's start, the last item's end), the shared words are the bound.
+    b = p
+    while b > 0 and x[b - 1] not in edge:
+        b -= 1
+    if b > 0 and x[b - 1] in _SEPARATORS:
+        p = b
+    e = 0
+    while e < s and x[ex + e] not in edge:
+        e += 1
+    if e < s and x[ex + e] in _SEPARATORS:
+        ex, ey = ex + e, ey + e
+    ix, cx = _items(x[p:ex])
+    iy, cy = _items(y[p:ey])
+    if any(len(it) > _MAX_ITEM for it in ix + iy):
+        return None
+    nx, ny = _list_size(x, p), _list_size(y, p)
+    if sorted(ix) == sorted(iy):
+        return SAME_LIST if sorted(cx) == sorted(cy) and min(nx[0], ny[0]) >= 3 else None
+    if not touches:
+        return None  # a word inside a clause changed, not an item ("the CI caches them")
+    if max(nx[0], ny[0]) >= 3:
+        shortest = min(nx[1] + ny[1], default=1)
+        changed = [it for it in ix if it not in iy] + [it for it in iy if it not in ix]
+        return CHANGED_LIST if all(len(it) <= shortest + 1 for it in changed) else None
+    if nx[0] == ny[0] == 2 and one_word and beside_comma and not any(c.isdigit() for c in x[p0] + y[p0]):
+        return CHANGED_LIST
+    return None
+
+
+def _items(region: tuple[str, ...]) -> tuple[list[tuple[str, ...]], list[str]]:
+    """The items of ``region`` (between separators) and its "and"/"or" words."""
+    items: list[tuple[str, ...]] = []
+    conj: list[str] = []
+    cur: list[str] = []
+    for t in region:
+        if t in _SEPARATORS:
+            if t != ",":
+                conj.append(t)
+            if cur:
+                items.append(tuple(cur))
+            cur = []
+        else:
+            cur.append(t)
+    if cur:
+        items.append(tuple(cur))
+    return items, conj
+
+
+def _list_size(tokens: tuple[str, ...], at: int) -> tuple[int, list[int]]:
+    """The number of items of the clause around ``tokens[at]`` (pieces between
+    separators, a comma and an "and" together being one) when it holds a comma, else 0;
+    and the lengths of its pieces that stand between two separators."""
+    b = at
+    while b > 0 and tokens[b - 1] != "|":
+        b -= 1
+    e = at
+    while e < len(tokens) and tokens[e] != "|":
+        e += 1
+    clause = tokens[b:e]
+    if "," not in clause:
+        return 0, []
+    pieces: list[int] = [0]
+    for t in clause:
+        if t in _SEPARATORS:
+            if pieces[-1]:
+                pieces.append(0)
+        else:
+            pieces[-1] += 1
+    if not pieces[-1]:
+        pieces.pop()
+    return len(pieces), pieces[1:-1]
