@@ -414,3 +414,33 @@ def test_a_fact_in_several_disagreements_says_how_many(cli, store_target, proj):
     assert n == 3  # every pair proposed: each fact is in two
     assert all("+1 more" in line for line in lines), lines
     assert ESTABLISHED not in ctx and all(i in ctx for i in ids)
+
+
+def test_a_fact_shown_disputed_then_settled_in_one_session_counts_once(cli, store_target, proj, ledger):
+    """A session uses a fact once, the first time it is shown the fact settled: shown
+    "disputed" it gets no hit, settled later in the same session one, and no more after
+    (it got none at all while "shown before" counted the unsettled showing)."""
+    cfg = proj / "config.py"
+    a = remember(cli, "The server port is 8080 (config.py PORT)", cfg)
+    b = remember(cli, "The server port is 9090 (config.py PORT)", cfg)
+    (cc,) = [r[0] for r in store_sql(store_target, "SELECT id FROM conflict_candidates WHERE judged_at IS NULL")]
+    s = {"cwd": proj, "session": "settles"}
+
+    def show() -> str:
+        out, _ = hook("PreToolUse", pre_read(cfg, **s), store_target)
+        hook("PostToolUse", post_read(cfg, "PORT", **s), store_target)
+        return context_of(out)
+
+    def hits() -> list[int]:
+        return [store_sql(store_target, "SELECT hits FROM memories WHERE id = ?", (i,))[0][0] for i in (a, b)]
+
+    assert "disputed: conflicts with" in show() and hits() == [0, 0]
+    ledger.judge(cc, "unrelated", agent="alice")  # settled: two facts, no dispute
+    ctx = show()
+    assert "disputed" not in ctx and a in ctx and b in ctx and hits() == [1, 1]
+    for _ in range(3):
+        show()
+    assert hits() == [1, 1]
+    # another session counts once more
+    out, _ = hook("PreToolUse", pre_read(cfg, cwd=proj, session="other"), store_target)
+    assert a in context_of(out) and hits() == [2, 2]

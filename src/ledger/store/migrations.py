@@ -865,3 +865,23 @@ def m021_versions_apart(conn: sqlite3.Connection) -> None:
         if words_of(text) != words:
             conn.execute(f"DELETE FROM memory_text_fts WHERE {hkey} = ?", (hid,))
             textindex.index_old_text(conn, hid, text)
+
+
+@migration
+def m022_injection_counted(conn: sqlite3.Connection) -> None:
+    """Which facts an injection showed settled (docs/watcher.md "Settled and unsettled
+    facts"): ``injections.counted_ids``, a JSON list. A session uses a fact once, the
+    first time it is shown the fact settled; a fact first shown "may be stale" or
+    "disputed" and settled by a later showing in the same session got no use at all,
+    since "shown before" was read from ``memory_ids`` (every fact shown). NULL for rows
+    written before: every fact they showed is taken as counted (no use is counted twice).
+    Applied again after being rolled back or forgotten (tests/test_hook_migrations.py), it
+    adds the column only when it is missing."""
+    if is_postgres(conn):
+        have = conn.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = 'injections' AND column_name = 'counted_ids'").fetchone()
+    else:
+        have = any(r[1] == "counted_ids" for r in conn.execute("PRAGMA table_info(injections)"))
+    if not have:
+        conn.execute("ALTER TABLE injections ADD COLUMN counted_ids TEXT")

@@ -17,7 +17,8 @@ row with a ``"record"`` field naming its kind (memory lines have none)::
     {"record": "prompt", "session", "at", "text"}
     {"record": "sessionValue", "session", "name", "value" (JSON text), "at"}
     {"record": "sessionFile", "session", "path", "firstAt", "lastAt", "edits"}
-    {"record": "injection", "session", "step", "at", "level", "memoryIds", "paths" (JSON text), "chars"}
+    {"record": "injection", "session", "step", "at", "level", "memoryIds", "paths" (JSON text), "chars",
+     "countedIds" (JSON text: the facts shown settled; null in exports before it existed)}
     {"record": "llmCall", "at", "session", "backend", "model", "promptTokens", "completionTokens", "ms", "ok",
      "error"}
 
@@ -73,7 +74,7 @@ _PROMPT = (("session", "session"), ("at", "at"), ("text", "text"))
 _VALUE = (("session", "session"), ("name", "name"), ("value", "value"), ("at", "at"))
 _FILE = (("session", "session"), ("path", "path"), ("firstAt", "first_at"), ("lastAt", "last_at"), ("edits", "edits"))
 _INJECTION = (("session", "session"), ("step", "step"), ("at", "at"), ("level", "level"), ("memoryIds", "memory_ids"),
-              ("paths", "paths"), ("chars", "chars"))
+              ("paths", "paths"), ("chars", "chars"), ("countedIds", "counted_ids"))
 _LLM = (("at", "at"), ("session", "session"), ("backend", "backend"), ("model", "model"),
         ("promptTokens", "prompt_tokens"), ("completionTokens", "completion_tokens"), ("ms", "ms"), ("ok", "ok"),
         ("error", "error"))

@@ -220,18 +220,21 @@ def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, 
                      chars: int, agent: str, now: int, counted_ids: list[str] | None = None) -> None:
     """Log an injection and count it as a use (:func:`ops.count_read` with
     ``reader=False``: hits and last read, no reader) of each fact in ``counted_ids``
-    (default: all shown) that session ``key`` was not shown before: a session uses a
-    fact once, however often a stuck
-    agent is shown it again (docs/store.md "Strength"). The watcher leaves out facts
-    shown marked "may be stale" or "disputed": being shown does not make a possibly
-    outdated fact stronger."""
-    counted = memory_ids if counted_ids is None else counted_ids
+    (default: all shown) that session ``key`` was not shown settled before: a session
+    uses a fact once, however often a stuck agent is shown it again (docs/store.md
+    "Strength"). The watcher leaves out facts shown marked "may be stale" or "disputed":
+    being shown does not make a possibly outdated fact stronger; such a fact settled and
+    shown again later in the session is counted then (``injections.counted_ids`` says
+    which facts each injection showed settled)."""
+    eligible = memory_ids if counted_ids is None else counted_ids
+    counted = eligible
     if counted:
-        shown = shown_in_session(conn, key)
-        counted = [i for i in counted if i not in shown]
+        before = counted_in_session(conn, key)
+        counted = [i for i in counted if i not in before]
     conn.execute(
-        "INSERT INTO injections (session, step, at, level, memory_ids, paths, chars) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (key, step, now, level, json.dumps(memory_ids), json.dumps(paths), chars),
+        "INSERT INTO injections (session, step, at, level, memory_ids, paths, chars, counted_ids) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (key, step, now, level, json.dumps(memory_ids), json.dumps(paths), chars, json.dumps(list(eligible))),
     )
     if counted:
         ops.count_read(conn, counted, agent, now, reader=False)
@@ -243,8 +246,18 @@ def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, 
 
 def shown_in_session(conn: sqlite3.Connection, key: str) -> set[str]:
     """Ids of every fact injected into session ``key`` so far (index ``injections_session``)."""
+    return _ids_in_session(conn, "SELECT memory_ids FROM injections WHERE session = ?", key)
+
+
+def counted_in_session(conn: sqlite3.Connection, key: str) -> set[str]:
+    """Ids of every fact injected settled (counted as a use) into session ``key`` so far.
+    An injection written before ``counted_ids`` existed (NULL) counts all it showed."""
+    return _ids_in_session(conn, "SELECT COALESCE(counted_ids, memory_ids) FROM injections WHERE session = ?", key)
+
+
+def _ids_in_session(conn: sqlite3.Connection, sql: str, key: str) -> set[str]:
     out: set[str] = set()
-    for (ids,) in conn.execute("SELECT memory_ids FROM injections WHERE session = ?", (key,)):
+    for (ids,) in conn.execute(sql, (key,)):
         try:
             out.update(i for i in json.loads(ids) if isinstance(i, str))
         except (TypeError, ValueError):
@@ -432,7 +445,7 @@ def _like_prefix(path: str) -> str:
 
 
 # No sqlite3 error leaves the store: each operation raises StoreUnavailable instead.
-translate_module(globals(), ('open_store', 'open_store_why', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'shown_in_session', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts', 'fact_files', 'disputes'), path_of=lambda args: None)
+translate_module(globals(), ('open_store', 'open_store_why', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'shown_in_session', 'counted_in_session', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts', 'fact_files', 'disputes'), path_of=lambda args: None)
 
 
 class Bound:
