@@ -362,7 +362,7 @@ def _one_word_apart_possible(ta: frozenset[str], near: int, a: str, b: str) -> b
     so too many of them, or too few shared for them, already show without ``b``'s own
     tokens."""
     least_apart = len(ta) - near
-    return least_apart <= (8 if "," in a or "," in b else 2) and 2 * near >= max(least_apart, 1)
+    return least_apart <= (MAX_APART_LIST if "," in a or "," in b else MAX_APART) and 2 * near >= max(least_apart, 1)
 
 
 #: The signal :func:`propose` adds for a claim that swaps two of the other's words.
