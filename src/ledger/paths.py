@@ -63,7 +63,11 @@ def db_file(explicit: str | os.PathLike | None = None) -> str:
     :class:`~ledger.errors.InvalidInput` for a URL whose scheme is not PostgreSQL's
     (:func:`check_store_target`)."""
     if explicit:
-        return _expanded(check_store_target(os.fspath(explicit), "--db"))
+        # ":memory:" passed in by ledger itself is the empty stand-in a read of a missing
+        # store opens (cli/verbs.read_target); one a user types is refused where it is
+        # typed (the --db options, `ledger config set`), and here for the variable and the
+        # config file, which reach every surface, the hooks included.
+        return _expanded(check_store_target(os.fspath(explicit), "--db", in_memory=True))
     env = os.environ.get("LEDGER_DB")
     if env:
         return _expanded(check_store_target(env, "$LEDGER_DB"))
@@ -90,13 +94,24 @@ def url_scheme(target: str) -> str | None:
     return None
 
 
-def check_store_target(target: str, where: str = "--db") -> str:
+#: SQLite's name for a database that lives in the process's memory and is gone when it ends.
+IN_MEMORY = ":memory:"
+
+
+def check_store_target(target: str, where: str = "--db", *, in_memory: bool = False) -> str:
     """``target`` unchanged when it is a store location ledger can open: a PostgreSQL
     URL or a file path. Any other ``scheme://`` (``mysql://``, ``https://``,
     ``file://``...) raises :class:`~ledger.errors.InvalidInput` naming ``where`` it
-    came from and the supported forms, instead of becoming a folder named ``mysql:``."""
+    came from and the supported forms, instead of becoming a folder named ``mysql:``.
+    So does SQLite's ``:memory:`` unless ``in_memory`` (ledger's own stand-in, never
+    what a user typed): every command is its own process, so a store in memory took
+    each write, said "remembered", and lost it when the command ended."""
     if is_store_url(target):
         return target
+    if target == IN_MEMORY and not in_memory:
+        from .errors import InvalidInput
+
+        raise InvalidInput(in_memory_message(where), field="db", value=target)
     scheme = url_scheme(target)
     if scheme is None:
         return target
@@ -104,6 +119,13 @@ def check_store_target(target: str, where: str = "--db") -> str:
 
     raise InvalidInput(f"{where} is {shown_location(target)}: ledger cannot open a {scheme}:// store. "
                        f"A store is {STORE_FORMS}. Nothing was changed.", field="db", value=shown_location(target))
+
+
+def in_memory_message(where: str) -> str:
+    """Why ``where`` (``--db``, ``$LEDGER_DB``...) may not be ``:memory:``, and what to give."""
+    return (f"{where} is :memory:, a SQLite store that lives in one process's memory: each ledger command (and each "
+            f"hook) is its own process, so every write would be lost when it ends. Give a store file (e.g. "
+            f"~/.ledger/ledger.db, or a file under /tmp for a throwaway store) or a postgresql:// URL. Nothing was changed.")
 
 
 def store_location(target: str | os.PathLike) -> str:

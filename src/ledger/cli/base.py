@@ -111,14 +111,17 @@ DB_HELP = ("Store: a SQLite file or a postgresql:// URL (default: $LEDGER_DB, th
 def _not_empty(ctx, param, value):
     """``--db ""`` is a mistake (an unset variable in a script), not the default store;
     ``--db <folder>`` (an existing folder, or any path ending in a separator) names
-    where the store file would be, not the file: both are refused saying what to give instead (``click.BadParameter``)."""
+    where the store file would be, not the file; ``--db :memory:`` is a store each
+    command would lose at its end: all are refused saying what to give instead (``click.BadParameter``)."""
     if value is not None and not value.strip():
         raise click.BadParameter("the path is empty: give a store file or a postgresql:// URL, or leave --db out for the default store.")
+    from ..paths import IN_MEMORY, in_memory_message, names_folder
+
+    if value == IN_MEMORY:
+        raise click.BadParameter(in_memory_message("--db").removeprefix("--db is "))
     if value is not None and os.path.isdir(os.path.expanduser(value)):
         raise click.BadParameter(f"{value} is a folder, not a store file. Give the store file, e.g. "
                                  f"--db {os.path.join(value, 'ledger.db')} (created on first use), or a postgresql:// URL.")
-    from ..paths import names_folder
-
     if value is not None and names_folder(value):
         # SQLite would make a file named like the folder, blocking it for good.
         raise click.BadParameter(f"{value} ends in {value[-1]}, so it names a folder, not a store file. Give the store "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..paths import names_folder
+from ..paths import IN_MEMORY, names_folder
 from ..vocab import DEFAULT_MODE, MODES, SORTS
 from .verbs import FAST_VERBS
 
@@ -104,7 +104,7 @@ def _valid(verb: str, a: dict) -> bool:
             return False
     if verb == "search" and a["sort"] is not None and a["sort"] not in SORTS:
         return False
-    if a["db"] is not None and (not a["db"] or os.path.isdir(a["db"]) or names_folder(a["db"])):
+    if a["db"] is not None and (not a["db"] or a["db"] == IN_MEMORY or os.path.isdir(a["db"]) or names_folder(a["db"])):
         return False  # the click option's check (base._not_empty) names the folder and what to give
     return True
 

@@ -52,7 +52,8 @@ from mcp.types import (
 from pydantic import Field, ValidationError
 
 from .. import __version__, wire
-from ..errors import LedgerError
+from ..errors import InvalidInput, LedgerError
+from ..paths import IN_MEMORY, in_memory_message
 from ..vocab import DEFAULT_MODE, MODES, SORTS
 from .wording import (  # noqa: F401  (MAX_ERROR_CHARS, WHERE_THE_STORE_IS_SET: for tests and embedders)
     A_BUG,
@@ -320,6 +321,9 @@ class Server:
 
         warnings = [] if warnings is None else warnings
         try:
+            if self.db == IN_MEMORY:
+                # Each tool call opens the store anew: a store in memory would lose every write.
+                raise InvalidInput(in_memory_message("--db"), field="db", value=self.db)
             if create:
                 # A second run (another process created the store meanwhile) says its own
                 # warnings. The store by its absolute path: an error names it so.
@@ -457,8 +461,6 @@ class Server:
         pendingCandidates, redacted (secrets replaced by [REDACTED:<kind>] before storing),
         warnings (new-store: this write created the store; redacted; missing-file)}."""
         agent = self._agent(ctx)
-        from ..errors import InvalidInput
-
         blank = [i for i, f in enumerate(files or ()) if not f.strip()]
         if blank:  # name the entries: an agent building the list needs to know which
             raise ToolError(f"files needs paths, e.g. [\"model.ckpt\"]; entr{'y' if len(blank) == 1 else 'ies'} "
