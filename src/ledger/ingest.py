@@ -244,7 +244,8 @@ def read_source_file(path: str | os.PathLike[str]) -> SourceText:
     missing file, a directory, a format in :data:`NEEDS_PARSER` ("needs a parser", with
     the tool to extract the text), no permission, a symbolic link loop, an empty file,
     binary content (NUL bytes under any other name, with or without an extension) or
-    bytes that are not UTF-8. A UTF-8 BOM is stripped.
+    bytes that are not UTF-8, or more than :data:`MAX_SOURCE_BYTES` (a huge log, or a
+    device that never ends: ``/dev/zero``). A UTF-8 BOM is stripped.
     """
     shown = os.fspath(path)
     if not os.path.lexists(shown):
@@ -262,7 +263,7 @@ def read_source_file(path: str | os.PathLike[str]) -> SourceText:
         raise _needs_parser(shown, ext)
     try:
         with open(shown, "rb") as fh:
-            data = fh.read()
+            data = _read_bounded(fh, shown, shlex.quote(shown))
     except PermissionError:
         raise UnreadableSource(
             f"Cannot read {shown}: permission denied. Make it readable "
@@ -301,12 +302,15 @@ def read_source_stream(stream: BinaryIO, filename: str = "stdin") -> SourceText:
     (``''`` for ``stdin``) and is not checked: piped text is text by definition.
 
     Raises :class:`InvalidInput` when nothing (or only whitespace) arrives and
-    :class:`UnreadableSource` for binary or non-UTF-8 content.
+    :class:`UnreadableSource` for binary or non-UTF-8 content, or more than
+    :data:`MAX_SOURCE_BYTES` (an endless pipe, ``yes | ledger ingest -``).
     """
-    data = stream.read()
-    if isinstance(data, str):  # a text stream handed over by mistake: still text
+    if isinstance(stream.read(0), str):  # a text stream handed over by mistake: still text
+        data = stream.read(MAX_SOURCE_BYTES + 1)
+        if len(data) > MAX_SOURCE_BYTES:
+            raise UnreadableSource(_too_big(filename, None))
         return source_from_text(data, filename)
-    data = bytes(data or b"")
+    data = _read_bounded(stream, filename, None)
     if not data:
         raise InvalidInput(_empty_message(filename))
     text = _decode(data, filename, None)
@@ -366,6 +370,50 @@ def _empty_message(filename: str) -> str:
         f"source text is empty: {where}. Pipe the text in (e.g. pdftotext doc.pdf - | {_PIPE_HINT}) "
         "or pass it with --text."
     )
+
+
+#: The most bytes one source may hold: 64 MiB, about a minute of indexing at the
+#: ~1 MB/s docs/benchmarks.md measures, and tens of thousands of chunks. Reading stops
+#: one byte past it, so a device or pipe that never ends (``/dev/zero``, ``yes |``) is
+#: refused instead of filling the memory until Python dies with a MemoryError.
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
+
+#: Binary content is recognised from the first block read, before the rest is read.
+_SNIFF_BYTES = 64 * 1024
+
+
+def _read_bounded(fh, shown: str, quoted: str | None) -> bytes:
+    """All of the binary stream ``fh``, refused (:class:`UnreadableSource`) past
+    :data:`MAX_SOURCE_BYTES`, or as soon as the first block holds a NUL byte (binary:
+    ``/dev/urandom`` is refused at once, not after 64 MiB). A regular file larger than
+    the limit is refused from its size, before any read."""
+    try:
+        size = os.fstat(fh.fileno()).st_size
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's BytesIO)
+        size = 0
+    if size > MAX_SOURCE_BYTES:
+        raise UnreadableSource(_too_big(shown, quoted, size))
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        block = fh.read(min(1 << 20, MAX_SOURCE_BYTES + 1 - total))
+        if not block:
+            break
+        if not parts and b"\x00" in block[:_SNIFF_BYTES]:
+            _decode(block[:_SNIFF_BYTES], shown, quoted)  # raises "binary content"
+        parts.append(block)
+        total += len(block)
+        if total > MAX_SOURCE_BYTES:
+            raise UnreadableSource(_too_big(shown, quoted))
+    return b"".join(parts)
+
+
+def _too_big(shown: str, quoted: str | None, size: int | None = None) -> str:
+    held = f"it holds {size:,} bytes" if size else "more than that arrived"
+    split = f"split -C 32m {quoted} part- && for f in part-*; do ledger ingest \"$f\" --cluster <id>; done" if quoted \
+        else "split -C 32m <file> part- and ingest each part"
+    return (f"Cannot read {shown}: a source may hold at most {MAX_SOURCE_BYTES:,} bytes (64 MiB) and {held}. "
+            f"Ingest it in parts: {split}. Nothing was ingested.")
 
 
 def _decode(data: bytes, shown: str, quoted: str | None) -> str:

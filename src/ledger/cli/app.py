@@ -537,6 +537,10 @@ def import_(file, db, as_json):
              ("injections", "injection", None), ("checkpoints", "checkpoint", None)) if r.get(k)))
 
 
+#: The longest line `ledger import` reads (characters): far past any export line (a
+#: memory's text is at most 20,000 characters), short of filling the memory.
+MAX_IMPORT_LINE_CHARS = 64 * 1024 * 1024
+
 def _read_export(file: str) -> list[tuple[int, dict]]:
     """Parse and check every line first, so a bad file changes nothing."""
     from ..store.transfer import validate
@@ -552,7 +556,12 @@ def _read_export(file: str) -> list[tuple[int, dict]]:
         raise InvalidInput(f"Cannot read {file}: {exc.strerror or exc}.") from None
     out = []
     try:
-        for n, line in enumerate(fh, 1):
+        # A line at a time, each bounded: a file with no newline (`ledger import /dev/zero`)
+        # was read whole until Python died of a MemoryError.
+        for n, line in enumerate(iter(lambda: fh.readline(MAX_IMPORT_LINE_CHARS + 1), ""), 1):
+            if len(line) > MAX_IMPORT_LINE_CHARS:
+                raise InvalidInput(f"line {n} of {file} is longer than {MAX_IMPORT_LINE_CHARS:,} characters, which no "
+                                   "`ledger export` line is; is this an export file? Nothing was imported.")
             if n == 1:
                 line = line.removeprefix("\ufeff")  # a byte-order mark some editors write: not part of the JSON
             if not line.strip():

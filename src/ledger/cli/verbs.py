@@ -17,7 +17,7 @@ import sys
 
 from ..errors import InvalidInput
 from ..paths import default_agent
-from ..vocab import DEFAULT_MODE
+from ..vocab import DEFAULT_MODE, MAX_TEXT_CHARS
 
 #: The verbs :mod:`ledger.cli.fast` may run without click.
 FAST_VERBS = ("recall", "search", "remember", "show")
@@ -380,6 +380,11 @@ def show(memory_id: str, *, db: str | None, as_json: bool, keep_open: bool = Fal
     return memory_text(m, now, events, former)
 
 
+
+#: What ``remember -`` reads from stdin at most, in characters: far past a claim's limit
+#: (``MAX_TEXT_CHARS``), so any text a person pipes gets its exact length in the refusal.
+MAX_STDIN_CLAIM_CHARS = 1024 * 1024
+
 def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, note: str, supersedes: str | None,
              files: tuple[str, ...], topic: str | None, agent: str | None, db: str | None, as_json: bool,
              keep_open: bool = False) -> str:
@@ -394,7 +399,13 @@ def remember(words: tuple[str, ...], *, text: str | None, cluster: str | None, n
         raise InvalidInput("Give the claim either as words or with --text, not both.")
     claim = (text if text is not None else " ".join(words)).strip()
     if claim == "-":
-        claim = sys.stdin.read()
+        # Bounded: `yes | ledger remember -` read until Python died of a MemoryError. Up
+        # to the bound the claim's own check gives the exact count (TextTooLong).
+        claim = sys.stdin.read(MAX_STDIN_CLAIM_CHARS + 1)
+        if len(claim) > MAX_STDIN_CLAIM_CHARS:
+            raise InvalidInput(f"A claim is one self-contained fact; stdin holds more than {MAX_STDIN_CLAIM_CHARS:,} "
+                               f"characters (a claim may have {MAX_TEXT_CHARS:,}). For a document: ledger ingest - "
+                               "--cluster <id>. Nothing was remembered.")
     if not claim.strip():
         raise InvalidInput('Nothing to remember. Try: ledger remember "Prefers metric units" --cluster prefs')
     if not cluster:

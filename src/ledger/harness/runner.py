@@ -245,13 +245,22 @@ def hook_main(args: list[str], *, fast_exit: bool = False) -> int:
     return 0
 
 
+#: The most bytes of one hook payload read from stdin (64 MiB); more is dropped and logged.
+MAX_PAYLOAD_BYTES = 64 * 1024 * 1024
+
 def _hook(args: list[str], *, close: bool) -> None:
     try:
         if not args:
             log_line("hook called without a harness; usage: ledger hook claude-code [EventName]")
             return
         harness, expected = args[0], (args[1] if len(args) > 1 else None)
-        raw = sys.stdin.buffer.read()
+        # Bounded: a payload is one JSON object (a big Write is a few MB); a stdin that
+        # never ends would otherwise fill the memory until a MemoryError.
+        raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        if len(raw) > MAX_PAYLOAD_BYTES:
+            log_line(f"hook {' '.join(args[:2])}: payload dropped: more than {MAX_PAYLOAD_BYTES:,} bytes on stdin "
+                     "(a harness sends one JSON object)")
+            return
         from ..paths import check_environment, db_file
 
         check_environment()  # a variable that is not UTF-8: one log line naming it, the agent goes on
