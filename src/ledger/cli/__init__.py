@@ -139,9 +139,35 @@ def _wants_help(rest: list[str]) -> bool:
 
 def _ensure_std_streams() -> None:
     """A harness or script may start us with stdin/stdout/stderr closed (``<&-``):
-    Python then sets them to None. Give them /dev/null so nothing crashes on them."""
+    Python then sets them to None. Give them /dev/null so nothing crashes on them. An
+    output stream whose encoding is not a UTF (``PYTHONIOENCODING=ascii``) escapes what
+    it cannot carry instead of raising (:func:`_json_escape`)."""
     import os
 
     for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, mode))
+    for stream in (sys.stdout, sys.stderr):
+        enc = (getattr(stream, "encoding", None) or "utf-8").lower().replace("_", "-")
+        if not enc.startswith("utf") and hasattr(stream, "reconfigure"):
+            # PYTHONIOENCODING=ascii (or latin-1, a legacy locale): printing a stored "café"
+            # was a UnicodeEncodeError traceback. What the encoding cannot carry is written
+            # as \uXXXX, which is also a valid escape inside the JSON of --json.
+            import codecs
+
+            codecs.register_error("ledger-json-escape", _json_escape)
+            stream.reconfigure(errors="ledger-json-escape")
+
+
+def _json_escape(exc: UnicodeEncodeError) -> tuple[str, int]:
+    """A codec error handler: each character the stream cannot encode as ``\\uXXXX`` (a
+    surrogate pair beyond U+FFFF), JSON's own escape, readable in text as well."""
+    out = []
+    for c in exc.object[exc.start : exc.end]:
+        o = ord(c)
+        if o > 0xFFFF:
+            o -= 0x10000
+            out.append(f"\\u{0xD800 + (o >> 10):04x}\\u{0xDC00 + (o & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{o:04x}")
+    return "".join(out), exc.end

@@ -69,10 +69,31 @@ def _refuse_undecodable(args: list[str]) -> None:
         except UnicodeEncodeError as exc:
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") if _escaped(arg) \
                 else arg.encode("utf-8", "backslashreplace").decode("ascii")
+            locale = _utf8_under_another_locale(arg)
+            if locale:
+                # The bytes are UTF-8: the process was told to read them as something else.
+                raise InvalidInput(
+                    f'Argument {n} ("{shown[:80]}") is UTF-8, but this process reads its arguments as {locale} '
+                    "(PYTHONUTF8=0 with the C or POSIX locale, or another legacy locale), so ledger cannot take it "
+                    "as typed. Run it under a UTF-8 locale (LC_ALL=C.UTF-8 ledger ...) or unset PYTHONUTF8."
+                ) from None
             raise InvalidInput(
                 f'Argument {n} ("{shown[:80]}") is not valid UTF-8 (undecodable byte at position {exc.start}). '
                 "ledger keeps text as UTF-8: re-type it, or convert it first (iconv -f <encoding> -t utf-8)."
             ) from None
+
+
+def _utf8_under_another_locale(arg: str) -> str | None:
+    """The name of this process's argument encoding when ``arg``'s bytes are valid UTF-8
+    all the same (so the locale, not the text, is wrong), else None."""
+    enc = sys.getfilesystemencoding()
+    if not _escaped(arg) or enc.lower().replace("_", "-") in ("utf-8", "utf8"):
+        return None
+    try:
+        os.fsencode(arg).decode("utf-8")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return None
+    return enc
 
 
 def _escaped(arg: str) -> bool:
