@@ -1032,28 +1032,48 @@ class Ledger:
 
             known = source_sync.find_by_path(self.store, path)
             if known:
-                if not chunks:
-                    raise InvalidInput("source text is empty: nothing to ingest.")
-                # An update keeps the source in its cluster: a --cluster naming another one
-                # (or none) would otherwise be ignored while the command said "updated".
-                self.store.require_cluster(cluster)
-                if cluster != known["cluster_id"]:
-                    raise InvalidInput(
-                        f"{source.filename} was ingested before (source {known['id']}, cluster {known['cluster_id']}); "
-                        f"ingesting it again updates that source, which stays in {known['cluster_id']}. Run it again "
-                        f"with --cluster {known['cluster_id']}, or add --as-new to ingest a separate copy into "
-                        f"{cluster}. Nothing was ingested.", field="cluster", value=cluster,
-                        suggestion=known["cluster_id"])
-                t = None if trust is None else self._trust(trust)
-                r = source_sync.resync(self.store, known["id"], source.filename, chunks, agent=agent, nbytes=source.bytes,
-                                       trust=t, now=self.clock())
-                return IngestResult(known["id"], r["chunks"], source.filename, True, r["kept"], r["added"], r["retired"],
-                                    redacted)
+                return self._update_source(known, source, chunks, cluster=cluster, agent=agent, trust=trust,
+                                           redacted=redacted)
+        from .store.sources import SourcePathTaken
+
         # The chunks are cut from redacted text: stored as they are, not redacted again.
-        res = self._store_chunks(source.filename, chunks, cluster=cluster, agent=agent,
-                                 trust=DEFAULT_SOURCE_TRUST if trust is None else trust, ext=source.ext, nbytes=source.bytes,
-                                 path=path)
+        try:
+            res = self._store_chunks(source.filename, chunks, cluster=cluster, agent=agent,
+                                     trust=DEFAULT_SOURCE_TRUST if trust is None else trust, ext=source.ext,
+                                     nbytes=source.bytes, path=path, unique_path=bool(path and not as_new))
+        except SourcePathTaken:
+            # Another process ingested the same file while this one was writing: this
+            # copy is gone, and the file updates that source as a re-ingest would.
+            from .store import source_sync
+
+            known = source_sync.find_by_path(self.store, path)
+            return self._update_source(known, source, chunks, cluster=cluster, agent=agent, trust=trust,
+                                       redacted=redacted)
         return IngestResult(res.source_id, res.chunks, res.filename, False, 0, res.chunks, 0, redacted)
+
+    def _update_source(self, known: dict, source: ingest_mod.SourceText, chunks: list[str], *, cluster: str, agent: str,
+                       trust: float | None, redacted: int) -> IngestResult:
+        """:meth:`ingest` of a file read before (``known``, :func:`source_sync.find_by_path`):
+        that source is updated in its own cluster. Raises InvalidInput for another cluster."""
+        from .store import source_sync
+
+        if not chunks:
+            raise InvalidInput("source text is empty: nothing to ingest.")
+        # An update keeps the source in its cluster: a --cluster naming another one
+        # (or none) would otherwise be ignored while the command said "updated".
+        self.store.require_cluster(cluster)
+        if cluster != known["cluster_id"]:
+            raise InvalidInput(
+                f"{source.filename} was ingested before (source {known['id']}, cluster {known['cluster_id']}); "
+                f"ingesting it again updates that source, which stays in {known['cluster_id']}. Run it again "
+                f"with --cluster {known['cluster_id']}, or add --as-new to ingest a separate copy into "
+                f"{cluster}. Nothing was ingested.", field="cluster", value=cluster,
+                suggestion=known["cluster_id"])
+        t = None if trust is None else self._trust(trust)
+        r = source_sync.resync(self.store, known["id"], source.filename, chunks, agent=agent, nbytes=source.bytes,
+                               trust=t, now=self.clock())
+        return IngestResult(known["id"], r["chunks"], source.filename, True, r["kept"], r["added"], r["retired"],
+                            redacted)
 
     @staticmethod
     def _trust(trust) -> float:
@@ -1087,9 +1107,11 @@ class Ledger:
 
     def _store_chunks(self, filename: str, chunks: Sequence[str], *, cluster: str, agent: str, trust: float,
                       ext: str | None = None, nbytes: int | None = None, neighbours: int = 2,
-                      path: str | None = None) -> IngestResult:
+                      path: str | None = None, unique_path: bool = False) -> IngestResult:
         """:meth:`ingest_chunks` for chunks already stripped, non-empty and redacted
-        (:meth:`ingest` cuts them from redacted text)."""
+        (:meth:`ingest` cuts them from redacted text). ``unique_path``: see
+        :meth:`ledger.store.sources.SourcesMixin.insert_source` (raises its
+        ``SourcePathTaken``)."""
         from . import ingest as ingest_mod
 
         if not chunks:
@@ -1100,7 +1122,7 @@ class Ledger:
         sid, ids = self.store.insert_source(
             filename, ingest_mod.extension(filename) if ext is None else ext, cluster, agent,
             sum(len(c.encode()) for c in chunks) if nbytes is None else nbytes, t, chunks, now, neighbours=neighbours,
-            path=path,
+            path=path, unique_path=unique_path,
         )
         return IngestResult(sid, len(ids), filename)
 

@@ -74,6 +74,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class SourcePathTaken(Exception):
+    """Raised by :meth:`SourcesMixin.insert_source` with ``unique_path`` when, as its last
+    batch was about to show the new source, another process had finished ingesting the
+    same file (``source_id``): the new source was removed, and the caller updates that
+    one instead (two agents ingesting one runbook at once made two copies of it)."""
+
+    def __init__(self, source_id: str):
+        super().__init__(source_id)
+        self.source_id = source_id
+
+
 class SourcesMixin:
     """Sources for :class:`~ledger.store.Store`; uses its ``_conn``, ``atomic``, ``log``,
     ``touch_agent``, ``_index`` and ``soft_delete``."""
@@ -81,6 +92,7 @@ class SourcesMixin:
     def insert_source(
         self, filename: str, ext: str, cluster_id: str, agent: str, nbytes: int, trust: float,
         chunks: Sequence[str], now: int, *, neighbours: int = 2, path: str | None = None,
+        unique_path: bool = False,
     ) -> tuple[str, list[str]]:
         """Insert a source and its chunks, committed in batches. Each chunk is indexed
         with up to ``neighbours`` chunks on each side as low-weight context
@@ -97,7 +109,12 @@ class SourcesMixin:
         needs ``deleted_at`` after its instant). The last batch clears both in one
         statement. A failed ingest removes what it wrote; a killed one is removed by
         the next open (:meth:`discard_abandoned_ingests`). Called inside a caller's
-        transaction, it writes everything in that transaction instead."""
+        transaction, it writes everything in that transaction instead.
+
+        ``unique_path``: the last batch, in the same write transaction that would show
+        the source, first looks for a finished live source read from the same ``path``
+        (another process's ingest of the same file that finished meanwhile); if there is
+        one, this source is removed and :class:`SourcePathTaken` names that one."""
         sid = new_id("s", now)
         n = len(chunks)
         ids: list[str] = []
@@ -130,6 +147,12 @@ class SourcesMixin:
                     self._conn.execute("UPDATE ingests SET beat_at = ? WHERE source_id = ?", (_wall_ms(), sid))
             with contextlib.ExitStack() as tx:
                 self._enter_deferring(tx, first=False)
+                if unique_path and path:
+                    taken = self._conn.execute(
+                        "SELECT id FROM sources WHERE path = ? AND id <> ? AND complete = 1 AND dropped_at IS NULL "
+                        "ORDER BY ingested_at DESC LIMIT 1", (path, sid)).fetchone()
+                    if taken:
+                        raise SourcePathTaken(taken[0])
                 self._conn.execute("UPDATE memories SET deleted_at = NULL WHERE source_id = ? AND deleted_at = ?", (sid, PENDING))
                 self._conn.execute("UPDATE sources SET complete = 1 WHERE id = ?", (sid,))
                 self._conn.execute("DELETE FROM ingests WHERE source_id = ?", (sid,))
