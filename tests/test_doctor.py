@@ -71,7 +71,24 @@ def test_a_store_that_is_not_a_database_fails(cli, project, tmp_path):
     cli.db.write_bytes(b"this is not sqlite" * 100)
     rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
     assert rc == 1 and checks["store"]["status"] == "fail" and str(cli.db) in checks["store"]["detail"]
+    # Not a permissions problem: the fix says how to restore or salvage it.
+    assert ".recover" in checks["store"]["fix"] and "permissions" not in checks["store"]["fix"], checks["store"]
     assert cli.db.read_bytes() == b"this is not sqlite" * 100
+
+
+@pytest.mark.sqlite_only  # a store file cut in half
+def test_a_truncated_store_says_how_to_salvage_it(cli, project, tmp_path):
+    from ledger.service import Ledger
+
+    with Ledger.open(cli.db) as led:
+        for i in range(200):
+            led.remember(f"Fact {i} about host-{i} and its deploy window", cluster="proc", agent="t")
+    size = cli.db.stat().st_size
+    with open(cli.db, "r+b") as fh:
+        fh.truncate(size // 2)
+    rc, checks, _ = doctor(cli, project, env={"HOME": str(tmp_path)})
+    assert rc == 1 and checks["store"]["status"] == "fail", checks["store"]
+    assert ".recover" in checks["store"]["fix"] and "permissions" not in checks["store"]["fix"], checks["store"]
 
 
 def test_pending_migrations_are_named_and_the_file_is_left_alone(cli, project, tmp_path):

@@ -379,7 +379,9 @@ def check_store(path: str) -> Check:
         st = migration_status(path)
         write_probe(path)
     except LedgerError as exc:
-        return Check(name, "fail", exc.message, fix)
+        # A file SQLite cannot read as a database (random bytes, a truncated copy) is not
+        # fixed by permissions: say how to restore or salvage it, as quick_check's finding does.
+        return Check(name, "fail", exc.message, DAMAGE_FIX if getattr(exc, "reason", None) == "corrupt" else fix)
     qc = quick_check(path)
     took = f"{qc['ms'] / 1000:.1f} s"
     if not qc["ok"]:
