@@ -759,6 +759,14 @@ async def test_typing_among_stand_ins_keeps_both_sides(store_target):
 
 
 @pytest.mark.asyncio
+async def test_a_stand_in_typed_over_its_own_mark_is_the_symbol(store_target):
+    """Select the RLM's stand-in and paste ``�`` over it: the box looks the same, but
+    what was put there is the symbol, so the symbol is stored (the documented rule)."""
+    before, opened, after, errors = await _edit(store_target, "a\u200fb", "home", "right", "shift+right", paste="�")
+    assert opened == "a�b" and after == "a�b" and errors == []
+
+
+@pytest.mark.asyncio
 async def test_a_pasted_mark_is_stored_and_shown_by_its_stand_in(store_target):
     before, opened, after, errors = await _edit(store_target, "plain words", "end", paste=" x\u200fy")
     assert after == "plain words x\u200fy" and errors == []

@@ -211,6 +211,7 @@ class EditBox(Input):
     part of how emoji and Persian are written), so they are in the box as they are."""
 
     stored: str = ""
+    _refused = False
 
     def load(self, text: str) -> None:
         """Put ``text`` in the box, cursor at its end."""
@@ -220,11 +221,17 @@ class EditBox(Input):
 
     def replace(self, text: str, start: int, end: int) -> None:
         """Textual's replace (every edit's path), mirrored onto :attr:`stored`."""
-        before, stored = self.value, self.stored
-        start, end = sorted((max(0, start), min(len(before), end)))
+        stored = self.stored
+        start, end = sorted((max(0, start), min(len(self.value), end)))
+        self._refused = False
         super().replace(box_shown(text), start, end)
-        if self.value != before:  # not refused (Input's restrictions; none are set here)
+        if not self._refused:  # a change that leaves the box as it was (`�` typed over a mark) still counts
             self.stored = stored[:start] + text + stored[end:]
+
+    def restricted(self) -> None:
+        """Input refused the change (its length or character limits; none are set here)."""
+        self._refused = True
+        super().restricted()
 
     def text(self) -> str:
         """The text to save (:func:`box_text`)."""
