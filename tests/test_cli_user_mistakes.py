@@ -112,6 +112,19 @@ def test_config_set_takes_negative_looking_values_and_suggests_the_key(cli, _iso
     assert not (Path(_isolated_home) / "config.toml").exists()  # nothing written
 
 
+@pytest.mark.parametrize("args,needle", [
+    (["sources", "trust", "s_abc123", "-0.5"], "The trust value must be from 0 to 1, got -0.5."),
+    (["sources", "trust", "s_abc123", "-1"], "The trust value must be from 0 to 1, got -1."),
+    (["checkpoints", "show", "-1"], "checkpoint id must be a number like 12 (from `ledger checkpoints`), got '-1'"),
+])
+def test_a_negative_positional_value_is_the_value_not_an_option(cli, args, needle):
+    """click read `sources trust s_x -0.5` as the unknown option "-0" ("No such option
+    '-0'"), naming neither the value nor its range."""
+    cli.create_store()
+    rc, out, err = cli(*args)
+    assert rc == 1 and needle in err and "No such option" not in err, err
+
+
 def _details(db, op: str) -> list[str]:
     from ledger.service import Ledger
 

@@ -397,7 +397,9 @@ def sources(ctx, db, as_json):
     _json([s.to_dict() for s in ss]) if as_json else _out(sources_table(ss, _color()))
 
 
-@sources.command("trust")
+# A negative value (`sources trust s_x -0.5`) is the value, out of range, not an unknown
+# option: click read it as the option "-0" and said "No such option '-0'".
+@sources.command("trust", context_settings={"ignore_unknown_options": True})
 @click.argument("source_id")
 @click.argument("value", type=float)
 @common()

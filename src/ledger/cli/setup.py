@@ -397,7 +397,8 @@ def checkpoints(ctx, session, project_dir, limit, full, db, as_json):
             _out(r["content"])
 
 
-@checkpoints.command("show")
+# `checkpoints show -1` is an id that is not a number, not the unknown option "-1".
+@checkpoints.command("show", context_settings={"ignore_unknown_options": True})
 @click.argument("checkpoint_id", metavar="ID")
 @common()
 def checkpoints_show(checkpoint_id, db, as_json):
