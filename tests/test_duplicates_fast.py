@@ -26,7 +26,7 @@ from ledger.conflicts.duplicates import (
     meaning_signal,
     normal,
     propose,
-    sequence,
+    same_sequence,
     swapped_words,
 )
 from ledger.conflicts.signals import (
@@ -102,7 +102,7 @@ def _plain_near_duplicate(a: str, b: str) -> bool:
     a, b = _width_folded(a), _width_folded(b)
     if normal(a) == normal(b):
         return True
-    return _raw_overlap(a, b) >= 0.5 and sequence(a) == sequence(b) and not signals(a, b)
+    return _raw_overlap(a, b) >= 0.5 and same_sequence(a, b) and not signals(a, b)
 
 
 def _plain_suspect(a: str, b: str) -> Suspicion | None:

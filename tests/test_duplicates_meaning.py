@@ -34,7 +34,7 @@ CHANGED = [
     ("The cache is enabled", "The cache was enabled", "changed tense"),
     # relations
     ("Migrations run before the deploy", "Migrations run after the deploy", "changed relation"),
-    ("Keep the p99 latency above 100 ms", "Keep the p99 latency below 100 ms", "changed relation"),
+    ("Keep the p99 latency above 100 ms", "Keep the p99 latency below 100 ms", "changed comparison"),  # > / <
     ("Errors are logged to stderr", "Errors are logged from stderr", "changed relation"),
     ("Backups are stored in S3", "Backups are stored outside S3", "changed relation"),
     ("The token is valid for one hour", "The token is valid within one hour", "changed relation"),

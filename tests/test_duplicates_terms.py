@@ -7,6 +7,9 @@ remember"), each an example of a kind:
   claim;
 * a change of two words of meaning ("up to" / "at least"), or of one with a plain word
   added ("before the build" / "after the build step"), raised no candidate;
+* a bound of a number written two ways ("up to 3" / "at most 3", "over 100" / "more
+  than 100") was a ``changed comparison``, and "under 100 ms" / "below 100 ms" a
+  ``changed relation``: before a number such phrases are read as the operator they mean;
 * "lives under docs/" against "lives in docs/" was a ``changed relation``: ``under``,
   ``within`` and ``over`` before a place mean ``in`` (``via``), while the opposites
   (above/below, before/after, in/outside) and ``under 100 ms`` still change the claim.
@@ -54,9 +57,12 @@ CHANGED = [
     ("The config lives above docs/", "The config lives below docs/", "changed relation"),
     ("The config lives in docs/", "The config lives outside docs/", "changed relation"),
     ("The footer sits under the header", "The footer sits in the header", "changed relation"),
-    ("Keep the p99 latency under 100 ms", "Keep the p99 latency at 100 ms", "changed relation"),
+    ("Keep the p99 latency under 100 ms", "Keep the p99 latency at 100 ms", "changed comparison"),  # < N / at N
     ("The token is valid within one hour", "The token is valid in one hour", "changed relation"),
-    ("The worker handles over 100 jobs", "The worker handles via 100 jobs", "changed relation"),
+    ("The worker handles over 100 jobs", "The worker handles via 100 jobs", "changed comparison"),
+    # bounds of a number: inclusive and strict stay apart
+    ("Requests are retried up to 3 times", "Requests are retried fewer than 3 times", "changed comparison"),
+    ("Keep the p99 latency under 100 ms", "Keep the p99 latency at most 100 ms", "changed comparison"),
 ]
 
 # (stored, new): the same claim.
@@ -72,6 +78,13 @@ SAME = [
     ("The agent talks to the API through HTTPS", "The agent talks to the API via HTTPS"),
     ("The worker runs on Linux", "The worker runs under Linux"),
     ("Uploads are scanned beneath the proxy", "Uploads are scanned below the proxy"),
+    # one bound of a number written another way (before a number only)
+    ("Requests are retried up to 3 times", "Requests are retried at most 3 times"),
+    ("The worker handles over 100 jobs", "The worker handles more than 100 jobs"),
+    ("Keep the p99 latency under 100 ms", "Keep the p99 latency below 100 ms"),
+    ("Use at most 4 workers", "Use max 4 workers"),
+    ("The project requires Python >= 3.10", "The project requires Python at least 3.10"),
+    ("Keep at least two replicas", "Keep no fewer than two replicas"),
     # a list of items of several lengths in another order
     ("deps: numpy, scikit learn, torch", "deps: torch, numpy, scikit learn"),
     ("The CI runs lint, unit tests, integration tests and docs",
@@ -111,6 +124,12 @@ def test_a_place_word_or_a_reordered_list_is_the_same_claim(a, b):
 def test_a_plain_word_changed_is_neither_a_duplicate_nor_a_candidate(a, b):
     assert not is_near_duplicate(a, b) and not is_near_duplicate(b, a)
     assert propose(a, b) is None and propose(b, a) is None
+
+
+def test_a_bound_is_read_as_an_operator_only_before_a_number():
+    assert sequence("retried up to 3 times") == sequence("retried at most 3 times") == sequence("retried <= 3 times")
+    for words in ("the docs are up to date", "set the max pool size", "above the fold", "at least once"):
+        assert not {"lte", "gte", "gt", "lt"} & set(sequence(words)), words
 
 
 def test_under_means_in_only_before_a_place():

@@ -58,6 +58,7 @@ from .wording import (
     PAST,
     PLACE_NOUNS,
     SAME_LIST,
+    bounds,
     canon,
     list_change,
     meaning_change,
@@ -263,7 +264,7 @@ def units(text: str) -> tuple[str, ...]:
             out.append(",")
         elif raw[-1] in _CLAUSE_END:
             out.append("|")
-    return tuple(out)
+    return tuple(bounds(out))  # "up to 3" = "at most 3" = "<= 3"
 
 
 def _width_folded(text: str) -> str:
@@ -287,9 +288,14 @@ def is_near_duplicate(a: str, b: str) -> bool:
     # claim), so ``b``'s tokens are the cached ones and ``a`` is only searched.
     if not _half_shared_possible(_token_set(b), a) or _raw_overlap(a, b) < 0.5:
         return False
-    if sequence(a) != sequence(b) and list_change(units(a), units(b)) != SAME_LIST:
-        return False  # (a list of items of several lengths in another order is the same)
-    return not signals(a, b)
+    return same_sequence(a, b) and not signals(a, b)
+
+
+def same_sequence(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` read as the same words in the same order: equal
+    :func:`sequence`, or lists of items of several lengths that hold the same items in
+    another order (:func:`~ledger.conflicts.wording.list_change`)."""
+    return sequence(a) == sequence(b) or list_change(units(a), units(b)) == SAME_LIST
 
 
 

@@ -146,6 +146,50 @@ def prepare(text: str) -> str:
     return text
 
 
+#: Words and phrases that bound a number, by the operator they mean: "retried *up to* 3
+#: times" is "*at most* 3 times" and "<= 3", "*over* 100 jobs" is "*more than* 100" and
+#: "> 100". Read so only right before a number (:func:`bounds`): "up to date", "the max
+#: pool size", "above the fold" keep their words. Inclusive and strict bounds stay apart
+#: ("up to 3" / "under 3"). Keys are units as the sequence holds them (``in``/``on``/``at``
+#: are ``at``).
+_BOUNDS: dict[tuple[str, ...], str] = {
+    ("at", "most"): "lte", ("up", "to"): "lte", ("max",): "lte", ("no", "more", "than"): "lte",
+    ("not", "more", "than"): "lte",
+    ("at", "least"): "gte", ("min",): "gte", ("no", "less", "than"): "gte", ("not", "less", "than"): "gte",
+    ("no", "fewer", "than"): "gte", ("not", "fewer", "than"): "gte",
+    ("more", "than"): "gt", ("greater", "than"): "gt", ("over",): "gt", ("above",): "gt",
+    ("less", "than"): "lt", ("fewer", "than"): "lt", ("under",): "lt", ("below",): "lt",
+}
+_BOUND_LONGEST = max(len(k) for k in _BOUNDS)
+_BOUND_STARTS = frozenset(k[0] for k in _BOUNDS)
+_NUMBER_NAMES = frozenset("one two three four five six seven eight nine ten eleven twelve".split())
+
+
+def bounds(units: list[str]) -> list[str]:
+    """``units`` with each phrase of :data:`_BOUNDS` that stands right before a number (a
+    unit starting with a digit, or a number word) replaced by its operator word."""
+    if not any(u in _BOUND_STARTS for u in units):
+        return units
+    out: list[str] = []
+    i = 0
+    while i < len(units):
+        if units[i] in _BOUND_STARTS:
+            for n in range(_BOUND_LONGEST, 0, -1):
+                op = _BOUNDS.get(tuple(units[i:i + n]))
+                nxt = units[i + n] if i + n < len(units) else ""
+                if op and (nxt[:1].isdigit() or nxt in _NUMBER_NAMES):
+                    out.append(op)
+                    i += n
+                    break
+            else:
+                out.append(units[i])
+                i += 1
+            continue
+        out.append(units[i])
+        i += 1
+    return out
+
+
 def canon(tok: str) -> str:
     """The canonical form of one casefolded word (``were`` -> ``was``)."""
     return _CANON.get(tok, tok)
