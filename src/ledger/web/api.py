@@ -222,8 +222,25 @@ def _choice(request: Request, name: str, choices: tuple[str, ...], default: str 
     return raw
 
 
+class TooLarge(LedgerError):
+    kind = "invalid-input"
+    status = 413
+
+
 async def _body(request: Request) -> dict:
-    raw = await request.body()
+    from starlette.exceptions import HTTPException
+
+    try:
+        raw = await request.body()
+    except HTTPException as exc:
+        if exc.status_code != 413:
+            raise
+        # The server's body limit (server.MAX_BODY): a client's mistake, answered as one,
+        # not a traceback on the console of `ledger serve` and a 500.
+        from .server import MAX_BODY
+
+        raise TooLarge(f"The request body is larger than {MAX_BODY:,} bytes, the most this server reads. A memory's "
+                       "text is at most 20,000 characters; send less.") from None
     if not raw.strip():
         return {}
     try:
