@@ -278,8 +278,10 @@ _KEY = (
 # repeated per character made the pattern 1.4x slower on every line it runs on.
 _PLAIN, _LONE_BS = r"[^\s,;\"'}\]&)`\\]", r"\\(?![nrt\"])"
 _UNQUOTED = rf"(?:{_PLAIN}|{_LONE_BS}){_PLAIN}*(?:{_LONE_BS}{_PLAIN}*)*"
+# A quoted key may close a subscript: os.environ["DB_PASSWORD"] = "x", $_ENV['TOKEN'] = ...
+# "==" compares (if token == 'abc'), it does not assign.
 _ASSIGN = Lazy(
-    r"(?P<head>" + _KEY + r"(?P<kq>\\?[\"']|)[ \t]*(?P<sep>:=|=>|:|=)[ \t]*)"
+    r"(?P<head>" + _KEY + r"(?P<kq>\\?[\"']\]?|)[ \t]*(?P<sep>:=|=>|:|=(?!=))[ \t]*)"
     r"(?P<val>\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\"[^\"\n]*\"|'[^'\n]*'|`[^`\s](?:[^`\n]*[^`\s])?`"
     r"|" + _UNQUOTED + r"(?:`+(?![\s.,;:!?)\]}]|$)" + _UNQUOTED + r")*)",
     _AI,
@@ -615,23 +617,50 @@ def _pair_name(d: dict) -> tuple[object, str] | None:
     return (vfield, name) if name is not None and vfield is not None else None
 
 
-# JSON text: where a secret-named key opens a list or an object, the strings inside are
+# Text: where a secret-named key opens a list or an object, the strings inside are
 # judged by the walk above (:class:`_JsonWalk`); pairs anywhere by their own patterns.
-# Each in two forms: plain JSON, and JSON kept inside a JSON string (quotes \", line
-# breaks \n).
-def _json_forms(make) -> tuple[Lazy, Lazy]:
-    return (Lazy(make('"', r"\s", r'"(?:[^"\\\n]|\\.)*"'), _A),
-            Lazy(make(r'\\"', r"(?:\s|\\[nrt])", r'\\"(?:[^"\\\n]|\\[^"\n])*\\"'), _A))
-
-
-_JSON_OPEN = _json_forms(lambda q, ws, s: rf'{q}(?P<k>[^"\\\n]{{1,100}}){q}[ \t]*:[ \t]*(?P<o>[\[{{]{{1}})')
-_JSON_TOKEN = _json_forms(lambda q, ws, s: rf"(?P<s>{s})(?P<c>{ws}*:)?|(?P<o>[\[{{]{{1}})|(?P<e>[\]}}]{{1}})")
+# Each in two forms. The plain form reads JSON and the literals of the languages agents
+# print and write: Python's repr and code ({'password': ['x']}, dict(tokens=['x']),
+# [('password', 'x')]), JavaScript object literals ({ apiKeys: ['x'] }), Ruby hashes
+# ({"tokens" => ["x"]}): strings in double or single quotes, keys quoted or bare, ':',
+# '=' or '=>' after a key, '(' ')' as brackets. The escaped form reads JSON kept inside
+# a JSON string (quotes \", line breaks \n).
+_STR = r'"(?:[^"\\\n]|\\.)*"|' + r"'(?:[^'\\\n]|\\.)*'"
+_SEP = r"(?::(?!:)|=>|=(?![=>]))"
+_ESC_STR = r'\\"(?:[^"\\\n]|\\[^"\n])*\\"'
+_ESC_WS = r"(?:\s|\\[nrt])"
+#: Where a list or object opens after a key's separator; the key is read backwards from
+#: there (_KEY_BEFORE): a pattern that starts with the key would be tried at every word.
+_OPEN_AT = (Lazy(r"[ \t]*" + _SEP + r"[ \t]*(?P<o>[\[{])", _A), Lazy(r'\\"[ \t]*:[ \t]*(?P<o>[\[{])', _A))
+_KEY_BEFORE = (
+    Lazy(r'(?:"(?P<k>[^"\\\n]{1,100})"|' + r"'(?P<k2>[^'\\\n]{1,100})'"
+         r"|(?<![\w$.-])(?P<k3>[A-Za-z_$][\w$.-]{0,99}))$", _A),
+    Lazy(r'\\"(?P<k>[^"\\\n]{1,100})$', _A),
+)
+_JSON_TOKEN = (
+    Lazy(rf"(?P<s>{_STR})(?P<c>[ \t]*{_SEP})?|(?<![\w$.-])(?P<b>[A-Za-z_$][\w$-]{{0,99}})[ \t]*{_SEP}"
+         r"|(?P<o>[\[{(])|(?P<e>[\]})])", _A),
+    Lazy(rf"(?P<s>{_ESC_STR})(?P<c>{_ESC_WS}*:)?|(?P<b>(?!x)x)|(?P<o>[\[{{]{{1}})|(?P<e>[\]}}]{{1}})", _A),
+)
 _NAME_RX = r"(?:name|Name|NAME|key|Key|KEY|ParameterKey|ParameterName|variable)"
 _VALUE_RX = r"(?:value|Value|VALUE|ParameterValue|SecretValue|SecretString)"
-_JSON_PAIR = _json_forms(lambda q, ws, s: (
-    rf"{q}{_NAME_RX}{q}{ws}*:{ws}*{q}(?P<name>[^\"\\\n]{{1,100}}){q}{ws}*,{ws}*{q}{_VALUE_RX}{q}{ws}*:{ws}*(?P<val>{s})"
-    rf"|{q}{_VALUE_RX}{q}{ws}*:{ws}*(?P<val2>{s}){ws}*,{ws}*{q}{_NAME_RX}{q}{ws}*:{ws}*{q}(?P<name2>[^\"\\\n]{{1,100}}){q}"))
-_LIST_PAIR = _json_forms(lambda q, ws, s: rf"\[{ws}*{q}(?P<name>[^\"\\\n]{{1,100}}){q}{ws}*,{ws}*(?P<val>{s}){ws}*\]")
+_KQ = r"(?<![\w$.-])[\"']?"
+_JSON_PAIR = (
+    Lazy(rf"{_KQ}{_NAME_RX}[\"']?\s*{_SEP}\s*(?P<nq>[\"'])(?P<name>[^\"'\\\n]{{1,100}})(?P=nq)\s*,\s*"
+         rf"{_KQ}{_VALUE_RX}[\"']?\s*{_SEP}\s*(?P<val>{_STR})"
+         rf"|{_KQ}{_VALUE_RX}[\"']?\s*{_SEP}\s*(?P<val2>{_STR})\s*,\s*"
+         rf"{_KQ}{_NAME_RX}[\"']?\s*{_SEP}\s*(?P<nq2>[\"'])(?P<name2>[^\"'\\\n]{{1,100}})(?P=nq2)", _A),
+    Lazy(rf'\\"{_NAME_RX}\\"{_ESC_WS}*:{_ESC_WS}*\\"(?P<name>[^\"\\\n]{{1,100}})\\"{_ESC_WS}*,{_ESC_WS}*'
+         rf'\\"{_VALUE_RX}\\"{_ESC_WS}*:{_ESC_WS}*(?P<val>{_ESC_STR})'
+         rf'|\\"{_VALUE_RX}\\"{_ESC_WS}*:{_ESC_WS}*(?P<val2>{_ESC_STR}){_ESC_WS}*,{_ESC_WS}*'
+         rf'\\"{_NAME_RX}\\"{_ESC_WS}*:{_ESC_WS}*\\"(?P<name2>[^\"\\\n]{{1,100}})\\"', _A),
+)
+# A two-item list, tuple or call whose first item names the second: ["password", "x"],
+# ('password', 'x'), os.environ.setdefault("DB_PASSWORD", "x"), env.put("TOKEN", "x").
+_LIST_PAIR = (
+    Lazy(rf"[\[(]\s*(?P<nq>[\"'])(?P<name>[^\"'\\\n]{{1,100}})(?P=nq)\s*,\s*(?P<val>{_STR})\s*[\])]", _A),
+    Lazy(rf'\[{_ESC_WS}*\\"(?P<name>[^\"\\\n]{{1,100}})\\"{_ESC_WS}*,{_ESC_WS}*(?P<val>{_ESC_STR}){_ESC_WS}*\]', _A),
+)
 # Kubernetes and compose YAML: "- name: API_KEY" then "  value: x" on the next line.
 _YAML_PAIR = Lazy(
     r"(?m)^(?P<i>[ \t]*)(?P<d>-[ \t]+)?name:[ \t]*(?P<nq>[\"']?)(?P<name>[A-Za-z0-9_.-]{1,100})(?P=nq)[ \t]*\r?\n"
@@ -666,15 +695,27 @@ def _json_lit(value: str, esc: bool) -> str:
     return json.dumps(out, ensure_ascii=False)[1:-1] if esc else out
 
 
-def _judged_literal(lit: str, key: str | None, ctx, esc: bool) -> str:
-    """A JSON string literal ``lit`` (quotes included) judged as a value of ``key``
-    under ``ctx``: the literal with its content replaced, or ``lit``."""
+def _lit_text(lit: str, esc: bool) -> str | None:
+    """What a string literal ``lit`` (quotes included) holds: a JSON string decoded, a
+    single-quoted one (Python, JavaScript) as written (its escapes differ from JSON's;
+    a secret is judged with them, and only what is cut changes)."""
     q = 2 if esc else 1
-    value = _json_text(lit[q:-q], esc)
+    return lit[1:-1] if lit[:1] == "'" else _json_text(lit[q:-q], esc)
+
+
+def _judged_literal(lit: str, key: str | None, ctx, esc: bool) -> str:
+    """A string literal ``lit`` (quotes included) judged as a value of ``key`` under
+    ``ctx``: the literal with its content replaced, or ``lit``."""
+    value = _lit_text(lit, esc)
     if value is None:
         return lit
     new = _judge(key, value, ctx)
-    return lit if new == value else lit[:q] + _json_lit(new, esc) + lit[-q:]
+    if new == value:
+        return lit
+    if lit[:1] == "'":
+        return "'" + new + "'"
+    q = 2 if esc else 1
+    return lit[:q] + _json_lit(new, esc) + lit[-q:]
 
 
 class _JsonWalk:
@@ -696,7 +737,9 @@ class _JsonWalk:
                 ctx = self.roots.get(id(m.string))
             else:
                 ctx = _ctx_below(top[2], top[1]) if top[0] and top[2] else top[1]
-            self.stack.append([m.group("o") == "{", ctx, None, None])
+            # dict( opens keyword arguments: an object, as { does.
+            obj = m.group("o") == "{" or (m.group("o") == "(" and m.string[max(0, m.start() - 4):m.start()] == "dict")
+            self.stack.append([obj, ctx, None, None])
             return m.group(0)
         if m.group("e"):
             if self.stack:
@@ -704,15 +747,17 @@ class _JsonWalk:
             return m.group(0)
         if top is None:
             return m.group(0)
+        if m.group("b"):  # a bare key: {apiKey: ...}, dict(token=...)
+            top[2] = m.group("b")
+            return m.group(0)
         lit = m.group("s")
-        q = 2 if self.esc else 1
         if m.group("c"):  # a key
-            top[2] = _json_text(lit[q:-q], self.esc)
+            top[2] = _lit_text(lit, self.esc)
             return m.group(0)
         key = top[2] if top[0] else None
         f = _field(key)
         if f in _NAME_FIELDS:  # the name of a name/value pair: its value comes next
-            top[3] = _json_text(lit[q:-q], self.esc)
+            top[3] = _lit_text(lit, self.esc)
         elif f in _VALUE_FIELDS and top[3]:
             key = top[3]
         top[2] = None
@@ -723,12 +768,11 @@ def _structure(out: str, lowered: str, sub, chunks) -> str:
     """Values named by structure in JSON (and YAML) text: the pairs, then the regions
     opened by a secret-named key (:class:`_JsonWalk`)."""
     for esc in (False, True):
-        q = '\\"' if esc else '"'
-        if q not in out:
+        if ('\\"' not in out) if esc else ('"' not in out and "'" not in out):
             continue
         if "value" in lowered:
             out = sub(_JSON_PAIR[esc].get(), _sub_pair(esc), out)
-        if "[" in out:
+        if "[" in out or (not esc and "(" in out):
             out = sub(_LIST_PAIR[esc].get(), _sub_pair(esc), out)
         if "[" in out or "{" in out:
             out = _walk_regions(out, esc, chunks)
@@ -745,6 +789,13 @@ def _sub_pair(esc: bool):
             return m.group(0)
         a, b = m.start(g) - m.start(), m.end(g) - m.start()
         whole = m.group(0)
+        # A call's two arguments are a pair less surely than a list's two items
+        # (s.replace("password", "secret"), t("token", "Jeton")): the value must look
+        # like a credential (define('DB_PASSWORD', 'wp9Secret') goes).
+        if whole[:1] == "(":
+            value = _lit_text(whole[a:b], esc)
+            if not value or not _credential_like(value.replace(" ", "")):
+                return whole
         return whole[:a] + _judged_literal(whole[a:b], name, None, esc) + whole[b:]
 
     return sub
@@ -764,7 +815,7 @@ def _sub_yaml_pair(m: re.Match[str]) -> str:
 def _walk_regions(text: str, esc: bool, chunks) -> str:
     """Find the lists and objects opened by a secret-named key (each up to its closing
     bracket, or :data:`_WALK_LIMIT` characters) and walk them."""
-    opener, token = _JSON_OPEN[esc].get(), _JSON_TOKEN[esc].get()
+    opener, before, token = _OPEN_AT[esc].get(), _KEY_BEFORE[esc].get(), _JSON_TOKEN[esc].get()
     regions: list[tuple[int, str]] = []
     roots: dict[int, tuple[str, bool]] = {}
     end = 0
@@ -772,7 +823,10 @@ def _walk_regions(text: str, esc: bool, chunks) -> str:
         start = m.start("o")
         if start < end:
             continue  # inside a region already: the walk there sees it
-        ctx = _ctx_below(m.group("k"), None)  # None at once without a trigger word
+        k = before.search(text, max(0, m.start() - 102), m.start())
+        if k is None:
+            continue
+        ctx = _ctx_below(k.group("k") or k.group(k.lastindex or 1), None)  # None at once without a trigger word
         if ctx is None:
             continue
         depth, stop = 0, min(len(text), start + _WALK_LIMIT)
@@ -1164,7 +1218,7 @@ def _pipeline(out: str, sub, by_line, assign, chunks) -> str:
     if any(t in lowered for t in _ASSIGN_TRIGGERS):
         out = by_line(out, _ASSIGN.get(), assign,
                       lambda line, low: ("=" in line or ":" in line) and any(t in low for t in _ASSIGN_TRIGGERS))
-    if any(t in lowered for t in _ASSIGN_TRIGGERS) and ("[" in out or "{" in out or "value" in lowered):
+    if any(t in lowered for t in _ASSIGN_TRIGGERS) and ("[" in out or "{" in out or "(" in out or "value" in lowered):
         out = _structure(out, lowered, sub, chunks)
     if any(t in lowered for t in _FOREIGN_TRIGGERS):
         out = by_line(out, _FOREIGN.get(), _sub_foreign, lambda line, low: any(t in low for t in _FOREIGN_TRIGGERS))
