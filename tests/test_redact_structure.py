@@ -51,6 +51,13 @@ KEPT = [
     {"env": [{"name": "PATH", "value": "/usr/bin:/bin"}, {"name": "HOME", "value": "/home/me"}]},
     [["name", "alice"], ["password_hint", "my dog's name"]],
     {"credentials": {"user": "bob", "expires": "2027-01-01"}},
+    # Session 10: what a secret block holds beside its secrets. A plain last word (who,
+    # where, what kind) keeps its value; a label keeps a value that does not look like
+    # a credential.
+    {"credentials": {"region": "us-east-1", "username": "bob", "profile": "default", "account": "123456789012",
+                     "bucket": "my-bucket", "namespace": "prod", "role_arn": "arn:aws:iam::1:role/x"}},
+    {"secrets": {"prod": {"db": "mydb"}}},
+    {"auth": {"provider": "github", "client_id": "Iv1.8a61f9b3a7aba766"}},
 ]
 
 

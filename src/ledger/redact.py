@@ -553,6 +553,8 @@ _LAST_WORD = Lazy(r"(?:[A-Z]?[a-z]+|[A-Z]+|[0-9]+)$", _A)
 #: {"credentials": {"username": "bob", "password": "x"}} keeps bob.
 _PLAIN_WORDS = frozenset({
     "user", "username", "login", "email", "mail", "name", "type", "kind", "scheme", "method", "host",
+    "account", "profile", "namespace", "project", "tenant", "org", "organization", "owner", "role", "zone",
+    "location", "bucket", "arn",
     "hostname", "url", "uri", "endpoint", "domain", "region", "id", "scope", "scopes", "path", "file",
     "filename", "description", "label", "title", "comment", "hint", "issuer", "audience", "port", "at", "in",
     "expiry", "expires", "expiration", "ttl", "format", "algorithm", "alg", "provider", "version",
@@ -567,7 +569,11 @@ def _ctx_below(key: str, ctx: tuple[str, bool] | None) -> tuple[str, bool] | Non
     """What names the values under ``key``, given ``ctx`` above it: ``(key to judge
     them by, strict)`` or None. A secret-named key is the new context (its singular,
     strict, for a plural); a key whose last word is in :data:`_PLAIN_WORDS` ends the
-    context above; any other key (``value``, ``prod``, ``github.com``) passes it on."""
+    context above; a value field (``value``, ``SecretString``) passes it on as it is;
+    any other key is a label (``prod``, ``openai``, ``github.com``, ``bucket_arn``) and
+    passes it on strict: what a label holds in a secret block is the secret when it
+    looks like one ({"api_keys": {"openai": "zX9y..."}}), an identifier or a setting
+    when it does not ({"credentials": {"profile": "default"}} keeps default)."""
     f = fold(key)
     if any(t in f.lower() for t in _ASSIGN_TRIGGERS):
         m = _SECRET_KEY.get().match(f)
@@ -582,7 +588,9 @@ def _ctx_below(key: str, ctx: tuple[str, bool] | None) -> tuple[str, bool] | Non
     last = _LAST_WORD.get().search(f)
     if last and last.group().lower() in _PLAIN_WORDS:
         return None
-    return ctx
+    if ctx is None or ctx[1] or _field(key) in _VALUE_FIELDS:
+        return ctx
+    return ctx[0], True
 
 
 def _judge(key: str | None, value: str, ctx: tuple[str, bool] | None) -> str:
