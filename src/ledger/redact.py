@@ -101,9 +101,11 @@ def _tag(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-# Values we never treat as secrets (placeholders, references, already redacted).
+# Values we never treat as secrets (placeholders, references, already redacted, the
+# indicator of a YAML block scalar).
 _NOT_SECRET = Lazy(r"""(?ix)
-    (?: \[REDACTED | \$ | %[A-Za-z_(] | < | \{\{ | \*{3,} | x{6,}$ | \.\.\.$ )
+    (?: \[REDACTED | \$ | %[A-Za-z_(] | < | \{\{ | \*{3,} | x{6,}$ | \.\.\.$
+        | [|>][-+]?[0-9]?[-+]?$ )   # a YAML block scalar's | or >: its lines are the value
     | (?: true | false | null | none | nil | yes | no | undefined | \d{1,5}
         | str | string | bytes | int | bool | any | text | optional | secretstr )$
     """, _A)
@@ -866,6 +868,138 @@ def _plain_chunks(text: str, chunks, rx: re.Pattern[str], repl) -> str:
     return "".join(out)
 
 
+# ---------------------------------------------------------------- YAML blocks
+# A secret-named key with nothing after its colon opens a YAML block: the lines below
+# it, indented deeper (or at its own column when they are list items: YAML's compact
+# "key:\n- x"), are its list items, mappings and block scalars, to any depth:
+#   api_keys:            passwords:         credentials:        private_key: |
+#     - sk-...             - "hunter2"        region: us-east-1     <key lines>
+# Each value in it is judged as a JSON value at the same place would be (_judge with the
+# context _ctx_below gives): list items by the key above, a key's value by its key under
+# that context (a plain word keeps it, a label asks a credential-looking value). A key
+# followed by a flow list (api_keys: [a, b]) is judged item by item.
+
+#: A line that opens a block (nothing, a block scalar's |/> or a flow list after the
+#: colon), found line by line before the walk; the key is checked by _ctx_below.
+_YAML_OPEN = Lazy(
+    r"(?m)^(?P<i>[ \t]*(?:-[ \t]+)*)(?P<q>[\"']?)(?P<k>[A-Za-z0-9_$@][^\n:#\"']{0,99}?)(?P=q)[ \t]*:"
+    r"[ \t]*(?:[|>][-+0-9]*|(?P<flow>\[(?!REDACTED:)[^\n]*\]))?[ \t]*(?:#[^\n]*)?\r?$",
+    _A,
+)
+#: The key at the start of a block's line (after its indentation and list dashes).
+_YAML_KEY = Lazy(r"(?P<q>[\"']?)(?P<k>[A-Za-z0-9_$@][^\n:#\"']{0,99}?)(?P=q)[ \t]*:(?=[ \t]|\r?$)", _A)
+#: The items of a flow list: a marker, quoted, or plain up to the next comma or bracket.
+_YAML_FLOW_ITEM = Lazy(r"\[REDACTED:[^\]\n]*\]|\"[^\"\n]*\"|'[^'\n]*'|[^\s,\[\]\"'][^,\[\]]*?(?=[ \t]*[,\]])", _A)
+_YAML_LINE = Lazy(r"(?m)^[^\n]*", _A)
+
+
+def _yaml_blocks(text: str, chunks) -> str:
+    """Find the YAML blocks opened by a secret-named key (each to its last line indented
+    under the key, at most :data:`_WALK_LIMIT` characters) and walk them line by line
+    (:class:`_YamlWalk`)."""
+    regions: list[tuple[int, str]] = []
+    end = 0
+    for m in _YAML_OPEN.get().finditer(text):
+        start = m.start()
+        if start < end or _ctx_below(m.group("k"), None) is None:
+            continue
+        col = m.start("q") - start
+        stop = m.end()
+        pos, limit = m.end() + 1, min(len(text), start + _WALK_LIMIT)
+        while pos < limit:
+            nl = text.find("\n", pos)
+            nl = len(text) if nl < 0 else nl
+            line = text[pos:nl]
+            body = line.lstrip(" \t")
+            if body.strip() and not body.startswith("#"):
+                c = len(line) - len(body)
+                if c < col or (c == col and not (body[:1] == "-" and body[1:2] in (" ", "\t", "\r", ""))):
+                    break
+                stop = nl
+            pos = nl + 1
+        if stop == m.end() and m.group("flow") is None:
+            continue
+        regions.append((start, text[start:stop]))
+        end = stop
+    if not regions:
+        return text
+    return chunks(text, regions, _YAML_LINE.get(), _YamlWalk())
+
+
+class _YamlWalk:
+    """The values of a YAML block, judged line by line (``repl`` for :data:`_YAML_LINE`
+    run on each block, which starts with the line of its key): a stack of ``[column of
+    the key, context below it, block scalar]``."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[int, tuple[str, bool] | None, bool]] = []
+
+    def __call__(self, m: re.Match[str]) -> str:
+        line = m.group()
+        if m.start() == 0:
+            self.stack = []
+        body = line.lstrip(" \t")
+        if not body.strip() or body.startswith("#"):
+            return line
+        c = len(line) - len(body)
+        item = body[:1] == "-" and body[1:2] in (" ", "\t", "\r", "")
+        while self.stack and not (c > self.stack[-1][0] or (c == self.stack[-1][0] and item)):
+            self.stack.pop()
+        ctx = self.stack[-1][1] if self.stack else None
+        if self.stack and self.stack[-1][2]:  # a line of a block scalar: all of it is the value
+            return line[:c] + _judge(None, body.rstrip("\r"), ctx) + line[len(line.rstrip("\r")):]
+        pos = c
+        while pos < len(line) and line[pos] == "-" and line[pos + 1:pos + 2] in (" ", "\t", "\r", ""):
+            pos += 1
+            while pos < len(line) and line[pos] in " \t":
+                pos += 1
+        k = _YAML_KEY.get().match(line, pos)
+        key = k.group("k").rstrip(" \t") if k else None
+        vs = k.end() if k else pos
+        while vs < len(line) and line[vs] in " \t":
+            vs += 1
+        rest = line[vs:].rstrip("\r")
+        if key is not None and (not rest or rest[0] in "|>" or rest[0] == "#"):
+            # A key that opens a block of its own (or a block scalar: | or >).
+            below = _ctx_below(key, ctx)
+            self.stack.append((k.start("k"), below, bool(rest) and rest[0] in "|>"))
+            return line
+        if not rest:
+            return line
+        if rest[0] == "[" and rest.rstrip().endswith("]") and not rest.startswith("[REDACTED:"):
+            below = _ctx_below(key, ctx) if key is not None else ctx
+            return line[:vs] + _yaml_flow(rest, key, below) + line[vs + len(rest):]
+        if rest[0] in "\"'":
+            close = rest.find(rest[0], 1)
+            if close < 0:
+                return line
+            value, a, b = rest[1:close], vs + 1, vs + close
+        else:
+            hash_at = rest.find(" #")
+            value = (rest if hash_at < 0 else rest[:hash_at]).rstrip(" \t")
+            a, b = vs, vs + len(value)
+        if key is None and ctx is None:
+            return line
+        new = _judge(key, value, ctx) if value else value
+        return line if new == value else line[:a] + new + line[b:]
+
+
+def _yaml_flow(flow: str, key: str | None, ctx: tuple[str, bool] | None) -> str:
+    """A flow list ``[a, "b", 'c']`` with each item judged by ``ctx`` (the context below
+    ``key``)."""
+    if ctx is None:
+        return flow
+
+    def one(m: re.Match[str]) -> str:
+        raw = m.group()
+        q = raw[0] if raw[0] in "\"'" else ""
+        value = raw[1:-1] if q else raw
+        new = _judge(None, value, ctx) if value else value
+        return raw if new == value else q + new + q
+
+    return _YAML_FLOW_ITEM.get().sub(one, flow)
+
+
 # ---------------------------------------------------------------- other languages
 # "Password" in a few languages agents and their users write in, followed by a
 # separator: 密码：x, パスワード: x, 비밀번호=x, contraseña: x, Passwort=x, mot de passe : x,
@@ -1228,6 +1362,8 @@ def _pipeline(out: str, sub, by_line, assign, chunks) -> str:
                       lambda line, low: ("=" in line or ":" in line) and any(t in low for t in _ASSIGN_TRIGGERS))
     if any(t in lowered for t in _ASSIGN_TRIGGERS) and ("[" in out or "{" in out or "(" in out or "value" in lowered):
         out = _structure(out, lowered, sub, chunks)
+    if any(t in lowered for t in _ASSIGN_TRIGGERS) and _YAML_OPENS(out):
+        out = _yaml_blocks(out, chunks)
     if any(t in lowered for t in _FOREIGN_TRIGGERS):
         out = by_line(out, _FOREIGN.get(), _sub_foreign, lambda line, low: any(t in low for t in _FOREIGN_TRIGGERS))
     if "-" in out and any(t in lowered for t in _FLAG_TRIGGERS):
@@ -1235,6 +1371,13 @@ def _pipeline(out: str, sub, by_line, assign, chunks) -> str:
     if any(t in lowered for t in _PHRASE_TRIGGERS):
         out = by_line(out, _PHRASE.get(), _sub_phrase, lambda line, low: any(t in low for t in _PHRASE_TRIGGERS))
     return out
+
+
+def _YAML_OPENS(text: str) -> bool:
+    """Whether ``text`` may hold a line that opens a YAML block (:func:`_yaml_blocks`):
+    a colon that ends a line, or one before a flow list, block scalar or comment."""
+    return (":\n" in text or ":\r" in text or text.endswith(":") or ": [" in text or ": |" in text
+            or ": >" in text or ": #" in text or ":  " in text)
 
 
 def _by_line(text: str, rx: re.Pattern[str], repl, wanted) -> str:
