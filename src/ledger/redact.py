@@ -1003,26 +1003,37 @@ def _yaml_flow(flow: str, key: str | None, ctx: tuple[str, bool] | None) -> str:
 # ---------------------------------------------------------------- other languages
 # "Password" in a few languages agents and their users write in, followed by a
 # separator: 密码：x, パスワード: x, 비밀번호=x, contraseña: x, Passwort=x, mot de passe : x,
-# пароль: x. Matched on the folded view, so written here folded (contrasena, пapoль with
-# Latin a, p, o: see fold()). The value must look like a credential (6+ characters with
-# a digit, a symbol or inner capitals), whatever the separator: these words head labels
-# in ordinary prose ("密码：请向管理员索取", "Passwort: mindestens 8 Zeichen").
+# пароль: x; or said in a sentence, by the language's own "is": das Passwort (für den
+# Server) ist x, le mot de passe est x, la contraseña es x, a senha é x, het wachtwoord
+# is x, lösenordet är x, hasło to x, пароль — x, пароль это x, 密码是x, 密码为x,
+# パスワードは x, 비밀번호는 x. Matched on the folded view, so written here folded
+# (contrasena, пapoль with Latin a, p, o; é is e, ä is a: see fold()). The value must look
+# like a credential (6+ characters with a digit, a symbol or inner capitals), whatever
+# the separator: these words head labels in ordinary prose ("密码：请向管理员索取",
+# "Passwort: mindestens 8 Zeichen", "das Passwort ist falsch").
 _FOREIGN = Lazy(
     r"(?P<head>(?P<word>(?<![^\W\d_])(?:contrasena|senha|passwort|kennwort|mot[ \t]+de[ \t]+passe|пapoль|hasło"
-    r"|wachtwoord|losenord|sifre)|密码|密碼|口令|密钥|密鑰|パスワード|暗証番号|トークン|비밀번호|패스워드)"
-    r"[ \t]*(?::=|=>|:|=)[ \t]*)"
-    r"(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|(?:(?![\"'`,;\\])[!-~])+)",
+    r"|wachtwoord|losenord(?:et)?|sifre(?:niz|n|m)?)(?![^\W\d_])|密码|密碼|口令|密钥|密鑰|パスワード|暗証番号|トークン|비밀번호|패스워드)"
+    r"(?:[ \t]*(?::=|=>|:|=)[ \t]*"
+    # A sentence: an optional "for/of X" of up to four words, then "is".
+    r"|(?:[ \t]+(?:fur|von|des|pour|de|du|para|del|da|do|voor|van|for|till|dla|для|oт|вiд)"
+    r"(?:[ \t]+[^\s:=\"'`]{1,30}){1,4}?)?"
+    r"[ \t]+(?:-[ \t]+)?(?:ist|lautet|war|lautete|est|etait|es|era|e|is|was|ar|var|jest|to|je|este|этo|эto|цe|-)[ \t]+"
+    r"|(?:是|为|為|は|が|は、|는|은|가|이|란)[ \t]*)"
+    r")"
+    r"(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|「[^」\n]{1,200}」|(?:(?![\"'`,;\\])[!-~])+)",
     IGNORECASE,
 )
 _FOREIGN_TRIGGERS = ("密码", "密碼", "口令", "密钥", "密鑰", "パスワード", "暗証番号", "トークン", "비밀번호", "패스워드",
                      "contrasena", "senha", "passwort", "kennwort", "de passe", "пapoль", "hasło", "wachtwoord",
                      "losenord", "sifre")
 _FOREIGN_KIND = {"密钥": "secret", "密鑰": "secret", "トークン": "token"}
+_QUOTES = {"'": "'", '"': '"', "`": "`", "「": "」"}
 
 
 def _sub_foreign(m: re.Match[str]) -> str:
     raw = m.group("val")
-    q = raw[:1] if raw[:1] in ("'", '"', "`") and raw[-1:] == raw[:1] and len(raw) >= 2 else ""
+    q = raw[:1] if raw[:1] in _QUOTES and raw[-1:] == _QUOTES[raw[:1]] and len(raw) >= 2 else ""
     value = raw[1:-1] if q else raw
     tail = ""
     if not q:  # sentence punctuation after the value is not part of it
@@ -1032,7 +1043,7 @@ def _sub_foreign(m: re.Match[str]) -> str:
     if (not value or _not_secret(value) or (not q and _CODE_EXPR.get().search(value))
             or not _credential_like(value.replace(" ", "") if q else value, digits_only=kind == "password")):
         return m.group(0)
-    return m.group("head") + q + _tag(kind) + q + tail
+    return m.group("head") + q + _tag(kind) + _QUOTES.get(q, "") + tail
 
 
 # ---------------------------------------------------------------- Unicode look-alikes
