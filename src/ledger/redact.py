@@ -641,10 +641,10 @@ _ESC_STR = r'\\"(?:[^"\\\n]|\\[^"\n])*\\"'
 _ESC_WS = r"(?:\s|\\[nrt])"
 #: Where a list or object opens after a key's separator; the key is read backwards from
 #: there (_KEY_BEFORE): a pattern that starts with the key would be tried at every word.
-_OPEN_AT = (Lazy(r"[ \t]*" + _SEP + r"[ \t]*(?P<o>[\[{])", _A), Lazy(r'\\"[ \t]*:[ \t]*(?P<o>[\[{])', _A))
+_OPEN_AT = (Lazy(_SEP + r"[ \t]*(?P<o>[\[{])", _A), Lazy(r'\\"[ \t]*:[ \t]*(?P<o>[\[{])', _A))
 _KEY_BEFORE = (
     Lazy(r'(?:"(?P<k>[^"\\\n]{1,100})"|' + r"'(?P<k2>[^'\\\n]{1,100})'"
-         r"|(?<![\w$.-])(?P<k3>[A-Za-z_$][\w$.-]{0,99}))$", _A),
+         r"|(?<![\w$.-])(?P<k3>[A-Za-z_$][\w$.-]{0,99}))[ \t]*$", _A),
     Lazy(r'\\"(?P<k>[^"\\\n]{1,100})$', _A),
 )
 _JSON_TOKEN = (
@@ -654,12 +654,15 @@ _JSON_TOKEN = (
 )
 _NAME_RX = r"(?:name|Name|NAME|key|Key|KEY|ParameterKey|ParameterName|variable)"
 _VALUE_RX = r"(?:value|Value|VALUE|ParameterValue|SecretValue|SecretString)"
-_KQ = r"(?<![\w$.-])[\"']?"
+# A pair's first field name, quoted or bare after the bracket or comma before it (matched,
+# not looked behind at: the pattern then starts with a few characters the engine jumps
+# between, not with every blank).
+_KQ = r"(?:[{(,]\s*[\"']?|[\"'])"
 _JSON_PAIR = (
-    Lazy(rf"{_KQ}{_NAME_RX}[\"']?\s*{_SEP}\s*(?P<nq>[\"'])(?P<name>[^\"'\\\n]{{1,100}})(?P=nq)\s*,\s*"
-         rf"{_KQ}{_VALUE_RX}[\"']?\s*{_SEP}\s*(?P<val>{_STR})"
-         rf"|{_KQ}{_VALUE_RX}[\"']?\s*{_SEP}\s*(?P<val2>{_STR})\s*,\s*"
-         rf"{_KQ}{_NAME_RX}[\"']?\s*{_SEP}\s*(?P<nq2>[\"'])(?P<name2>[^\"'\\\n]{{1,100}})(?P=nq2)", _A),
+    Lazy(rf"{_KQ}(?:{_NAME_RX}[\"']?\s*{_SEP}\s*(?P<nq>[\"'])(?P<name>[^\"'\\\n]{{1,100}})(?P=nq)\s*,\s*"
+         rf"[\"']?{_VALUE_RX}[\"']?\s*{_SEP}\s*(?P<val>{_STR})"
+         rf"|{_VALUE_RX}[\"']?\s*{_SEP}\s*(?P<val2>{_STR})\s*,\s*"
+         rf"[\"']?{_NAME_RX}[\"']?\s*{_SEP}\s*(?P<nq2>[\"'])(?P<name2>[^\"'\\\n]{{1,100}})(?P=nq2))", _A),
     Lazy(rf'\\"{_NAME_RX}\\"{_ESC_WS}*:{_ESC_WS}*\\"(?P<name>[^\"\\\n]{{1,100}})\\"{_ESC_WS}*,{_ESC_WS}*'
          rf'\\"{_VALUE_RX}\\"{_ESC_WS}*:{_ESC_WS}*(?P<val>{_ESC_STR})'
          rf'|\\"{_VALUE_RX}\\"{_ESC_WS}*:{_ESC_WS}*(?P<val2>{_ESC_STR}){_ESC_WS}*,{_ESC_WS}*'
@@ -781,7 +784,9 @@ def _structure(out: str, lowered: str, sub, chunks) -> str:
         if ('\\"' not in out) if esc else ('"' not in out and "'" not in out):
             continue
         if "value" in lowered:
-            out = sub(_JSON_PAIR[esc].get(), _sub_pair(esc), out)
+            # Only around the lines that name a value field: the pattern has no literal
+            # to jump to, and code holds few such lines.
+            out = chunks(out, _near(out, _VALUE_WORDS), _JSON_PAIR[esc].get(), _sub_pair(esc))
         if "[" in out or (not esc and "(" in out):
             out = sub(_LIST_PAIR[esc].get(), _sub_pair(esc), out)
         if "[" in out or "{" in out:
@@ -789,6 +794,42 @@ def _structure(out: str, lowered: str, sub, chunks) -> str:
     if "name:" in out and "value:" in out:
         out = sub(_YAML_PAIR.get(), _sub_yaml_pair, out)
     return out
+
+
+_VALUE_WORDS = ("value", "Value", "VALUE", "SecretString")
+
+
+def _near(text: str, words: tuple[str, ...], reach: int = 3) -> list[tuple[int, str]]:
+    """``(offset, piece)`` of ``text`` around each line holding one of ``words``: from
+    ``reach`` lines above it to ``reach`` lines below, overlapping pieces merged, in
+    order. A name/value pair, even pretty-printed over lines, lies inside the piece
+    around its value field."""
+    spans = []
+    for w in words:
+        i = text.find(w)
+        while i >= 0:
+            s = text.rfind("\n", 0, i) + 1
+            for _ in range(reach):
+                if s == 0:
+                    break
+                s = text.rfind("\n", 0, s - 1) + 1
+            e = text.find("\n", i)
+            e = len(text) if e < 0 else e
+            for _ in range(reach):
+                if e >= len(text):
+                    break
+                n = text.find("\n", e + 1)
+                e = len(text) if n < 0 else n
+            spans.append((s, e))
+            i = text.find(w, e)
+    spans.sort()
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and s <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return [(s, text[s:e]) for s, e in out]
 
 
 def _sub_pair(esc: bool):
@@ -833,6 +874,9 @@ def _walk_regions(text: str, esc: bool, chunks) -> str:
         start = m.start("o")
         if start < end:
             continue  # inside a region already: the walk there sees it
+        near = text[max(0, m.start() - 102):m.start()].lower()
+        if not any(t in near for t in _ASSIGN_TRIGGERS):
+            continue
         k = before.search(text, max(0, m.start() - 102), m.start())
         if k is None:
             continue
@@ -879,15 +923,16 @@ def _plain_chunks(text: str, chunks, rx: re.Pattern[str], repl) -> str:
 # that context (a plain word keeps it, a label asks a credential-looking value). A key
 # followed by a flow list (api_keys: [a, b]) is judged item by item.
 
-#: A line that opens a block (nothing, a block scalar's |/> or a flow list after the
-#: colon), found line by line before the walk; the key is checked by _ctx_below.
-_YAML_OPEN = Lazy(
-    r"(?m)^(?P<i>[ \t]*(?:-[ \t]+)*)(?P<q>[\"']?)(?P<k>[A-Za-z0-9_$@][^\n:#\"']{0,99}?)(?P=q)[ \t]*:"
-    r"[ \t]*(?:[|>][-+0-9]*|(?P<flow>\[(?!REDACTED:)[^\n]*\]))?[ \t]*(?:#[^\n]*)?\r?$",
-    _A,
-)
+#: A colon that ends a line, or is followed by only a block scalar's | or >, a flow list
+#: or a comment: where a block may open. The scan starts at the colon (a literal the
+#: engine jumps to); the line is then read from its start (_YAML_OPEN) and its key
+#: checked by _ctx_below.
+_YAML_COLON = Lazy(r"(?m):[ \t]*(?:[|>][-+0-9]*|\[(?!REDACTED:)[^\n]*\])?[ \t]*(?:#[^\n]*)?\r?$", _A)
+_YAML_KEY_RX = r"(?P<q>[\"']?)(?P<k>[A-Za-z0-9_$@./-]{1,100})(?P=q)[ \t]*:"
+_YAML_OPEN = Lazy(r"(?m)[ \t]*(?:-[ \t]+)*" + _YAML_KEY_RX + r"[ \t]*(?:[|>][-+0-9]*|(?P<flow>\[(?!REDACTED:)[^\n]*\]))?"
+                  r"[ \t]*(?:#[^\n]*)?\r?$", _A)
 #: The key at the start of a block's line (after its indentation and list dashes).
-_YAML_KEY = Lazy(r"(?P<q>[\"']?)(?P<k>[A-Za-z0-9_$@][^\n:#\"']{0,99}?)(?P=q)[ \t]*:(?=[ \t]|\r?$)", _A)
+_YAML_KEY = Lazy(_YAML_KEY_RX + r"(?=[ \t]|\r?$)", _A)
 #: The items of a flow list: a marker, quoted, or plain up to the next comma or bracket.
 _YAML_FLOW_ITEM = Lazy(r"\[REDACTED:[^\]\n]*\]|\"[^\"\n]*\"|'[^'\n]*'|[^\s,\[\]\"'][^,\[\]]*?(?=[ \t]*[,\]])", _A)
 _YAML_LINE = Lazy(r"(?m)^[^\n]*", _A)
@@ -899,9 +944,13 @@ def _yaml_blocks(text: str, chunks) -> str:
     (:class:`_YamlWalk`)."""
     regions: list[tuple[int, str]] = []
     end = 0
-    for m in _YAML_OPEN.get().finditer(text):
-        start = m.start()
-        if start < end or _ctx_below(m.group("k"), None) is None:
+    opener = _YAML_OPEN.get()
+    for c in _YAML_COLON.get().finditer(text):
+        start = text.rfind("\n", 0, c.start()) + 1
+        if start < end:
+            continue
+        m = opener.match(text, start)
+        if m is None or m.end() != c.end() or _ctx_below(m.group("k"), None) is None:
             continue
         col = m.start("q") - start
         stop = m.end()
@@ -979,6 +1028,9 @@ class _YamlWalk:
             value = (rest if hash_at < 0 else rest[:hash_at]).rstrip(" \t")
             a, b = vs, vs + len(value)
         if key is None and ctx is None:
+            return line
+        # Unquoted code is not a literal (a Python dict's "password":\n get_password()).
+        if rest[0] not in "\"'" and _CODE_EXPR.get().search(value):
             return line
         new = _judge(key, value, ctx) if value else value
         return line if new == value else line[:a] + new + line[b:]
