@@ -1166,6 +1166,24 @@ _FOLD = _FoldTable()
 _NON_ASCII = Lazy(r"[^\x00-\x7f]+")
 
 
+def _reads_ascii(value: str) -> bool:
+    """Whether ``value`` is ASCII text, written perhaps in fullwidth or compatibility
+    forms (NFKC gives ASCII: ``ｐａｓｓ``), with look-alike letters of other scripts
+    (:data:`_LOOKALIKES`) and invisible format characters (soft hyphen, zero-width
+    space). Accented letters and combining marks are not."""
+    if value.isascii():
+        return True
+    import unicodedata
+
+    for c in value:
+        if c.isascii() or ord(c) in _LOOKALIKES or unicodedata.category(c) == "Cf":
+            continue
+        n = unicodedata.normalize("NFKC", c)
+        if not (n and n.isascii()):
+            return False
+    return True
+
+
 def fold(text: str) -> str:
     """The folded view redact() matches on: ``text`` with each character that stands
     for an ASCII one (its NFKC form when that is one ASCII character: fullwidth letters,
@@ -1276,13 +1294,15 @@ class _Folded:
         when the value is not ASCII either. CJK prose writes ``：`` after any label and
         runs on without a space ("Token：用于认证的字符串"): such a value must look like a
         credential (:func:`_prose_secret`), as a ``key: value`` in a sentence must.
-        ``password：hunter2`` is judged as ``password: hunter2``; a value whose view is
-        ASCII only because its accents were folded (``café``) is not ASCII."""
+        ``password：hunter2`` is judged as ``password: hunter2``, and so is a value
+        written in fullwidth letters or with invisible characters (``ｐ\xadass``: it is
+        ASCII text in another width, :func:`_reads_ascii`); a value whose view is ASCII
+        only because its accents were folded (``café``) is not ASCII."""
         out = _sub_assign(m)
         if out == m.group(0) or m.group("sep") != ":":
             return out
         off = self._off
-        if self.orig[self._orig_at(off + m.start("val")):self._orig_at(off + m.end("val"), True)].isascii():
+        if _reads_ascii(self.orig[self._orig_at(off + m.start("val")):self._orig_at(off + m.end("val"), True)]):
             return out
         if self.orig[self._orig_at(off + m.start("sep"))] == ":":
             return out
