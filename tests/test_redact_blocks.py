@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import spool_settled, store_sql
+from fakes.hooks import payload, run_hook
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -126,3 +128,55 @@ def test_a_secret_in_any_structured_shape_never_survives(key, plural, label, v):
         assert v not in out, (text, out)
         assert "bob" in out or "us-east-1" in out, (text, out)
         assert redact(out) == out
+
+
+# ---------------------------------------------------------------- through the store
+
+
+def test_no_block_literal_or_sentence_secret_reaches_the_store_through_the_hook(tmp_path, store_target):
+    """A real ``ledger hook claude-code PostToolUse`` process: a YAML file read, a Python
+    command and its repr output, a JavaScript literal and sentences in other languages
+    are stored without their secrets and with their plain neighbours; SQLite and
+    PostgreSQL."""
+    secrets = ["Zx9secret1", "Qq8secret2", "Hunter2Sec", "Ab9token77", "Js9Secret5", "Geh31mPw9", "Mi9Ma4Pw"]
+    home, db = tmp_path / "home", store_target
+    p = payload("PostToolUse", cwd=tmp_path, tool_name="Bash", tool_use_id="toolu_b",
+                tool_input={"command": f"python -c \"import os; os.environ['DB_PASSWORD'] = '{secrets[2]}'\""},
+                tool_response={"stdout": f"api_keys:\n  - {secrets[0]}\n  - '{secrets[1]}'\ncredentials:\n"
+                                         f"  region: us-east-1\n  username: bob\n"
+                                         f"{{'tokens': ['{secrets[3]}'], 'user': 'alice'}}\n"
+                                         f"const c = {{ apiKey: '{secrets[4]}' }};\n"
+                                         f"das Passwort ist {secrets[5]}\n密码是{secrets[6]}\n",
+                               "stderr": "", "interrupted": False})
+    r = run_hook("PostToolUse", p, env={"LEDGER_HOME": home, "LEDGER_DB": db})
+    assert r.returncode == 0 and r.stdout == b"", r
+    spool_settled(db, home)
+    [(inp, out)] = store_sql(db, "SELECT input, output FROM observations")
+    for s in secrets:
+        assert s not in inp + out, (s, inp, out)
+    for kept in ("region: us-east-1", "username: bob", "'user': 'alice'", "api_keys:", "DB_PASSWORD"):
+        assert kept in inp + out, (kept, inp, out)
+
+
+def test_remember_stores_block_and_literal_secrets_redacted(cli):
+    text = "deploy uses {'password': 'hunter2x', 'user': 'bob'} and das Passwort ist Geh31m!x"
+    out = json.loads(cli("remember", text, "--cluster", "code", "--json")[1])
+    assert out["redacted"] == 2, out
+    assert out["text"] == ("deploy uses {'password': '[REDACTED:password]', 'user': 'bob'} and "
+                           "das Passwort ist [REDACTED:password]")
+
+
+def test_walking_blocks_and_literals_imports_neither_json_nor_re():
+    """``remember`` redacts every claim and keeps ``re`` and ``json`` off its start-up."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from ledger.redact import redact; "
+            "out = redact(\"api_keys:\\n  - Zx9secret1\\n  - [Qq8secret2, 'x']\\nprivate_key: |\\n  Ab9\\n"
+            "{'tokens': ['Ab9token77']} dict(name='API_KEY', value='Vv9secret') "
+            "os.environ.setdefault('DB_PASSWORD', 'Pp9secret') das Passwort ist Geh31m!x\"); "
+            "assert not any(s in out for s in ('Zx9secret1', 'Qq8secret2', 'Ab9token77', 'Vv9secret', 'Pp9secret', "
+            "'Geh31m')), out; "
+            "print(sorted(m for m in ('re', 'json') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]", r
