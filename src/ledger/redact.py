@@ -67,8 +67,13 @@ characters elsewhere. "Password" in a few other languages before a separator
 Structure names values too: a string is judged by the nearest secret-named key above it
 at any depth (``{"password": ["x"]}``, ``{"credentials": [{"value": "x"}]}``), and a
 name/value pair (``{"name": "API_KEY", "value": "x"}``, ``["password", "x"]``, YAML
-``name:``/``value:`` lines) as that key and value, in JSON values (:func:`clip_value`)
-and JSON text alike.
+``name:``/``value:`` lines) as that key and value, in JSON values (:func:`clip_value`),
+JSON text, code literals (Python's repr and kwargs, JavaScript object literals, Ruby
+hashes) and YAML blocks (``api_keys:`` then ``- x`` lines) alike. Inside a secret block
+a key whose last word names who/where/which/when (``username``, ``region``) keeps its
+value; any other key is a label whose value goes only when it looks like a credential.
+"Password" said in a sentence in another language ("das Passwort ist x", "密码是x")
+counts as it does before a separator.
 
 Properties (tested with Hypothesis): never raises; idempotent
 (``redact(redact(t)) == redact(t)``); a disguised text loses exactly what its ASCII
