@@ -66,6 +66,14 @@ def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms:
         raise StoreUnavailable(f"Cannot open the store at {p}: it ends in {p[-1]}, so it names a folder, not a store "
                                f"file. Give the store file instead, e.g. {os.path.join(p, 'ledger.db')} (created on "
                                f"first use). Nothing was created.", reason="bad-path", path=p)
+    special = _special_file(p)
+    if special:
+        # SQLite cannot keep a store in a FIFO, a device or a socket: opening a FIFO
+        # read-only blocked until a writer came (`ledger doctor` hung for good), and the
+        # others failed as a "disk I/O error" that named neither the path nor the cause.
+        raise StoreUnavailable(f"Cannot open the store at {p}: it is {special}, not a file, so it cannot hold a store. "
+                               "Give a store file instead (e.g. ~/.ledger/ledger.db, created on first use). Nothing was "
+                               "created.", reason="bad-path", path=p)
     wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else max(0, int(busy_timeout_ms))
     deadline = time.monotonic() + wait_ms / 1000
     delay = 0.005
@@ -84,6 +92,28 @@ def connect(path: str | os.PathLike, *, readonly: bool = False, busy_timeout_ms:
                                     path=p) from exc
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
+
+
+def _special_file(p: str) -> str | None:
+    """What ``p`` is when it exists and is neither a regular file nor a folder (a named
+    pipe, a device, a socket), else None: one ``stat()``. ``:memory:`` is no path."""
+    import stat
+
+    if p == ":memory:":
+        return None
+    try:
+        mode = os.stat(p).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
 
 
 def unwritable(path: str | os.PathLike) -> str | None:
