@@ -885,3 +885,31 @@ def m022_injection_counted(conn: sqlite3.Connection) -> None:
         have = any(r[1] == "counted_ids" for r in conn.execute("PRAGMA table_info(injections)"))
     if not have:
         conn.execute("ALTER TABLE injections ADD COLUMN counted_ids TEXT")
+
+
+@migration
+def m023_injection_facts(conn: sqlite3.Connection) -> None:
+    """Which facts each session was shown, one row per (session, fact), ``counted`` 1
+    when one of its showings counted as a use (shown settled: ``injections.counted_ids``,
+    or every fact shown for a row older than that column). An injection counts a fact
+    as used only when its session has not had it counted before (``store/watch.py``
+    ``record_injection``), and deciding that read and parsed every earlier injection of
+    the session (their JSON lists) on each hook call, so a long session paid for its
+    length at every injection. Now it is a primary-key lookup per fact. Filled from the
+    injections already stored; running it again changes nothing."""
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS injection_facts (
+               session TEXT NOT NULL, memory_id TEXT NOT NULL, counted INTEGER NOT NULL,
+               PRIMARY KEY (session, memory_id)) WITHOUT ROWID""")
+    # Only string ids of lists are read, as the Python reading did (none other is
+    # written, but a hand-edited store could hold one; SQLite's json_each would fail
+    # the whole migration on a malformed list). The counted rows go first: a fact
+    # already there is not written again, so one counted once stays counted.
+    for column, counted in (("COALESCE(i.counted_ids, i.memory_ids)", 1), ("i.memory_ids", 0)):
+        if is_postgres(conn):
+            pairs = f"""SELECT DISTINCT i.session, e.v #>> '{{}}', {counted} FROM injections i,
+                          json_array_elements(({column})::json) AS e(v) WHERE json_typeof(e.v) = 'string'"""
+        else:
+            pairs = f"""SELECT DISTINCT i.session, e.value, {counted} FROM injections i, json_each({column}) AS e
+                        WHERE json_valid({column}) AND {column} LIKE '[%' AND e.type = 'text'"""
+        conn.execute(f"INSERT OR IGNORE INTO injection_facts (session, memory_id, counted) {pairs}")

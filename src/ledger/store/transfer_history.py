@@ -41,6 +41,7 @@ this existed, it is simply not there.
 
 from __future__ import annotations
 
+import json
 from typing import Iterable, Sequence
 
 from ..errors import InvalidInput
@@ -229,6 +230,7 @@ def import_history(store, records: Iterable[dict], renamed: dict[str, str]) -> d
             counts["observations"] += _observation(conn, rec)
         for rec in by_kind["injection"]:
             counts["injections"] += _once(conn, "injections", _INJECTION, rec)
+            _shown(conn, rec)
         for rec in by_kind["llmCall"]:
             counts["llmCalls"] += _once(conn, "llm_calls", _LLM, rec)
         for rec in by_kind["checkpoint"]:
@@ -241,6 +243,25 @@ COUNT_KEYS = {"conflict": "conflicts", "candidate": "candidates", "formerText": 
               "session": "sessions", "prompt": "prompts", "sessionValue": "sessionValues",
               "sessionFile": "sessionFiles", "observation": "observations", "injection": "injections",
               "llmCall": "llmCalls", "checkpoint": "checkpoints"}
+
+
+def _shown(conn, rec: dict) -> None:
+    """The facts an imported injection showed its session, and those it counted as
+    used (``countedIds``; all it showed when absent, as for an injection written before
+    that field), as a hook records them (:func:`.watch.note_shown`): the session does
+    not count them as used again."""
+    from .watch import note_shown
+
+    def ids(field: str) -> list | None:
+        try:
+            value = json.loads(rec[field]) if rec.get(field) is not None else None
+        except (TypeError, ValueError):
+            return None
+        return value if isinstance(value, list) else None
+
+    shown = ids("memoryIds")
+    if shown is not None:
+        note_shown(conn, rec["session"], shown, ids("countedIds"))
 
 
 def _ignore(conn, table: str, fields, rec: dict) -> int:

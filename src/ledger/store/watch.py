@@ -229,13 +229,14 @@ def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, 
     eligible = memory_ids if counted_ids is None else counted_ids
     counted = eligible
     if counted:
-        before = counted_in_session(conn, key)
+        before = counted_in_session(conn, key, counted)
         counted = [i for i in counted if i not in before]
     conn.execute(
         "INSERT INTO injections (session, step, at, level, memory_ids, paths, chars, counted_ids) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (key, step, now, level, json.dumps(memory_ids), json.dumps(paths), chars, json.dumps(list(eligible))),
     )
+    note_shown(conn, key, memory_ids, eligible)
     if counted:
         ops.count_read(conn, counted, agent, now, reader=False)
     else:
@@ -244,25 +245,42 @@ def record_injection(conn: sqlite3.Connection, key: str, step: int, level: str, 
                   f"{level} · {plural(len(memory_ids), 'fact')} · {', '.join(paths)[:200]}")
 
 
-def shown_in_session(conn: sqlite3.Connection, key: str) -> set[str]:
-    """Ids of every fact injected into session ``key`` so far (index ``injections_session``)."""
-    return _ids_in_session(conn, "SELECT memory_ids FROM injections WHERE session = ?", key)
+def shown_in_session(conn: sqlite3.Connection, key: str, ids: list[str]) -> set[str]:
+    """Those of ``ids`` that an earlier injection showed session ``key`` (table
+    ``injection_facts``: one primary-key lookup per id, the cost does not grow with the
+    session's length)."""
+    return _in_session(conn, key, ids, "")
 
 
-def counted_in_session(conn: sqlite3.Connection, key: str) -> set[str]:
-    """Ids of every fact injected settled (counted as a use) into session ``key`` so far.
-    An injection written before ``counted_ids`` existed (NULL) counts all it showed."""
-    return _ids_in_session(conn, "SELECT COALESCE(counted_ids, memory_ids) FROM injections WHERE session = ?", key)
+def counted_in_session(conn: sqlite3.Connection, key: str, ids: list[str]) -> set[str]:
+    """Those of ``ids`` that an earlier injection showed session ``key`` settled, so
+    counted as a use (for an injection written before ``counted_ids`` existed: every
+    fact it showed). One primary-key lookup per id, as :func:`shown_in_session`."""
+    return _in_session(conn, key, ids, " AND counted = 1")
 
 
-def _ids_in_session(conn: sqlite3.Connection, sql: str, key: str) -> set[str]:
+def _in_session(conn: sqlite3.Connection, key: str, ids: list[str], where: str) -> set[str]:
     out: set[str] = set()
-    for (ids,) in conn.execute(sql, (key,)):
-        try:
-            out.update(i for i in json.loads(ids) if isinstance(i, str))
-        except (TypeError, ValueError):
-            continue
+    for at in range(0, len(ids), 500):  # bounded statements (SQLite's variable limit)
+        part = list(dict.fromkeys(ids[at:at + 500]))
+        marks = ",".join("?" * len(part))
+        out.update(r[0] for r in conn.execute(
+            f"SELECT memory_id FROM injection_facts WHERE session = ? AND memory_id IN ({marks}){where}", (key, *part)))
     return out
+
+
+def note_shown(conn: sqlite3.Connection, key: str, ids: list[str], counted: list[str] | None = None) -> None:
+    """Record that session ``key`` was shown the facts ``ids``, those in ``counted``
+    (default: all of them) settled, so counted as a use: what :func:`shown_in_session`
+    and :func:`counted_in_session` read. A fact once counted stays counted. Every
+    writer of an ``injections`` row calls it: :func:`record_injection` and the import of
+    a history line."""
+    shown = [i for i in dict.fromkeys(ids) if isinstance(i, str)]
+    settled = set(shown if counted is None else (i for i in counted if isinstance(i, str)))
+    conn.executemany("UPDATE injection_facts SET counted = 1 WHERE session = ? AND memory_id = ? AND counted = 0",
+                     [(key, i) for i in shown if i in settled])
+    conn.executemany("INSERT OR IGNORE INTO injection_facts (session, memory_id, counted) VALUES (?, ?, ?)",
+                     [(key, i, int(i in settled)) for i in shown])
 
 
 def try_lease(conn: sqlite3.Connection, key: str, owner: str, now: int, lease_ms: int = LEASE_MS) -> bool:
@@ -445,7 +463,7 @@ def _like_prefix(path: str) -> str:
 
 
 # No sqlite3 error leaves the store: each operation raises StoreUnavailable instead.
-translate_module(globals(), ('open_store', 'open_store_why', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'shown_in_session', 'counted_in_session', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts', 'fact_files', 'disputes'), path_of=lambda args: None)
+translate_module(globals(), ('open_store', 'open_store_why', 'touch_session', 'session', 'add_observation', 'observations', 'files_changed', 'facts_for_files', 'escalation_step', 'times_shown', 'reset_escalation', 'record_injection', 'shown_in_session', 'counted_in_session', 'note_shown', 'try_lease', 'release_lease', 'record_llm_call', 'tokens_today', 'tokens_since', 'llm_usage', 'watcher_counts', 'add_checkpoint', 'checkpoints', 'strongest_facts', 'fact_files', 'disputes'), path_of=lambda args: None)
 
 
 class Bound:
