@@ -187,3 +187,45 @@ def reading_views(text: str) -> tuple[str, ...]:
     joined = text.translate(_TABLES[_JOIN])
     spaced = text.translate(_TABLES[_SPACE])
     return (joined,) if joined == spaced else (joined, spaced)
+
+
+# ---------------------------------------------------------------- spellings read through
+
+# Three or more single letters or digits, each set apart from the next by one space, dot,
+# hyphen, underscore or asterisk: "i g n o r e", "i.g.n.o.r.e", "1-g-n-0-r-e". A word
+# break between two such words is usually wider ("i g n o r e  p r e v"), and where it
+# is not, the caller's words find the breaks again. Not a slash: /i/g/n is a path.
+_SPELLED = Lazy(r"(?<![^\W_])[^\W_](?:[ .\-_*][^\W_]){2,}(?![^\W_])")
+_APART = Lazy(r"[ .\-_*]")
+# A word mixing letters with digits or @ $ drawn for letters: "1gn0re", "pr3vious",
+# "$ystem" (one quick scan finds whether there is one).
+_MIXED = Lazy(r"[A-Za-z][0-9@$]|[0-9@$][A-Za-z]")
+_LEET_LETTERS = str.maketrans("0134578@$9", "oieastbasg")
+_ONE_AS_L = str.maketrans("1", "l")
+
+
+def respelled(view: str, words: Lazy | None = None) -> tuple[str, ...]:
+    """Forms of ``view`` (one of :func:`reading_views`) with two spelling tricks read
+    through as a model reads them; ``()`` when it has neither (the common case: two
+    scans). Letters set apart ("i g n o r e", "i.g.n.o.r.e") are joined into their
+    word; in a joined run whose words were set apart as narrowly as their letters
+    ("i g n o r e p r e v i o u s"), the matches of ``words`` (a pattern of the
+    caller's vocabulary) are set apart again. When a word mixes letters with digits or
+    ``@ $``, these are read as the letters they are drawn for (``0`` o, ``1`` i, ``3``
+    e, ``4`` a, ``5`` s, ``7`` t, ``8`` b, ``9`` g, ``@`` a, ``$`` s), everywhere in the
+    text: one translation, numbers included (``8080`` reads ``bobo``, which is no word
+    of any order); since ``1`` stands for ``l`` as often as for ``i``, a second form
+    reads it as ``l``. Case is kept (the digits become lower case letters)."""
+    out = view
+    if _SPELLED.get().search(out) is not None:
+        def join(m) -> str:
+            run = _APART.get().sub("", m.group())
+            return run if words is None else " " + words.get().sub(lambda w: " " + w.group() + " ", run) + " "
+
+        out = _SPELLED.get().sub(join, out)
+    forms = [out]
+    if _MIXED.get().search(out) is not None:
+        forms = [out.translate(_LEET_LETTERS)]
+        if "1" in out:
+            forms.append(out.translate(_ONE_AS_L).translate(_LEET_LETTERS))
+    return tuple(dict.fromkeys(v for v in forms if v != view))

@@ -22,10 +22,12 @@ import ledger.query.parser
 import ledger.redact
 import ledger.terms
 import ledger.text
+import ledger.watcher.admit
 from ledger.regex import REGISTERED, stamp
 
 #: The modules whose patterns the table holds (each imports ledger.regex).
-MODULES = (ledger.text, ledger.terms, ledger.query.parser, ledger.redact, ledger.conflicts.duplicates, ledger.plaintext)
+MODULES = (ledger.text, ledger.terms, ledger.query.parser, ledger.redact, ledger.conflicts.duplicates, ledger.plaintext,
+           ledger.watcher.admit)
 
 
 def _entry(pattern: str, flags: int) -> tuple:
