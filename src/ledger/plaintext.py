@@ -135,6 +135,15 @@ _TAGS = Lazy("[\U000e0020-\U000e007e]")
 _JOIN, _SPACE = 0, 1  # the two views of an invisible character
 
 
+def _invisible(cp: int, c: str) -> bool:
+    """Whether the character ``c`` (code point ``cp``) is drawn as nothing: a format
+    character (soft hyphen, zero-width space and joiners, word joiner, BOM, bidi
+    controls, tag characters), a variation selector, or one of :data:`_INVISIBLE`."""
+    import unicodedata
+
+    return cp in _INVISIBLE or unicodedata.category(c) == "Cf" or 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF
+
+
 class _Table(dict):
     """``str.translate`` tables of :func:`reading_views`, filled on first sight of each
     character (a hook process sees a few dozen)."""
@@ -150,8 +159,7 @@ class _Table(dict):
         out: str | None
         if cp in _LOOKALIKES:
             out = _LOOKALIKES[cp]
-        elif cp in _INVISIBLE or unicodedata.category(c) == "Cf" or 0xFE00 <= cp <= 0xFE0F \
-                or 0xE0100 <= cp <= 0xE01EF:
+        elif _invisible(cp, c):
             # soft hyphen, zero-width space/joiners, word joiner, BOM, bidi controls,
             # variation selectors: nothing inside a word, a space between two words
             out = " " if self.view == _SPACE else None
@@ -187,6 +195,37 @@ def reading_views(text: str) -> tuple[str, ...]:
     joined = text.translate(_TABLES[_JOIN])
     spaced = text.translate(_TABLES[_SPACE])
     return (joined,) if joined == spaced else (joined, spaced)
+
+
+_ZWJ = "\u200d"
+_ANY_INVISIBLE = Lazy("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                      "\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd"
+                      "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
+
+def visible_text(text: str) -> str:
+    """``text`` as it is drawn: :func:`plain_text`, then without the characters drawn
+    as nothing (zero-width space and joiners, soft hyphen, word joiner, BOM, invisible
+    operators, variation selectors, Hangul fillers, the braille blank: the invisible
+    characters the reading views take out, less the few format characters that are
+    drawn, such as the Arabic number signs), so what is stored is what a person reading
+    it sees, and a phrase an invisible character split reads whole. A zero-width joiner
+    between two pictographs stays (it draws the family 👨‍👩‍👧 as one sign). Text
+    without any of them comes back as it is (one scan). Never raises; a non-string
+    gives ``""``."""
+    text = plain_text(text)
+    if not text or _ANY_INVISIBLE.get().search(text) is None:
+        return text
+    import unicodedata
+
+    def drop(m) -> str:
+        i = m.start()
+        if m.group() == _ZWJ and 0 < i < len(text) - 1 and unicodedata.category(text[i - 1]) == "So" \
+                and unicodedata.category(text[i + 1]) == "So":
+            return _ZWJ
+        return ""
+
+    return _ANY_INVISIBLE.get().sub(drop, text)
 
 
 # ---------------------------------------------------------------- spellings read through

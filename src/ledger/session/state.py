@@ -316,7 +316,7 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
     the settled ones under their own line, never as plain known facts, and a stale fact
     ranks below every fresh one."""
     from ..facts import fact_line
-    from ..plaintext import plain_text
+    from ..plaintext import visible_text
     from ..watcher.engine import fact_marks, settle_facts, settled_rank
     from ..watcher.worktrees import aliases
 
@@ -334,6 +334,11 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
             if f["id"] not in seen:
                 seen.add(f["id"])
                 facts.append(f)
+    # As before a tool call: a fact that reads as instructions to the agent is not
+    # handed back (watcher/admit.py handed_back).
+    from ..watcher.admit import handed_back
+
+    facts = handed_back(facts, "known facts after a compaction")
     if not facts:
         return ""
 
@@ -354,7 +359,7 @@ def facts_block(conn, project: str, now_ms: int, cap: int = FACTS_CAP, limit: in
         head = []
         if mark and (n == 0 or not fact_marks(facts[n - 1], listed)):
             head = ["", "Not settled (may be stale or disputed; check before relying on them):"]
-        line = plain_text(fact_line(f, now_ms, suffix=mark))
+        line = visible_text(fact_line(f, now_ms, suffix=mark))
         if sum(len(x) + 1 for x in lines + head) + len(line) > cap:
             break
         lines.extend(head)

@@ -19,6 +19,19 @@ MAX_ITEMS = 20
 MAX_LIMIT = 10_000
 
 
+#: What a claim is marked with when no hook hands it back (docs/watcher.md "What a
+#: finding must be to be handed back").
+WITHHELD = "not handed back by hooks: reads as instructions to the agent"
+
+
+def withheld_ids(claims) -> list[str]:
+    """Ids of those of ``claims`` (memories) that no hook hands to an agent, because
+    their text reads as instructions to it (:func:`ledger.watcher.admit.instruction_like`)."""
+    from ..watcher.admit import instruction_like
+
+    return [m.id for m in claims if instruction_like(m.text)]
+
+
 def _counts(queue: dict) -> tuple[int, int]:
     claims = queue.get("claims") or []
     conflicts = queue.get("conflicts") or []
@@ -45,8 +58,11 @@ def plain_dump(queue: dict, now_ms: int, limit: int = MAX_ITEMS) -> str:
     conflicts = list(queue.get("conflicts") or [])[:limit]
     if claims:
         lines.append("")
+        withheld = set(withheld_ids(claims))
         for m in claims:
             lines.append(f"{m.id[-6:]}  {bar(m.strength, 6)}  {pad(m.writer, 7)}  {truncate(m.text, 78)}")
+            if m.id in withheld:
+                lines.append(f"        ⚠ {WITHHELD} (drop it: ledger forget {m.id})")
         lines += _more(len(claims), n_claims, "claims", limit)
     if conflicts:
         for c in conflicts:
@@ -70,7 +86,8 @@ def plain_dump(queue: dict, now_ms: int, limit: int = MAX_ITEMS) -> str:
 
 def queue_json(queue: dict) -> dict:
     """The queue in the stable JSON shape: memories and conflicts as their ``to_dict()``
-    plus both lane counts."""
+    plus both lane counts, and ``withheld``: the ids of the claims listed that no hook
+    hands back (:func:`withheld_ids`)."""
     n_claims, n_conflicts = _counts(queue)
     return {
         "claims": [m.to_dict() for m in queue.get("claims") or []],
@@ -80,4 +97,5 @@ def queue_json(queue: dict) -> dict:
         "conflictCount": n_conflicts,
         "candidateCount": int(queue.get("candidateCount", len(queue.get("candidates") or []))),
         "waiting": int(queue.get("waiting", n_claims + n_conflicts)),
+        "withheld": withheld_ids(queue.get("claims") or []),
     }

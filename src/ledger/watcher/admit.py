@@ -12,6 +12,10 @@ come back as a known fact, and a finding must say what it is about:
 * :func:`names_session`: whether the text names a file or a command of the session it
   was distilled from. A finding that does not is stored without file keys: ``ledger
   recall`` still finds it, no hook hands it back by itself.
+* :func:`handed_back`: the same test where a hook picks the facts it hands back, for
+  facts that never went through the distiller's (stored by an older version, by
+  ``ledger remember``, an import or MCP): such a fact stays in the store, ``ledger
+  review`` marks it, and no hook hands it to an agent.
 
 Conservative on purpose: the patterns are phrases a fact about code has no reason to
 use (tested against real distilled facts for false positives). Stdlib only.
@@ -203,6 +207,30 @@ def _reads_as_order(view: str, screen: bool) -> bool:
                     return True
                 break
     return False
+
+
+def handed_back(facts: list[dict], where: str) -> list[dict]:
+    """``facts`` (dicts with ``id`` and ``text``, as the store's hook queries return
+    them; several rows of one fact are judged once) without those whose text
+    :func:`instruction_like` refuses, in their order. Each fact left out is named in
+    ``hook.log`` (one line per call, ``where`` saying which hand-back), with what to do
+    about it: the hook never hands it to the agent, a person decides."""
+    verdict: dict[str, bool] = {}
+    kept = []
+    for f in facts:
+        fid = f["id"]
+        if fid not in verdict:
+            verdict[fid] = instruction_like(f["text"])
+        if not verdict[fid]:
+            kept.append(f)
+    refused = [fid for fid, bad in verdict.items() if bad]
+    if refused:
+        from ..log import log_line
+
+        shown = ", ".join(refused[:5]) + (f" (+{len(refused) - 5} more)" if len(refused) > 5 else "")
+        log_line(f"{where}: not handed back, reads as instructions to the agent: {shown}. `ledger show <id>` shows "
+                 f"one, `ledger forget <id>` drops it (`ledger review` marks such facts).")
+    return kept
 
 
 def _program_words(command: str) -> list[str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 
-from ..plaintext import plain_text
+from ..plaintext import plain_text, visible_text
 from .llm import LLMError, complete
 from .trajectory import Observation, build_prompt, parse_findings
 
@@ -66,8 +66,13 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
         obs = [Observation(r["step"], r["tool"], _summary(r), r["output"], tuple(r["files"]), None if r["ok"] is None else bool(r["ok"])) for r in rows]
         result["observations"] = len(obs)
         files = sorted({p for o in obs for p in o.files})
-        # Oldest first: build_prompt keeps the end of the list when it must cut.
-        known = [plain_text(f["text"]) for f in reversed(W.facts_for_files(files, limit=40))]
+        # Oldest first: build_prompt keeps the end of the list when it must cut. The
+        # model is handed these as known facts: one that reads as instructions is left
+        # out, as from a hook's hand-back (admit.handed_back).
+        from .admit import handed_back
+
+        known = [visible_text(f["text"]) for f in reversed(handed_back(W.facts_for_files(files, limit=40),
+                                                                       f"distill {key}: known facts"))]
         prompt = build_prompt(obs, known, per_output_cap=int(cfg["watcher"]["max_output_chars"]),
                               total_cap=int(cfg["watcher"]["max_trajectory_chars"]))
         t0 = time.perf_counter()
@@ -105,16 +110,21 @@ def distill_session(led, key: str, owner: str, cfg: dict, *, answer_fn=None, log
 
         commands = _commands(rows)
         for f in findings:
-            if plain_text(f.fact) != f.fact:  # a model may echo an escape sequence it was shown
-                f = f.replace(fact=plain_text(f.fact))
             # docs/watcher.md "What a finding must be to be handed back": text addressed
             # to the agent (a prompt injection in a tool output) is never stored; a
             # finding naming no file or command of the session is stored without file
-            # keys, so no hook hands it back by itself.
+            # keys, so no hook hands it back by itself. Judged on the text as the model
+            # wrote it: an invisible character may stand for the space between two words.
             if instruction_like(f.fact):
                 result["rejected"] += 1
-                log(f"distill {key}: finding rejected: reads as instructions to the agent: {f.fact[:80]!r}")
+                log(f"distill {key}: finding rejected: reads as instructions to the agent: "
+                    f"{visible_text(f.fact)[:80]!r}")
                 continue
+            # A model may echo an escape sequence or an invisible character it was shown:
+            # what is stored is the text as it is drawn.
+            fact, topic = visible_text(f.fact), visible_text(f.topic) if f.topic else f.topic
+            if fact != f.fact or topic != f.topic:
+                f = f.replace(fact=fact, topic=topic)
             # Resolve against the session's cwd, then keep only files the trajectory
             # really touched, so a path the model invents never becomes a file key.
             # A file the finding names but this trajectory did not touch is still where

@@ -500,7 +500,12 @@ class Engine:
         for p in paths:
             for a in aliases(p):
                 asked.setdefault(a, p)
-        facts = W.facts_for_files(self.conn, list(asked))
+        # A fact that reads as instructions to the agent (stored by an older version, by
+        # `ledger remember`, an import or MCP: never through the distiller's filter) is
+        # not handed back (docs/watcher.md "What a finding must be to be handed back").
+        from .admit import handed_back
+
+        facts = handed_back(W.facts_for_files(self.conn, list(asked)), "inject")
         for f in facts:
             f["path"] = asked.get(f["path"], f["path"])
         return facts
@@ -754,7 +759,7 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
     strength, its marks and the left-out note are kept whole, so a long fact about a
     changed file still says it may be stale (issue 12). A fact is shown cut when at
     least :data:`MIN_TEXT` characters of its text fit, else it is left out."""
-    from ..plaintext import plain_text
+    from ..plaintext import visible_text
 
     seen, uniq = set(), []
     for f in facts:
@@ -797,7 +802,8 @@ def render_facts(facts: list[dict], *, level: str, times: int, steps: int, now: 
         extra = sum(len(x) + 1 for x in section)
         prefix = fact_prefix(f, now, indent="  ")
         mark = marks[f["id"]]
-        text = " ".join(plain_text(f["text"]).split())  # a fact stored before controls were removed
+        # a fact stored before controls and invisible characters were removed
+        text = " ".join(visible_text(f["text"]).split())
         left_after = len(uniq) - n - 1
         # Room for this line, keeping room for the note about the facts after it.
         reserve = len(note(left_after)) + 1 if left_after else 0
