@@ -62,11 +62,27 @@ def test_values_are_read_as_their_type(key, raw, expected):
     ("llm.timeout", float("nan"), "finite"),
     ("llm.backend", "gpt", "expected one of none, command"),
     ("llm.model", 4, "expected a string"),
+    # the writer id of distilled findings follows every agent id's rule (docs/cli.md "Agent ids"):
+    # "a b" stored findings no agent: filter could name, "" findings with no writer
+    ("watcher.agent", "a b", "has a space"),
+    ("watcher.agent", "a,b", "use a-b"),
+    ("watcher.agent", "", "is empty"),
+    ("watcher.agent", "x\x1by", "control character"),
 ])
 def test_bad_values_are_refused_with_what_was_expected(key, raw, says):
     with pytest.raises(ValueError) as e:
         C.BY_KEY[key].coerce(raw)
     assert says in str(e.value)
+
+
+def test_the_watcher_agent_is_stored_in_its_normal_form():
+    assert C.BY_KEY["watcher.agent"].coerce("Claude-Watcher") == "claude-watcher"
+
+
+def test_config_set_refuses_a_watcher_agent_no_filter_could_name(cli, _isolated_home):
+    rc, out, err = cli("config", "set", "watcher.agent", "night shift", db=None)
+    assert rc == 1 and "has a space" in err and "use night-shift" in err and "Nothing was changed" in err, err
+    assert not (Path(_isolated_home) / "config.toml").exists()
 
 
 def test_the_backend_choices_are_the_llm_registry():

@@ -120,7 +120,25 @@ class Setting:
             if v not in choices:
                 raise ValueError(f"expected one of {', '.join(choices)}")
             return v
+        if self.key == "watcher.agent":
+            return _agent(value)
         return value
+
+
+def _agent(value: str) -> str:
+    """``watcher.agent`` as the writer id every distilled finding is stored under: the
+    rule of every other agent id (:func:`ledger.text.agent_id`), since the library
+    stores what it is given. "a b" made findings no ``agent:`` filter could name, and
+    "" findings with no writer at all. Raises ``ValueError`` saying why and what to use."""
+    from ..errors import InvalidInput
+    from ..text import agent_id
+
+    try:
+        return agent_id(value)
+    except InvalidInput as exc:
+        fixed = f"; use {exc.suggestion}" if exc.suggestion else ""
+        why = exc.message.split(" Nothing was written.")[0].split(". An agent id may")[0].rstrip(".")
+        raise ValueError(f"not an agent id ({why.removeprefix('The agent id ')}){fixed}") from None
 
 
 def _fmt(n: float) -> str:
