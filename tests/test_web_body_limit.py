@@ -1,4 +1,4 @@
-"""A request body over the web server's limit (``web.server.MAX_BODY``, 2 MiB) is the
+"""A request body over the web server's limit (``web.api.MAX_BODY``, 2 MiB) is the
 client's mistake: a 413 with nothing on the console of ``ledger serve``. It printed a
 full traceback there (``_RequestBodyTooLarge`` caught as a bug) on every such request.
 A body sent in chunks (no Content-Length) gets the JSON error shape with the limit.
@@ -10,7 +10,7 @@ import httpx
 from liveserve import LiveServe
 from test_cli import remember
 
-from ledger.web.server import MAX_BODY
+from ledger.web.api import MAX_BODY
 
 
 def test_an_oversized_body_is_a_413_and_no_traceback(cli):

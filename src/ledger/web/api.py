@@ -28,7 +28,7 @@ from ..errors import InvalidInput, LedgerError
 from ..flags import TRUE_WORDS
 from ..service import HUMAN, Ledger
 from ..text import agent_id, storable_problem
-from ..vocab import DEFAULT_MODE, DIRECTIONS, KIND_FILTERS, MODES
+from ..vocab import DEFAULT_MODE, DIRECTIONS, KIND_FILTERS, MAX_TEXT_CHARS, MODES
 from . import views
 
 MAX_LIMIT = 1000
@@ -222,6 +222,12 @@ def _choice(request: Request, name: str, choices: tuple[str, ...], default: str 
     return raw
 
 
+#: The most a request body may hold, bytes (2 MiB); ``server.create_app`` gives it
+#: to Starlette's reader. A memory's text is at most ``MAX_TEXT_CHARS`` characters, so no
+#: request of the UI comes near it.
+MAX_BODY = 2 * 1024 * 1024
+
+
 class TooLarge(LedgerError):
     kind = "invalid-input"
     status = 413
@@ -235,12 +241,10 @@ async def _body(request: Request) -> dict:
     except HTTPException as exc:
         if exc.status_code != 413:
             raise
-        # The server's body limit (server.MAX_BODY): a client's mistake, answered as one,
-        # not a traceback on the console of `ledger serve` and a 500.
-        from .server import MAX_BODY
-
+        # The server's body limit (MAX_BODY): a client's mistake, answered as one, not a
+        # traceback on the console of `ledger serve` and a 500.
         raise TooLarge(f"The request body is larger than {MAX_BODY:,} bytes, the most this server reads. A memory's "
-                       "text is at most 20,000 characters; send less.") from None
+                       f"text is at most {MAX_TEXT_CHARS:,} characters; send less.") from None
     if not raw.strip():
         return {}
     try:

@@ -37,7 +37,6 @@ from . import api
 from .security import LOOPBACK_NAMES, GuardMiddleware, is_loopback_host, is_wildcard_host, new_token
 
 STATIC = Path(__file__).parent / "static"
-MAX_BODY = 2 * 1024 * 1024
 #: Worker threads (and so SQLite connections, each with its own page cache) at most.
 WORKERS = 8
 
@@ -92,7 +91,7 @@ def create_app(db_path: str, *, port: int | None = None, extra_hosts: tuple[str,
         middleware=[Middleware(GuardMiddleware, names=LOOPBACK_NAMES | {h.lower().strip("[]") for h in extra_hosts}, port=port,
                                ip_literals=ip_literals, token=token)],
         lifespan=lifespan,
-        max_body_size=MAX_BODY,
+        max_body_size=api.MAX_BODY,
     )
     app.state.pool = pool
     app.state.db_path = str(db_path)
