@@ -187,3 +187,11 @@ def test_adding_a_cluster_twice_says_it_already_exists(cli):
     assert json.loads(out)["created"] is False and json.loads(out)["label"] == "Client work"
     rc, out, _ = cli("clusters", "add", "Side project", "--json")
     assert json.loads(out)["created"] is True
+
+
+@pytest.mark.parametrize("name,says", [("   ", "--name is only spaces"), ("", "--name is empty"),
+                                       ("x" * 256, "--name must be 1-255 characters (got 256)")])
+def test_ingest_name_that_names_nothing_says_so(cli, name, says):
+    """Three spaces were "--name must be 1-255 characters (got 3)", the wrong problem."""
+    rc, out, err = cli("ingest", "-", "--cluster", "proc", "--name", name, input="The boiler limit is 3 bar.\n")
+    assert rc == 1 and says in err and out == "", err

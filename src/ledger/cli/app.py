@@ -245,7 +245,11 @@ def ingest(path, cluster, trust, text, name, as_new, agent, db, as_json):
 
     if not cluster:
         raise InvalidInput("--cluster is required. Run `ledger clusters` to see the taxonomy.")
-    if name is not None and (not name.strip() or len(name) > ing.MAX_SOURCE_NAME):
+    if name is not None and not name.strip():
+        # "must be 1-255 characters (got 3)" for three spaces named the wrong problem.
+        raise InvalidInput(f"--name is {'empty' if not name else 'only spaces'}: give the text a name, e.g. "
+                           "--name oncall.txt (ingesting under the same name again updates it), or leave --name out.")
+    if name is not None and len(name) > ing.MAX_SOURCE_NAME:
         raise InvalidInput(f"--name must be 1-{ing.MAX_SOURCE_NAME} characters (got {len(name):,}).")
     if text is not None and path is not None:
         # PATH beside --text used to name the source silently, so `ingest c1.md --text x`
