@@ -134,3 +134,15 @@ def test_at_a_colour_terminal_only_the_clis_own_colours_go_out(cli, verb):
     assert "\x1b[31m" not in out and "\x1b]" not in out and "\x07" not in out, out
     if verb == "search":
         assert "\x1b[1m" in out  # the header is still bold: colour was on
+
+
+@pytest.mark.parametrize("argv", [["search", "giraffe"], ["recall", "giraffe"], ["stats"], ["show", "{id}"],
+                                  ["review", "--plain"]], ids=" ".join)
+def test_a_dumb_terminal_gets_no_colour(cli, argv):
+    """TERM=dumb (Emacs' shell, some CI consoles) prints escape sequences as text: the
+    CLI coloured its tables there as on any terminal. Now none go out; a colour terminal
+    still gets them (the test above)."""
+    mid = _remember(cli, "The giraffe enclosure opens at nine")
+    env = {**{k: v for k, v in os.environ.items() if k != "NO_COLOR"}, "TERM": "dumb"}
+    out = _on_a_tty([*(a.format(id=mid) for a in argv), "--db", str(cli.db)], env)
+    assert "\x1b" not in out and ("giraffe" in out or argv == ["stats"]), out

@@ -102,7 +102,8 @@ def _escaped(arg: str) -> bool:
 
 
 def _color() -> bool:
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    # TERM=dumb (Emacs' shell, some CI consoles) shows escape sequences as text: no colour.
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
 def _out(text: str) -> None:

@@ -110,7 +110,8 @@ def _valid(verb: str, a: dict) -> bool:
 
 
 def _color(as_json: bool) -> bool:
-    return not as_json and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return (not as_json and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            and os.environ.get("TERM") != "dumb")  # as base._color
 
 
 def run_fast(args: list[str], *, keep_open: bool = False) -> int | None:
