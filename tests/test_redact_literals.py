@@ -93,6 +93,12 @@ def test_the_examples(text, expected):
     "usage = {'input_tokens': 12, 'output_tokens': 40}",
     "if token == 'abc': pass",
     "{ passwordHint: 'my dog', tokenUrl: 'https://auth.example.com/t1' }",
+    # Found by redacting this repository's own code with the new rules.
+    'headers["x-api-key"] = key',
+    'line["token"] = secret',
+    'py_pass = [sys.executable, "-c", "pass"]',
+    'propose("Password manager of choice is 1Password", "Password manager of choice is Bitwarden")',
+    "auth = ['required', 'basic']",
 ])
 def test_code_that_holds_no_secret_stays(text):
     assert redact(text) == text

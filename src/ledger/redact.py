@@ -418,6 +418,9 @@ def _sub_assign(m: re.Match[str]) -> str:
     if parts is None:
         return m.group(0)
     q, value = parts
+    # headers["x-api-key"] = key: after a subscript, an unquoted value is a variable.
+    if not q and m.group("kq").endswith("]"):
+        return m.group(0)
     word = m.group("word").lower()
     bare = m.group("key").lower() == word
     if _in_prose(m) and not _prose_secret(q, value, word):
@@ -585,7 +588,9 @@ def _ctx_below(key: str, ctx: tuple[str, bool] | None) -> tuple[str, bool] | Non
     if any(t in f.lower() for t in _ASSIGN_TRIGGERS):
         m = _SECRET_KEY.get().match(f)
         if m and not m.group("plural"):
-            return f, False
+            # A weak word (py_pass = ["-c", "pass"], auth: [...]) asks what is under
+            # it to look like a credential, as its own value must.
+            return f, m.group("word").lower() in ("pass", "pwd", "auth")
         if m and not _COUNT_OF.get().match(f):
             return f[:-1], True
         if m:  # max_tokens, input_tokens: a number of tokens
@@ -841,7 +846,9 @@ def _sub_pair(esc: bool):
     def sub(m: re.Match[str]) -> str:
         g = "val" if m.group("val") is not None else "val2"
         name = _json_text(m.group("name") or m.group("name2"), esc)
-        if not name:
+        # A name holds no blank: ("Password manager of choice is 1Password", "...") is
+        # two sentences, not a key and its value.
+        if not name or " " in name.strip():
             return m.group(0)
         a, b = m.start(g) - m.start(), m.end(g) - m.start()
         whole = m.group(0)
