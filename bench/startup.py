@@ -67,10 +67,13 @@ def _ledger_cmd() -> list[str]:
 
 
 def _sample(db: Path, k: int, seed: int) -> tuple[list[str], list[str], list[str]]:
-    """Texts, ids and clusters of ``k`` random live memories (read-only)."""
+    """Texts, ids and clusters of ``k`` random live memories of ``db``, a private copy.
+    It is opened for writing so that schema changes made since the cached store was built
+    are applied here, as on a user's store at its first use, and not left to the first
+    timed command (a read-only open of an older store is refused)."""
     from ledger.service import Ledger
 
-    with Ledger.open(db, readonly=True) as led:
+    with Ledger.open(db) as led:
         ids = list(led.store.iter_ids())
         rng = random.Random(seed)
         ms = led.store.get_many(rng.sample(ids, min(k, len(ids))), led.clock())
