@@ -34,6 +34,7 @@ Stdlib only.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from ledger.regex import compile as _compile
@@ -217,6 +218,20 @@ def _before_place(raws: list[str], i: int) -> bool:
     return False
 
 
+# Symbols that change a value and that _NON_TOKEN would drop: currency signs (Unicode
+# category Sc, the common ones), plus and minus signs and the arithmetic ones, and an
+# ASCII hyphen standing as a minus right before a digit ("-0.5", not "1-2" or "--x").
+_KEPT_SYMBOL = _compile(
+    r"[$+±×÷−¢£¤¥֏؋৲৳฿៛₠-⃀﷼﹩＄￠￡￥￦]|(?<![\w.-])-(?=\d)")
+
+
+def _symbol_word(m: re.Match[str]) -> str:
+    """One kept symbol as a word of its own, named by its code point (the token
+    characters would drop the symbol itself): a minus is "minus" in either spelling."""
+    sym = m.group()
+    return " minus " if sym in ("-", "−") else f" sym{ord(sym):x} "
+
+
 @lru_cache(maxsize=8192)  # pure; remember compares one text with up to 200 peers
 def sequence(text: str) -> tuple[str, ...]:
     """The words of ``text`` a duplicate must repeat in the same order: casefolded,
@@ -251,6 +266,10 @@ def units(text: str) -> tuple[str, ...]:
         low = raw.casefold()
         if low in IN_BEFORE_PLACE and _before_place(raws, i):
             low = IN_BEFORE_PLACE[low]  # "lives under docs/" = "lives in docs/"
+        if _KEPT_SYMBOL.search(low):
+            # A sign or currency is part of the value: "-0.5" is not "0.5", "€5" not
+            # "£5" (the token characters drop both, and the signals read neither).
+            low = _KEPT_SYMBOL.sub(_symbol_word, low)
         for tok in _NON_TOKEN.sub(" ", low).split():
             for t in canon(tok.strip("-")).split():
                 if t in FILLER and not value:

@@ -1,0 +1,65 @@
+"""A sign or a currency symbol is part of a claim's value: the token characters dropped
+both, and the signals read neither, so "the threshold is -0.5" after "the threshold is
+0.5" and "costs £5" after "costs €5" were counted as the stored claim again and the new
+value was lost. Pure checks of ``is_near_duplicate``, then the store (both engines) and
+the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_cli import ok, remember
+
+from ledger.conflicts.duplicates import is_near_duplicate
+
+# (stored, new): each a new claim, in both orders.
+CHANGED = [
+    ("the threshold is 0.5", "the threshold is -0.5"),
+    ("the offset is -3 px", "the offset is +3 px"),
+    ("the offset is 3 px", "the offset is −3 px"),  # U+2212 MINUS SIGN
+    ("the learning rate decays by 1e-3 to -1", "the learning rate decays by 1e-3 to 1"),
+    ("a seat costs €5", "a seat costs £5"),
+    ("a seat costs $5 per month", "a seat costs ¥5 per month"),
+    ("the plan is 20 USD or €18", "the plan is 20 USD or ₹18"),
+    ("the regex is a+", "the regex is a*"),
+    ("the operator is +", "the operator is -"),
+    ("the tolerance is ±2 ms", "the tolerance is 2 ms"),
+    ("the kernel is 3×3", "the kernel is 3-3"),
+]
+
+# (stored, new): the same claim.
+SAME = [
+    ("The threshold is -0.5", "the threshold is -0.5."),
+    ("the offset is -3 px", "the offset is −3 px"),  # hyphen or minus sign
+    ("A seat costs $5 per month", "a seat costs $5 per month!"),
+    ("ＰＲＩＣＥ ＄５ per seat", "price $5 per seat"),  # fullwidth
+    ("pages 1-2 cover the --dry-run flag", "Pages 1-2 cover the --dry-run flag."),
+]
+
+
+@pytest.mark.parametrize("a, b", CHANGED)
+def test_a_changed_sign_or_currency_is_no_duplicate(a, b):
+    assert not is_near_duplicate(a, b) and not is_near_duplicate(b, a)
+
+
+@pytest.mark.parametrize("a, b", SAME)
+def test_the_same_sign_or_currency_is_a_duplicate(a, b):
+    assert is_near_duplicate(a, b) and is_near_duplicate(b, a)
+
+
+@pytest.mark.parametrize("a, b", CHANGED[:1] + CHANGED[4:5])
+def test_the_store_keeps_the_new_value(ledger, a, b):
+    first = ledger.remember(a, cluster="code", agent="alice")
+    second = ledger.remember(b, cluster="code", agent="alice")
+    assert not second.duplicate and second.memory.id != first.memory.id and second.memory.text == b
+
+
+def test_the_cli_keeps_the_new_value(cli):
+    for (a, b), cluster in zip(CHANGED[:1] + CHANGED[4:5] + CHANGED[7:8], ("projects", "money", "code")):
+        first = remember(cli, a, cluster)
+        res = json.loads(ok(*cli("remember", b, "--cluster", cluster, "--json")))
+        assert not res["duplicate"] and res["id"] != first and res["text"] == b, (a, b, res)
+    first = remember(cli, "the offset is -3 px", "prefs")
+    res = json.loads(ok(*cli("remember", "the offset is −3 px", "--cluster", "prefs", "--json")))
+    assert res["duplicate"] and res["id"] == first
