@@ -229,7 +229,7 @@ _PHRASE = Lazy(
     r"(?:(?P<prep>[ \t]+(?:for|of|to|on|at|in)[ \t]+(?:the[ \t]+)?[A-Za-z0-9_.@/-]{1,40})[ \t]*[:=]"
     r"|(?:[ \t]+(?:for|of|to|on|at|in)[ \t]+(?:the[ \t]+)?[A-Za-z0-9_.@/:-]{1,40})?"
     r"[ \t]+(?:(?:(?:is[ \t]+now|has[ \t]+been|was)[ \t]+)?(?:set|changed|reset)[ \t]+to"
-    r"|is|was|are|would[ \t]+be|should[ \t]+be|will[ \t]+be))[ \t]+)"
+    r"|is|was|are|would[ \t]+be|should[ \t]+be|will[ \t]+be)(?:[ \t]*:)?)[ \t]+)"  # "is: x" too
     r"(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]+)",
     _AI,
 )
