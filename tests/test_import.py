@@ -180,3 +180,18 @@ def test_the_same_claim_twice_in_one_file_is_stored_once(cli, tmp_path):
     assert r["imported"] == 1 and r["merged"] == 1
     m = j(cli, "show", "m_one")
     assert sorted(m["readers"]) == ["a", "b"] and m["hits"] == 5
+
+
+def test_a_blank_topic_is_no_topic_and_its_backup_imports(cli, tmp_path, new_store):
+    """`remember --topic ""` stored "" and the store's export was then refused by import
+    ("line 1: 'topic' is empty"): a backup that could not be restored. A blank topic is
+    now no topic, and a line holding "" (from a store written before) imports."""
+    mid = j(cli, "remember", "The build uses make", "--cluster", "code", "--topic", "  ")["id"]
+    f, lines = export(cli, tmp_path)
+    assert not [r for r in lines if r["id"] == mid][0].get("topic")
+    older = tmp_path / "older.jsonl"  # the same line as an older store wrote it
+    older.write_text("".join(json.dumps({**r, "topic": ""}) + "\n" for r in lines))
+    target = new_store("restored")
+    assert j(cli, "import", str(older), db=target)["imported"] == 1
+    with Ledger.open(target) as led:
+        assert led.get(mid).topic is None

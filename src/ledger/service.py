@@ -388,6 +388,8 @@ class Ledger:
                     longer=" (a note says where the claim came from; a longer text is a document, not a note)")
         check_field(topic, field="topic", what="The topic", limit=MAX_TOPIC_CHARS,
                     longer=" (a topic is a short key such as file-format:model.ckpt)")
+        if topic is not None and not topic.strip():
+            topic = None  # a blank topic is none (stored as "", its export could not be imported)
         # Whatever is stored is redacted first (docs/architecture.md): hooks hand claims
         # back into agents' context and a PostgreSQL store shares them with a team.
         text, redacted = redact_counted(text)

@@ -183,7 +183,9 @@ def validate(rec, line: int) -> dict:
     c.text("sourceId", required=False, limit=MAX_ID_CHARS, word=True)
     c.int_("chunkIndex", required=False, high=10 ** 9)
     c.text("provenance", required=False, limit=MAX_NOTE_CHARS, empty_ok=True)
-    c.text("topic", required=False, limit=MAX_TOPIC_CHARS)
+    # Blank is no topic: `remember --topic ""` stored "" until session 10, and a backup
+    # of such a store was refused here ("'topic' is empty"), so it could not be restored.
+    c.text("topic", required=False, limit=MAX_TOPIC_CHARS, empty_ok=True)
     c.int_("createdAt", time=True)
     c.int_("lastReadAt", time=True)
     c.int_("reviewedAt", required=False, time=True)
@@ -390,7 +392,7 @@ def _insert(store, rec: dict) -> None:
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (rec["id"], rec["text"], rec["kind"], rec["origin"], rec["clusterId"], rec["writer"], source_id,
          rec.get("chunkIndex") if isinstance(rec.get("chunkIndex"), int) else None,
-         str(rec.get("provenance") or ""), rec.get("topic") if isinstance(rec.get("topic"), str) else None,
+         str(rec.get("provenance") or ""), rec.get("topic") if isinstance(rec.get("topic"), str) and rec["topic"].strip() else None,
          int(rec["createdAt"]), int(rec["lastReadAt"]), int(rec["hits"]),
          int(rec.get("sourceCount") or 1), len(readers), 1 if rec.get("pinned") else 0, 1 if rec.get("archived") else 0,
          rec.get("reviewedAt"), rec.get("deletedAt"),
