@@ -212,18 +212,6 @@ def test_link(cli):
     assert "m_nope" in fail(*cli("link", a, "m_nope"))
 
 
-def test_link_refuses_a_dropped_memory(cli):
-    """A link says both are true: linking a forgotten memory answered "linked"."""
-    a = remember(cli, "alpha fact")
-    b = remember(cli, "beta fact")
-    ok(*cli("forget", a))
-    for pair in ((a, b), (b, a)):
-        err = fail(*cli("link", *pair))
-        assert f"{a} was dropped" in err and "Nothing was linked" in err, err
-    with Ledger.open(cli.db) as led:
-        assert led.links([a, b]) == []
-
-
 # ---------------------------------------------------------------------------- clusters
 
 

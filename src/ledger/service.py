@@ -917,15 +917,8 @@ class Ledger:
         return out
 
     def link(self, a: str, b: str, *, agent: str) -> tuple[str, str]:
-        """Link two memories (ids or short ids); returns the two full ids. Raises
-        InvalidInput when either was dropped: a link says both are true (it answered
-        "linked" for a forgotten memory, as `remember --supersedes` does not)."""
+        """Link two memories (ids or short ids); returns the two full ids."""
         a, b = self.resolve_id(a), self.resolve_id(b)
-        for mid in (a, b):
-            if self.store.row(mid).deleted_at is not None:
-                raise InvalidInput(f"{mid} was dropped (forgotten or resolved away), so it cannot be linked: a link says "
-                                   "both memories are true. Link live memories; `ledger show` says whether one is "
-                                   "dropped. Nothing was linked.", field="id", value=mid)
         now = self.clock()
         with self.store.atomic():
             self.store.touch_agent(agent, now)
