@@ -34,7 +34,6 @@ Stdlib only.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from ledger.regex import compile as _compile
@@ -218,18 +217,34 @@ def _before_place(raws: list[str], i: int) -> bool:
     return False
 
 
-# Symbols that change a value and that _NON_TOKEN would drop: currency signs (Unicode
-# category Sc, the common ones), plus and minus signs and the arithmetic ones, and an
-# ASCII hyphen standing as a minus right before a digit ("-0.5", not "1-2" or "--x").
-_KEPT_SYMBOL = _compile(
-    r"[$+±×÷−¢£¤¥֏؋৲৳฿៛₠-⃀﷼﹩＄￠￡￥￦]|(?<![\w.-])-(?=\d)")
+# Symbols that change a value and that _NON_TOKEN would drop: "costs €5" is not "costs
+# £5", "-0.5" not "0.5", "~=3.10" not "==3.10", "status ✅" not "status ❌", "C#" not "C",
+# "90°" not "90", "A → B" not "A ← B"; the signals read none of them. Outside ASCII every
+# symbol (Unicode categories Sc, Sk, Sm, So: currency, modifiers, maths, emoji and other
+# signs); in ASCII the ones that are no punctuation ($ + = | ~ ^), a '#' glued to a word
+# or number, and a hyphen standing as a minus right before a digit (not "1-2", "--x").
+_KEPT_ASCII = _compile(r"[$+=|~^]|(?<=\w)#|#(?=\w)|(?<![\w.-])-(?=\d)")
 
 
-def _symbol_word(m: re.Match[str]) -> str:
-    """One kept symbol as a word of its own, named by its code point (the token
-    characters would drop the symbol itself): a minus is "minus" in either spelling."""
-    sym = m.group()
-    return " minus " if sym in ("-", "−") else f" sym{ord(sym):x} "
+def _symbol_word(sym: str) -> str:
+    """One kept symbol as a word of its own, named by its code point in decimal (the
+    token characters would drop the symbol itself; digits are never stemmed): a minus
+    is "minus" in either spelling."""
+    return " minus " if sym in ("-", "\u2212") else f" sym{ord(sym)} "
+
+
+def _symbols_apart(low: str) -> str:
+    """``low`` (one written word) with each kept symbol (:data:`_KEPT_ASCII`, and outside
+    ASCII every character of a Symbol category) made a word of its own."""
+    if low.isalnum():  # most words: letters and digits only, nothing to look for
+        return low
+    if _KEPT_ASCII.search(low) is not None:
+        low = _KEPT_ASCII.sub(lambda m: _symbol_word(m.group()), low)
+    if low.isascii():
+        return low
+    from unicodedata import category
+
+    return "".join(_symbol_word(c) if not c.isascii() and category(c)[0] == "S" else c for c in low)
 
 
 @lru_cache(maxsize=8192)  # pure; remember compares one text with up to 200 peers
@@ -266,10 +281,7 @@ def units(text: str) -> tuple[str, ...]:
         low = raw.casefold()
         if low in IN_BEFORE_PLACE and _before_place(raws, i):
             low = IN_BEFORE_PLACE[low]  # "lives under docs/" = "lives in docs/"
-        if _KEPT_SYMBOL.search(low):
-            # A sign or currency is part of the value: "-0.5" is not "0.5", "€5" not
-            # "£5" (the token characters drop both, and the signals read neither).
-            low = _KEPT_SYMBOL.sub(_symbol_word, low)
+        low = _symbols_apart(low)  # "€5" is not "£5", "✅" not "❌"
         for tok in _NON_TOKEN.sub(" ", low).split():
             for t in canon(tok.strip("-")).split():
                 if t in FILLER and not value:
