@@ -20,6 +20,9 @@ SECRET = [
     ("the secret is : Zx9kQ2vLp7xx", "Zx9kQ2vLp7xx", "secret"),
     ("the password for prod was: 'N3wPassw0rd'", "N3wPassw0rd", "password"),
     ("the access token will be:\tghx_7Hq2mZ9pLw", "ghx_7Hq2mZ9pLw", "token"),
+    # a word that says what a value must be is kept; one that only starts with it is not
+    ("password: mustang99", "mustang99", "password"),
+    ("secret: seeker42", "seeker42", "secret"),
 ]
 
 

@@ -38,6 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
     # A sentence wrapped so that the key starts a line: an English function word is never a secret.
     "In database.yml, the\npassword: is required for production",
     "which\ntoken: the one the CLI prints",
+    # A setting line whose value is a word that says what the value must be, not the value.
+    "password: must be at least 12 characters",
+    "secret: see Vault path kv/prod/db",
+    "api_key: required in settings.toml",
+    "DB_PASSWORD=required",
+    '{"client_secret": "mandatory", "token": "unset"}',
 ])
 def test_prose_keeps_its_words(text):
     assert redact(text) == text

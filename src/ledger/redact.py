@@ -112,7 +112,8 @@ _NOT_SECRET = Lazy(r"""(?ix)
     (?: \[REDACTED | \$ | %[A-Za-z_(] | < | \{\{ | \*{3,} | x{6,}$ | \.\.\.$
         | [|>][-+]?[0-9]?[-+]?$ )   # a YAML block scalar's | or >: its lines are the value
     | (?: true | false | null | none | nil | yes | no | undefined | \d{1,5}
-        | str | string | bytes | int | bool | any | text | optional | secretstr )$
+        | str | string | bytes | int | bool | any | text | optional | secretstr
+        | required | mandatory | must | see | needed | unset | empty | missing )$  # "password: must be 12+ chars"
     """, _A)
 # Unquoted values that are code, not literals: settings.SECRET, os.environ[...], f(x).
 _CODE_EXPR = Lazy(r"^[A-Za-z_]+[0-9]*(?:\.[A-Za-z_]+[0-9]*)+$|[(\[{]", _A)
