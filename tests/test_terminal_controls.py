@@ -128,7 +128,8 @@ def _on_a_tty(args: list[str], env: dict) -> str:
 def test_at_a_colour_terminal_only_the_clis_own_colours_go_out(cli, verb):
     """On a terminal the CLI colours its tables; a memory's own sequences are still shown."""
     _remember(cli, "escape \x1b[31mRED\x1b[0m \x1b]0;owned\x07 giraffe")
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    # a colour terminal whatever TERM the test runner has (TERM=dumb turns colour off)
+    env = {**{k: v for k, v in os.environ.items() if k != "NO_COLOR"}, "TERM": "xterm-256color"}
     out = _on_a_tty([verb, "giraffe", "--db", str(cli.db)], env)
     assert "␛[31mRED␛[0m" in out and "␛]0;owned␇" in out, out
     assert "\x1b[31m" not in out and "\x1b]" not in out and "\x07" not in out, out
