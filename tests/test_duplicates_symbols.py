@@ -38,6 +38,9 @@ CHANGED = [
     ("the language is C#", "the language is C"),
     ("see issue #123 for the crash", "see issue 123 for the crash"),
     ("the separator is '|'", "the separator is ','"),
+    # a one-letter option in capitals is another option (its case is its meaning)
+    ("use ls -R for trees", "use ls -r for trees"),
+    ("git log -n limits commits", "git log -N limits commits"),
 ]
 
 # (stored, new): the same claim.
@@ -49,6 +52,9 @@ SAME = [
     ("pages 1-2 cover the --dry-run flag", "Pages 1-2 cover the --dry-run flag."),
     ("The CI status is ✅", "the CI status is ✅."),
     ("## Setup needs make", "Setup needs make"),  # a heading's '#' stands apart
+    ("Use ls -R for trees", "use ls -R for trees."),
+    ("the range A-B is closed", "the range a-b is closed"),  # no option: case folds
+    ("Run docker compose up -d to start", "RUN DOCKER COMPOSE UP -D TO START!"),  # all capitals
 ]
 
 

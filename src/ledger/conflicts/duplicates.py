@@ -81,10 +81,30 @@ _QUOTED = _compile(r"\"([^\"]+)\"|'([^']+)'|`([^`]+)`")
 _SENTENCE_END = (".", "!", "?", ":")
 
 
+# A one-letter command-line option in capitals ("-R", "-N"): its case is its meaning
+# (ls -r / -R, git log -n / -N), so it is read as a word of its own before case folds.
+# Not in a text written all in capitals ("RUN DOCKER COMPOSE UP -D" repeats "... up -d").
+_UPPER_FLAG = _compile(r"(?<![\w-])-([A-Z])(?![\w-])")
+
+
+def _reads_flags(text: str) -> bool:
+    """Whether ``text`` may hold an :data:`_UPPER_FLAG` that means one: a hyphen, and
+    some lower-case letter (a text all in capitals says nothing by its case)."""
+    return "-" in text and any(c.islower() for c in text)
+
+
+def _flags_kept(text: str) -> str:
+    """``text`` with each :data:`_UPPER_FLAG` written ``-capital-r``, which case folding
+    keeps apart from ``-r``."""
+    return _UPPER_FLAG.sub(lambda m: "-capital-" + m.group(1).lower(), text)
+
+
 @lru_cache(maxsize=4096)  # pure; remember compares one text with up to 200 peers
 def normal(text: str) -> str:
-    """``text`` compared for exact duplicates: case and whitespace folded, final
-    punctuation dropped."""
+    """``text`` compared for exact duplicates: case and whitespace folded (but for a
+    one-letter option in capitals, :data:`_UPPER_FLAG`), final punctuation dropped."""
+    if _reads_flags(text):
+        text = _flags_kept(text)
     return " ".join(text.casefold().split()).rstrip(".!;")
 
 
@@ -269,6 +289,7 @@ def units(text: str) -> tuple[str, ...]:
     out: list[str] = []
     start = True
     raws = prepare(cjk_apart(text)).split()
+    flags = _reads_flags(text)
     for i, raw in enumerate(raws):
         value = _is_value(raw, start)
         start = raw.endswith(_SENTENCE_END)
@@ -278,7 +299,7 @@ def units(text: str) -> tuple[str, ...]:
         # "snake_case" "snake case", and "net-45" stays one word. The words of one
         # written word stay one unit for the lists (sort_lists).
         unit = []
-        low = raw.casefold()
+        low = (_flags_kept(raw) if flags else raw).casefold()  # "-R" is not "-r"
         if low in IN_BEFORE_PLACE and _before_place(raws, i):
             low = IN_BEFORE_PLACE[low]  # "lives under docs/" = "lives in docs/"
         low = _symbols_apart(low)  # "€5" is not "£5", "✅" not "❌"
