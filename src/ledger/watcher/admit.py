@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # The views are the text's reading views (plaintext.reading_views) and their respelled
 # forms (plaintext.respelled), so an invisible or look-alike character, letters set
 # apart or digits drawn for letters inside a phrase do not hide it.
-_ORDER_VERB = r"(?:ignore|disregard|forget|override|overrule|bypass|set\s+aside|stop\s+following|do\s+not\s+follow|don'?t\s+follow)"
+_ORDER_VERB = (r"(?:ignore|disregard|forget|override|overrule|bypass|set\s+aside|stop\s+following|do\s+not\s+follow|"
+               r"don'?t\s+follow|pay\s+no\s+(?:attention|heed|mind)\s+to)")
 _ORDER_NOUN = (r"(?:instructions?|prompts?|messages?|rules|directions|directives|guidelines|guidance|guardrails|context|"
                r"commands|orders|constraints|polic(?:y|ies)|advice|restrictions)")
 # Where an order's verb in French or Spanish is also a statement's ("le linter ignore
@@ -62,7 +63,7 @@ _ZH_VERB = "(?:忽略|忽视|忽視|无视|無視|不要理会|不要理會|不�
 _GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     # orders to ignore what came before
     (("ignor", "disregard", "forget", "overrid", "overrul", "bypass", "set aside", "stop follow", "not follow",
-      "t follow"), (
+      "t follow", "pay no"), (
         # "ignore previous instructions", "disregard all prior prompts", "disregard earlier guidance"
         r"\b" + _ORDER_VERB + r"\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|these\s+|those\s+|my\s+|its\s+)?"
         r"(?:previous|previously\s+given|prior|above|earlier|preceding|foregoing|system|original|old|initial|former)\s+"
@@ -80,6 +81,10 @@ _GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
       "from now", "the user", "reveal", "leak", "exfiltrat", "disclos"), (
         r"\byou\s+(?:must|shall|are\s+now|will\s+now|should\s+now|have\s+been\s+instructed|are\s+instructed|"
         r"are\s+required\s+to)\b",
+        # "you are no longer bound by your guidelines", "you're now free from all rules"
+        r"\byou(?:\s+are|'re|\u2019re)\s+(?:no\s+longer\s+(?:bound|restricted|limited|constrained)\s+by|"
+        r"(?:now\s+)?free\s+(?:from|of))\s+(?:(?:all|any|your|the|those|these|its|previous|prior)\s+)*"
+        r"(?:rules|restrictions|guidelines|instructions|constraints|polic(?:y|ies)|guardrails|programming)\b",
         r"\byou\s+are\s+(?:now\s+)?(?:in|operating\s+in|running\s+in)\s+[\w-]+\s+mode\b",
         r"\byour\s+(?:new\s+|real\s+|true\s+|actual\s+)?(?:task|instructions?|goal|role|orders)\s+(?:is|are|now)\b",
         r"\b(?:new|updated|additional|real|hidden|secret)\s+instructions?\s*:", r"\bfrom\s+now\s+on\b",
