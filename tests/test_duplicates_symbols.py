@@ -1,7 +1,8 @@
 """A sign, a currency or any other symbol is part of a claim's value: the token
 characters dropped them, and the signals read none, so "the threshold is -0.5" after "the
 threshold is 0.5", "costs £5" after "costs €5" and "the CI status is ❌" after "... ✅" were
-counted as the stored claim again and the new value was lost. Pure checks of ``is_near_duplicate``, then the store (both engines) and
+counted as the stored claim again and the new value was lost; so were names that differ
+only in their separators ("app.cfg" / "app_cfg"). Pure checks of ``is_near_duplicate``, then the store (both engines) and
 the real CLI."""
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ CHANGED = [
     # a one-letter option in capitals is another option (its case is its meaning)
     ("use ls -R for trees", "use ls -r for trees"),
     ("git log -n limits commits", "git log -N limits commits"),
+    # a name with other separators is another name (the sequence reads each as a space)
+    ("the settings file is app.cfg", "the settings file is app_cfg"),
+    ("the env var is FOO_BAR", "the env var is FOO.BAR"),
+    ("the share is mounted at a/b", "the share is mounted at a\\b"),
+    ("the host is db-prod.internal", "the host is db.prod.internal"),
 ]
 
 # (stored, new): the same claim.
@@ -55,6 +61,8 @@ SAME = [
     ("Use ls -R for trees", "use ls -R for trees."),
     ("the range A-B is closed", "the range a-b is closed"),  # no option: case folds
     ("Run docker compose up -d to start", "RUN DOCKER COMPOSE UP -D TO START!"),  # all capitals
+    ("the settings file is app.cfg", "The settings file is app.cfg."),
+    ("the env var is FOO_BAR", "the env var is foo_bar"),  # case alone folds
 ]
 
 

@@ -340,7 +340,24 @@ def is_near_duplicate(a: str, b: str) -> bool:
     # claim), so ``b``'s tokens are the cached ones and ``a`` is only searched.
     if not _half_shared_possible(_token_set(b), a) or _raw_overlap(a, b) < 0.5:
         return False
-    return same_sequence(a, b) and not signals(a, b)
+    return same_sequence(a, b) and not signals(a, b) and not _separators_changed(a, b)
+
+
+_SEPARATORS = "._/\\-"
+_NO_SEPARATORS = str.maketrans("", "", _SEPARATORS)
+
+
+def _separators_changed(a: str, b: str) -> bool:
+    """Whether a value word of ``a`` is one of ``b`` with other separators ("app.cfg" /
+    "app_cfg", "FOO_BAR" / "FOO.BAR", "a/b" / "a\\b", "db-prod" / "db.prod"): the
+    sequence reads every separator as a space, but they are two names. Asked only once
+    the sequences are equal."""
+    sa = {w for w in values(a) if any(c in _SEPARATORS for c in w.strip(_SEPARATORS))}
+    sb = {w for w in values(b) if any(c in _SEPARATORS for c in w.strip(_SEPARATORS))}
+    if sa == sb:
+        return False
+    kb = {w.translate(_NO_SEPARATORS): w for w in sb - sa}
+    return any(kb.get(w.translate(_NO_SEPARATORS), w) != w for w in sa - sb)
 
 
 def same_sequence(a: str, b: str) -> bool:
