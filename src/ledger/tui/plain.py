@@ -29,7 +29,7 @@ def withheld_ids(claims) -> list[str]:
     their text reads as instructions to it (:func:`ledger.watcher.admit.instruction_like`)."""
     from ..watcher.admit import instruction_like
 
-    return [m.id for m in claims if instruction_like(m.text)]
+    return [m.id for m in claims if instruction_like(m.text, imperatives=False)]
 
 
 def _counts(queue: dict) -> tuple[int, int]:

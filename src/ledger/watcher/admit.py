@@ -79,19 +79,16 @@ _GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     # addressed to the agent as orders, or to the agent in the third person
     (("you", "must", "shall", "required to", "instructed to", "attention", "note to", "as an ", "instruction",
       "from now", "the user", "reveal", "leak", "exfiltrat", "disclos"), (
-        r"\byou\s+(?:must|shall|are\s+now|will\s+now|should\s+now|have\s+been\s+instructed|are\s+instructed|"
-        r"are\s+required\s+to)\b",
+        r"\byou\s+(?:are\s+now|will\s+now|should\s+now|have\s+been\s+instructed|are\s+instructed)\b",
         # "you are no longer bound by your guidelines", "you're now free from all rules"
         r"\byou(?:\s+are|'re|\u2019re)\s+(?:no\s+longer\s+(?:bound|restricted|limited|constrained)\s+by|"
         r"(?:now\s+)?free\s+(?:from|of))\s+(?:(?:all|any|your|the|those|these|its|previous|prior)\s+)*"
         r"(?:rules|restrictions|guidelines|instructions|constraints|polic(?:y|ies)|guardrails|programming)\b",
         r"\byou\s+are\s+(?:now\s+)?(?:in|operating\s+in|running\s+in)\s+[\w-]+\s+mode\b",
         r"\byour\s+(?:new\s+|real\s+|true\s+|actual\s+)?(?:task|instructions?|goal|role|orders)\s+(?:is|are|now)\b",
-        r"\b(?:new|updated|additional|real|hidden|secret)\s+instructions?\s*:", r"\bfrom\s+now\s+on\b",
+        r"\b(?:new|updated|additional|real|hidden|secret)\s+instructions?\s*:",
         r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+the\s+user\b",
-        # "AI assistants must ...", "if you are an AI"
-        r"\b(?:ai|llm|language\s+model|(?:ai|coding)\s+(?:assistant|agent)|assistant)s?\s+(?:must|shall|"
-        r"(?:is|are)\s+(?:required|instructed)\s+to)\b",
+        # "if you are an AI", "attention: AI agents"
         r"\b(?:if\s+you\s+are|attention|note\s+to)\s*:?\s*(?:an?\s+|any\s+|all\s+)?(?:ai|llm|language\s+model|"
         r"(?:ai\s+|coding\s+)?(?:assistant|agent))s?\b",
         r"\b(?:reveal|leak|exfiltrate|disclose)\s+(?:your|the)\s+(?:system\s+prompt|instructions|secrets?|credentials|"
@@ -108,8 +105,6 @@ _GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     )),
     # a system prompt, or chat-template role markers
     (("system", "developer", "assistant", "human", "instruction", "<", "inst]", "sys]"), (
-        r"\b(?:system|developer)\s+(?:prompt|message|instructions?)\b",
-        r"(?:^|\n)\s*(?:system|assistant|developer|human)\s*:",
         # a role marker inside a line: "svc.py: SYSTEM: you are ..."; lower case only when
         # what follows addresses the agent ("build system: CMake" is a fact)
         r"(?-i:\b(?:SYSTEM|ASSISTANT|DEVELOPER)(?:\s+(?:NOTE|NOTICE|MESSAGE|OVERRIDE|PROMPT|UPDATE))?\s*:)",
@@ -161,7 +156,30 @@ _GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
         r"(?=\s*(?:[,.;:!?，。；：！？]|$))",
     )),
 )
+# Wording a fact can have when a person or an agent writes it down as a rule of the
+# project ("you must run make setup before the first build", "from now on releases are
+# tagged vX.Y.Z", "the system prompt lives in prompts/system.txt", "System: Ubuntu
+# 22.04"), but that a finding distilled from a tool's output has no reason to use: a
+# distilled fact is a statement about code. The distiller refuses these too
+# (instruction_like); a hook still hands back a remembered fact worded so
+# (instruction_like(..., imperatives=False)), since withholding it would silently lose a
+# rule the person meant the agent to follow. The orders above are withheld either way.
+_IMPERATIVE_GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("you", "must", "shall", "required to", "from now", "assistant", "agent", "llm", "model"), (
+        r"\byou\s+(?:must|shall|are\s+required\s+to)\b",
+        r"\bfrom\s+now\s+on\b",
+        # "AI assistants must ..."
+        r"\b(?:ai|llm|language\s+model|(?:ai|coding)\s+(?:assistant|agent)|assistant)s?\s+(?:must|shall|"
+        r"(?:is|are)\s+(?:required|instructed)\s+to)\b",
+    )),
+    (("system", "developer", "assistant", "human"), (
+        r"\b(?:system|developer)\s+(?:prompt|message|instructions?)\b",
+        r"(?:^|\n)\s*(?:system|assistant|developer|human)\s*:",
+    )),
+)
 _COMPILED = tuple((words, Lazy("|".join(f"(?:{p})" for p in patterns), IGNORECASE)) for words, patterns in _GROUPS)
+_COMPILED_IMPERATIVE = tuple((words, Lazy("|".join(f"(?:{p})" for p in patterns), IGNORECASE))
+                             for words, patterns in _IMPERATIVE_GROUPS)
 # The words of the English orders, found again in a run of letters set apart as
 # narrowly as the words themselves ("i g n o r e p r e v i o u s"; plaintext.respelled).
 # Longest first where one begins another.
@@ -170,12 +188,16 @@ _ORDER_WORDS = Lazy("instructions?|disregard|ignore|forget|override|bypass|previ
                     "your|you|must|from|now|all|any|the", IGNORECASE)
 
 
-def instruction_like(text: str) -> bool:
+def instruction_like(text: str, *, imperatives: bool = True) -> bool:
     """True when ``text`` reads as instructions to an agent rather than a fact about
     code: an order to ignore earlier instructions or guidance (in English, German,
-    French, Spanish or Chinese), "you must ...", "your task is", "from now on", orders
-    to the agent in the third person, a download piped into a shell, a system prompt or
-    chat-template role marker (case-insensitive).
+    French, Spanish or Chinese), "your task is", "you are now ...", orders to reveal
+    secrets or to keep things from the user, a download piped into a shell, a
+    chat-template role marker (case-insensitive); with ``imperatives`` (the default, the
+    distiller's test) also the wording of a rule: "you must ...", "from now on", "AI
+    assistants must", a system prompt named, a line starting "System:". A hook's
+    hand-back passes ``imperatives=False``: a person's or an agent's remembered rule
+    worded so is handed back, an order above is not.
 
     Matched on the text as a model reads it (:func:`ledger.plaintext.reading_views`):
     terminal controls removed, invisible characters (zero-width, soft hyphen, bidi
@@ -184,28 +206,30 @@ def instruction_like(text: str) -> bool:
     then also with letters set apart joined and digits drawn for letters read as
     letters (:func:`ledger.plaintext.respelled`: "i g n o r e", "1gn0re"). Never
     raises."""
-    return _instruction_like(text)
+    return _instruction_like(text, imperatives=imperatives)
 
 
-def _instruction_like(text: str, *, screen: bool = True) -> bool:
+def _instruction_like(text: str, *, screen: bool = True, imperatives: bool = True) -> bool:
     """:func:`instruction_like`; ``screen`` False searches every group of patterns,
     whatever words the text holds (the tests check that this changes no answer)."""
     if not isinstance(text, str) or not text:
         return False
     from ..plaintext import reading_views, respelled
 
+    groups = _COMPILED + _COMPILED_IMPERATIVE if imperatives else _COMPILED
     views = reading_views(text)
-    return any(_reads_as_order(view, screen) for view in views) or \
-        any(_reads_as_order(v, screen) for view in views for v in respelled(view, _ORDER_WORDS))
+    return any(_reads_as_order(view, screen, groups) for view in views) or \
+        any(_reads_as_order(v, screen, groups) for view in views for v in respelled(view, _ORDER_WORDS))
 
 
-def _reads_as_order(view: str, screen: bool) -> bool:
-    """Whether one view matches a pattern of a group whose words it holds (every group
-    when not ``screen``). Plain loops: this runs for every fact a hook hands back."""
+def _reads_as_order(view: str, screen: bool, groups) -> bool:
+    """Whether one view matches a pattern of a group of ``groups`` whose words it holds
+    (every group when not ``screen``). Plain loops: this runs for every fact a hook
+    hands back."""
     if not screen:
-        return any(pattern.get().search(view) is not None for _, pattern in _COMPILED)
+        return any(pattern.get().search(view) is not None for _, pattern in groups)
     low = " ".join(view.lower().split())
-    for words, pattern in _COMPILED:
+    for words, pattern in groups:
         for w in words:
             if w in low:
                 if pattern.get().search(view) is not None:
@@ -225,7 +249,7 @@ def handed_back(facts: list[dict], where: str) -> list[dict]:
     for f in facts:
         fid = f["id"]
         if fid not in verdict:
-            verdict[fid] = instruction_like(f["text"])
+            verdict[fid] = instruction_like(f["text"], imperatives=False)
         if not verdict[fid]:
             kept.append(f)
     refused = [fid for fid, bad in verdict.items() if bad]
