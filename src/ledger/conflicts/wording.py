@@ -282,6 +282,20 @@ def _list_at(pieces: list[list[str]], seps: list[tuple[bool, str]], s: int) -> t
     return e, k
 
 
+def _common_ends(x: tuple[str, ...], y: tuple[str, ...]) -> tuple[int, int]:
+    """``(p, s)``: the number of leading words ``x`` and ``y`` share, and of trailing words
+    they share after those (at most the shorter's length less ``p``), so that
+    ``x[p:len(x) - s]`` and ``y[p:len(y) - s]`` are what differs."""
+    n = min(len(x), len(y))
+    p = 0
+    while p < n and x[p] == y[p]:
+        p += 1
+    s = 0
+    while s < n - p and x[-1 - s] == y[-1 - s]:
+        s += 1
+    return p, s
+
+
 def meaning_change(x: tuple[str, ...], y: tuple[str, ...], values: frozenset[str] = frozenset()) -> str | None:
     """The signal for two word sequences (:func:`ledger.conflicts.duplicates.sequence`)
     that are equal but for one meaning word changed, added or dropped (or two or three
@@ -292,13 +306,7 @@ def meaning_change(x: tuple[str, ...], y: tuple[str, ...], values: frozenset[str
     it is not a second subject: "the *iOS* app" / "the *Android* app")."""
     if x == y:
         return None
-    n = min(len(x), len(y))
-    i = 0
-    while i < n and x[i] == y[i]:
-        i += 1
-    j = 0
-    while j < n - i and x[-1 - j] == y[-1 - j]:
-        j += 1
+    i, j = _common_ends(x, y)
     dx, dy = x[i:len(x) - j], y[i:len(y) - j]
     if _list_changed(dx, dy) or _list_changed(dy, dx):
         return CHANGED_LIST
@@ -393,13 +401,7 @@ def list_change(x: tuple[str, ...], y: tuple[str, ...]) -> str | None:
     more than a list changed)."""
     if "," not in x and "," not in y:
         return None
-    n = min(len(x), len(y))
-    p = 0
-    while p < n and x[p] == y[p]:
-        p += 1
-    s = 0
-    while s < n - p and x[-1 - s] == y[-1 - s]:
-        s += 1
+    p, s = _common_ends(x, y)
     if p == len(x) == len(y):
         return None
     ex, ey = len(x) - s, len(y) - s
