@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -38,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 def worker(n_claims: int, tag: str) -> None:
     """Read "go" lines on stdin; make the next write; answer one JSON line."""
     sys.path.insert(0, str(HERE))
-    from scale import CLUSTERS, SPAN_MS, T0, Clock, TextGen, build_store, drop, sample_texts, working_copy
+    from scale import SPAN_MS, T0, Clock, TextGen, build_store, drop, remember_draw, sample_texts, working_copy
 
     from ledger.service import Ledger
 
@@ -54,14 +53,7 @@ def worker(n_claims: int, tag: str) -> None:
             for line in sys.stdin:
                 if line.strip() != "go":
                     break
-                cluster = rng.choice(CLUSTERS)
-                if i % 2 and texts:  # as bench/scale.py measure_remember draws them
-                    base = rng.choice(texts)
-                    text = re.sub(r"\d+", lambda m: str(int(m.group()) + 1), base, count=1)
-                    if text == base:
-                        text = base + f" Now {rng.randint(2, 90)}."
-                else:
-                    text = gen.sentence(cluster)
+                cluster, text = remember_draw(rng, gen, texts, i)  # as bench/scale.py measure_remember
                 clock.now += 1000
                 c0, t0 = time.process_time(), time.perf_counter()
                 res = led.remember(text, cluster=cluster, agent="bench")

@@ -522,6 +522,21 @@ def measure_cli(path: Path, runs: int) -> dict:
         drop(work)
 
 
+def remember_draw(rng: random.Random, gen: TextGen, texts: list[str], i: int) -> tuple[str, str]:
+    """The ``i``-th write of :func:`measure_remember` (and ``bench/remember_ab.py``):
+    ``(cluster, text)``, half new sentences, half near-copies of stored claims
+    (``texts``) with a number changed (what the proposer exists for)."""
+    cluster = rng.choice(CLUSTERS)
+    if i % 2 and texts:
+        base = rng.choice(texts)
+        text = re.sub(r"\d+", lambda m: str(int(m.group()) + 1), base, count=1)
+        if text == base:
+            text = base + f" Now {rng.randint(2, 90)}."
+    else:
+        text = gen.sentence(cluster)
+    return cluster, text
+
+
 def measure_remember(path: Path, count: int) -> dict:
     work = working_copy(path, "remember")
     try:
@@ -533,16 +548,7 @@ def measure_remember(path: Path, count: int) -> dict:
             texts = sample_texts(led, rng, 1000)
             times, cpu, proposed = [], [], 0
             for i in range(count):
-                cluster = rng.choice(CLUSTERS)
-                # Half new sentences, half near-copies of existing claims with a changed
-                # number (what the proposer exists for).
-                if i % 2 and texts:
-                    base = rng.choice(texts)
-                    text = re.sub(r"\d+", lambda m: str(int(m.group()) + 1), base, count=1)
-                    if text == base:
-                        text = base + f" Now {rng.randint(2, 90)}."
-                else:
-                    text = gen.sentence(cluster)
+                cluster, text = remember_draw(rng, gen, texts, i)
                 clock.now += 1000
                 c0, t0 = time.process_time(), time.perf_counter()
                 res = led.remember(text, cluster=cluster, agent="bench")
