@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import shutil
 import sys
 import tempfile
@@ -84,14 +83,7 @@ def main() -> None:
         proposed = {n: 0 for n in variants}
         lookups = {n: [] for n in variants}
         for i in range(args.remembers):
-            cluster = rng.choice(S.CLUSTERS)
-            if i % 2 and texts:
-                base = rng.choice(texts)
-                text = re.sub(r"\d+", lambda m: str(int(m.group()) + 1), base, count=1)
-                if text == base:
-                    text = base + f" Now {rng.randint(2, 90)}."
-            else:
-                text = gen.sentence(cluster)
+            cluster, text = S.remember_draw(rng, gen, texts, i)
             order = list(variants) if i % 2 else list(variants)[::-1]
             for name in order:
                 lookup_ms.clear()
