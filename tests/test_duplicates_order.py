@@ -159,3 +159,40 @@ def test_a_claim_cannot_supersede_its_own_copy(cli):
     assert json.loads(ok(*cli("review", "--json")))["conflicts"] == []
     out = ok(*cli("remember", "Carol reports to Erin", "--cluster", "people", "--supersedes", a))
     assert "opened cf_" in out
+
+
+# Clauses in another order: what happens first, or what causes what, changed (the
+# duplicates helper's report: a comma run of clauses was read as a reordered list and
+# the second claim counted as the first again).
+CLAUSES_REORDERED = [
+    ("if the cache misses, the job fails, and we retry", "if the job fails, the cache misses, and we retry"),
+    ("when the build fails, the deploy stops, the pager fires",
+     "when the deploy stops, the build fails, the pager fires"),
+    ("once the lock is taken, the worker starts, the queue drains",
+     "once the worker starts, the lock is taken, the queue drains"),
+    ("the cache misses, we retry, we give up", "we retry, the cache misses, we give up"),
+    ("before the release we tag, we build, we sign", "before the release we sign, we build, we tag"),
+]
+# Lists of names in another order stay one claim.
+LISTS_REORDERED = [
+    ("we lint with ruff, black, mypy before commits", "we lint with mypy, ruff, black before commits"),
+    ("deps: numpy, scikit learn, torch", "deps: torch, numpy, scikit learn"),
+    ("supported: python 3.10, 3.11, 3.12", "supported: python 3.12, 3.10, 3.11"),
+]
+
+
+@pytest.mark.parametrize("a, b", CLAUSES_REORDERED)
+def test_clauses_in_another_order_are_another_claim(a, b):
+    assert not is_near_duplicate(a, b) and not is_near_duplicate(b, a)
+
+
+@pytest.mark.parametrize("a, b", LISTS_REORDERED)
+def test_a_list_of_names_in_another_order_is_the_same_claim(a, b):
+    assert is_near_duplicate(a, b) and is_near_duplicate(b, a)
+
+
+def test_the_cli_keeps_clauses_in_another_order(cli):
+    a, b = CLAUSES_REORDERED[1]
+    first = remember(cli, a, "proc")
+    res = json.loads(ok(*cli("remember", b, "--cluster", "proc", "--json")))
+    assert not res["duplicate"] and res["id"] != first and res["text"] == b

@@ -255,12 +255,35 @@ def _lists_in(tokens: list[str]) -> list[str]:
         e, k = found
         first = pieces[s]
         items = [first[len(first) - k:], *pieces[s + 1:e], pieces[e][:k]]
+        if _clauses(first[:len(first) - k] + [t for piece in pieces[:s] for t in piece], items):
+            out.extend(pieces[s])
+            if s < len(seps) and seps[s][1]:
+                out.append(seps[s][1])
+            s += 1
+            continue
         conj = "or" if any(c == "or" for _, c in seps[s:e]) else "and"
         out.extend(first[:len(first) - k])
         out.append(_LIST_MARK + conj + ":" + "|".join(sorted(" ".join(it) for it in items)))
         pieces[e] = pieces[e][k:]  # what follows the last item (it may start another list)
         s = e
     return out
+
+
+# Words (as units() gives them: some stemmed) that make what follows a sequence of
+# clauses in which order is the meaning: "if the cache misses, the job fails, we retry"
+# is not "if the job fails, the cache misses, we retry". The same holds for clauses
+# whose subject is a pronoun ("..., we retry"). Such a run of commas is no list: the
+# items keep their order, so the two claims differ (a reordered list of names is one claim).
+_ORDERED_LEAD = frozenset({"if", "when", "whenever", "onc", "once", "after", "before", "unless", "until", "whil",
+                           "while", "becaus", "because", "then", "first", "so"})
+_PRONOUNS = frozenset({"i", "we", "you", "they", "he", "she", "it"})
+
+
+def _clauses(before: list[str], items) -> bool:
+    """Whether a run of comma-separated ``items`` (lists of units) is a sequence of
+    clauses rather than a list: a word of :data:`_ORDERED_LEAD` before it in its clause
+    (``before``), or an item of two or more words starting with a pronoun."""
+    return any(t in _ORDERED_LEAD for t in before) or any(len(it) > 1 and it[0] in _PRONOUNS for it in items)
 
 
 def _list_at(pieces: list[list[str]], seps: list[tuple[bool, str]], s: int) -> tuple[int, int] | None:
@@ -431,6 +454,11 @@ def list_change(x: tuple[str, ...], y: tuple[str, ...]) -> str | None:
         return None
     nx, ny = _list_size(x, p), _list_size(y, p)
     if sorted(ix) == sorted(iy):
+        c = p
+        while c > 0 and x[c - 1] != "|":
+            c -= 1
+        if _clauses(list(x[c:p]), ix) or _clauses(list(y[c:p]), iy):
+            return None  # clauses in another order: another claim
         return SAME_LIST if sorted(cx) == sorted(cy) and min(nx[0], ny[0]) >= 3 else None
     if not touches:
         return None  # a word inside a clause changed, not an item ("the CI caches them")
