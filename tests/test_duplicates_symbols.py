@@ -47,6 +47,16 @@ CHANGED = [
     ("the env var is FOO_BAR", "the env var is FOO.BAR"),
     ("the share is mounted at a/b", "the share is mounted at a\\b"),
     ("the host is db-prod.internal", "the host is db.prod.internal"),
+    # punctuation that is the value (the hostile-user pass's second round): a per cent,
+    # per mille, star or ampersand inside a word, and punctuation standing alone
+    ("the error rate is 50%", "the error rate is 50‰"),
+    ("the error budget is 5%", "the error budget is 5"),
+    ("the glob is **/*.py", "the glob is *.py"),
+    ("pin numpy to 1.2.*", "pin numpy to 1.2"),
+    ("the separator is ;", "the separator is ,"),
+    ("chain the steps with && in ci.sh", "chain the steps with ; in ci.sh"),
+    ("end the options with -- before paths", "end the options with ; before paths"),
+    ("the cable is 5′ long", "the cable is 5″ long"),
 ]
 
 # (stored, new): the same claim.
@@ -63,6 +73,11 @@ SAME = [
     ("Run docker compose up -d to start", "RUN DOCKER COMPOSE UP -D TO START!"),  # all capitals
     ("the settings file is app.cfg", "The settings file is app.cfg."),
     ("the env var is FOO_BAR", "the env var is foo_bar"),  # case alone folds
+    ("the error rate is 50%", "The error rate is 50%."),
+    ("the separator is ;", "The separator is ;"),
+    ("R&D owns the roadmap", "R&D owns the roadmap."),
+    ("we lint - then we test", "we lint — then we test"),  # dashes are prose
+    ("* the build uses a cache", "the build uses a cache"),  # a bullet
 ]
 
 

@@ -241,9 +241,17 @@ def _before_place(raws: list[str], i: int) -> bool:
 # £5", "-0.5" not "0.5", "~=3.10" not "==3.10", "status ✅" not "status ❌", "C#" not "C",
 # "90°" not "90", "A → B" not "A ← B"; the signals read none of them. Outside ASCII every
 # symbol (Unicode categories Sc, Sk, Sm, So: currency, modifiers, maths, emoji and other
-# signs); in ASCII the ones that are no punctuation ($ + = | ~ ^), a '#' glued to a word
-# or number, and a hyphen standing as a minus right before a digit (not "1-2", "--x").
-_KEPT_ASCII = _compile(r"[$+=|~^]|(?<=\w)#|#(?=\w)|(?<![\w.-])-(?=\d)")
+# signs); in ASCII the ones that are no punctuation ($ + = | ~ ^), the ones that are
+# values inside a word ("50%" is not "50", "**/*.py" not "*.py", "1.2.*" not "1.2",
+# "a&b" not "a b"), a '#' glued to a word or number, and a hyphen standing as a minus
+# right before a digit (not "1-2", "--x"); outside ASCII also the per-mille and prime
+# signs, punctuation by category but units in use ("50‰" is not "50%", 5′ not 5″).
+_KEPT_ASCII = _compile(r"[$+=|~^%*&]|(?<=\w)#|#(?=\w)|(?<![\w.-])-(?=\d)")
+_KEPT_MARKS = frozenset("\u2030\u2031\u2032\u2033")
+# A written word of punctuation only is a value when it stands alone ("the separator is
+# ;", "use && between commands", "a -- b"), except the marks prose sets apart: dashes,
+# ellipses, bullets, a colon or a slash between spaces.
+_PROSE_MARKS = frozenset({"-", "\u2013", "\u2014", "\u2026", "...", "\u00b7", "\u2022", "*", ":", "/"})
 
 
 def _symbol_word(sym: str) -> str:
@@ -264,7 +272,8 @@ def _symbols_apart(low: str) -> str:
         return low
     from unicodedata import category
 
-    return "".join(_symbol_word(c) if not c.isascii() and category(c)[0] == "S" else c for c in low)
+    return "".join(_symbol_word(c) if not c.isascii() and (category(c)[0] == "S" or c in _KEPT_MARKS) else c
+                   for c in low)
 
 
 @lru_cache(maxsize=8192)  # pure; remember compares one text with up to 200 peers
@@ -291,6 +300,11 @@ def units(text: str) -> tuple[str, ...]:
     raws = prepare(cjk_apart(text)).split()
     flags = _reads_flags(text)
     for i, raw in enumerate(raws):
+        if i and not raw[0].isalnum() and not any(c.isalnum() for c in raw) and raw not in _PROSE_MARKS:
+            # punctuation standing alone, after a word: a value ("the separator is ;")
+            out.append(" ".join(_symbol_word(c).strip() for c in raw))
+            start = False
+            continue
         value = _is_value(raw, start)
         start = raw.endswith(_SENTENCE_END)
         if raw[0] in _CLAUSE_END:
@@ -302,7 +316,8 @@ def units(text: str) -> tuple[str, ...]:
         low = (_flags_kept(raw) if flags else raw).casefold()  # "-R" is not "-r"
         if low in IN_BEFORE_PLACE and _before_place(raws, i):
             low = IN_BEFORE_PLACE[low]  # "lives under docs/" = "lives in docs/"
-        low = _symbols_apart(low)  # "€5" is not "£5", "✅" not "❌"
+        if raw not in _PROSE_MARKS:  # a bullet "*" alone stays prose
+            low = _symbols_apart(low)  # "€5" is not "£5", "✅" not "❌"
         for tok in _NON_TOKEN.sub(" ", low).split():
             for t in canon(tok.strip("-")).split():
                 if t in FILLER and not value:
