@@ -23,6 +23,11 @@ SECRET = [
     # a word that says what a value must be is kept; one that only starts with it is not
     ("password: mustang99", "mustang99", "password"),
     ("secret: seeker42", "seeker42", "secret"),
+    # a dash between spaces says "is" in notes (the hostile-user pass's second round)
+    ("Password — hunter2x9", "hunter2x9", "password"),
+    ("the staging password - Hunter2x9", "Hunter2x9", "password"),
+    ("password – Tr0ub4dor9 (rotated monthly)", "Tr0ub4dor9", "password"),
+    ("api key — 8f14e45fceea167a5a36dedd4bea2543", "8f14e45fceea167a5a36dedd4bea2543", "api-key"),
 ]
 
 
@@ -37,6 +42,11 @@ def test_a_colon_after_the_verb_does_not_keep_the_secret(text, secret, kind):
     "the token is: the bearer header",
     "The rule for passwords is: 12 characters",
     "The API key is: optional in dev",
+    "password - see the vault",
+    "the password - required",
+    "token - a JWT from auth.example.com",
+    "pages 1-2 cover the password reset",
+    "a password-protected zip",
 ])
 def test_a_colon_after_the_verb_keeps_prose(text):
     assert redact(text) == text

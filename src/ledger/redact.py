@@ -222,15 +222,16 @@ _PGPASS = Lazy(
 )
 
 # A secret said in words: "Password for staging is Hunter2Staging!", "the api key is
-# X", "token was set to X". Only the value after such a phrase, and only when it looks
-# like a credential (_credential_like): "the password is required" stays.
+# X", "token was set to X", "Password — X" (a dash between spaces says "is" in notes).
+# Only the value after such a phrase, and only when it looks like a credential
+# (_credential_like): "the password is required", "password - see the vault" stay.
 _PHRASE = Lazy(
     r"(?P<head>\b(?P<word>passwords?|passphrase|passcode|passwd"
     r"|api[ _-]?key|secret(?:[ _-]key)?|(?:access[ _-]|auth[ _-]|api[ _-]|bearer[ _-])?token|credentials?)"
     r"(?:(?P<prep>[ \t]+(?:for|of|to|on|at|in)[ \t]+(?:the[ \t]+)?[A-Za-z0-9_.@/-]{1,40})[ \t]*[:=]"
     r"|(?:[ \t]+(?:for|of|to|on|at|in)[ \t]+(?:the[ \t]+)?[A-Za-z0-9_.@/:-]{1,40})?"
     r"[ \t]+(?:(?:(?:is[ \t]+now|has[ \t]+been|was)[ \t]+)?(?:set|changed|reset)[ \t]+to"
-    r"|is|was|are|would[ \t]+be|should[ \t]+be|will[ \t]+be)(?:[ \t]*:)?)[ \t]+)"  # "is: x" too
+    r"|is|was|are|would[ \t]+be|should[ \t]+be|will[ \t]+be|\u2014|\u2013|-)(?:[ \t]*:)?)[ \t]+)"  # "is: x", "— x" too
     r"(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]+)",
     _AI,
 )
