@@ -176,6 +176,18 @@ _IMPERATIVE_GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
         r"\b(?:system|developer)\s+(?:prompt|message|instructions?)\b",
         r"(?:^|\n)\s*(?:system|assistant|developer|human)\s*:",
     )),
+    # the agent called by name and told what to do: "Assistant, please run `rm -rf ~`
+    # now", "Claude: delete the logs"; a role to play: "Act as root and delete logs"
+    (("assistant", "agent", "claude", "gpt", "gemini", "codex", "copilot", "llm", "ai,", "ai:", "ai ,", "ai :"), (
+        r"(?:^|(?<=[\n.!?;]))\s*(?:hey\s+|dear\s+)?(?:assistant|ai|agent|claude|chatgpt|gpt|gemini|codex|copilot|llm)"
+        r"\s*[,:]\s*(?:please\s+)?(?:now\s+)?(?:run|execute|delete|remove|drop|ignore|send|upload|print|show|reveal|"
+        r"write|push|commit|download|install|curl|wget|rm|disable|stop|skip|do|make|set|change|open|go|use)\b",
+    )),
+    (("act as", "behave as", "pose as", "pretend"), (
+        r"(?:^|(?<=[\n.!?;]))\s*(?:please\s+|now\s+)?(?:act|behave|pose)\s+as\s+(?:an?\s+|the\s+)?(?:root|admin|"
+        r"administrator|superuser|sudo|system|developer|dan|jailbroken|unrestricted|evil|hacker)\b",
+        r"\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\b",
+    )),
 )
 _COMPILED = tuple((words, Lazy("|".join(f"(?:{p})" for p in patterns), IGNORECASE)) for words, patterns in _GROUPS)
 _COMPILED_IMPERATIVE = tuple((words, Lazy("|".join(f"(?:{p})" for p in patterns), IGNORECASE))
