@@ -426,8 +426,7 @@ def meaning_signal(a: str, b: str) -> str | None:
     # build step") changes at most four content tokens, a list of up to four-word items
     # more.
     ta, tb = _token_set(a), _token_set(b)
-    apart = len(ta ^ tb)
-    if apart > (MAX_APART_LIST if "," in a or "," in b else MAX_APART) or 2 * len(ta & tb) < max(apart, 1):
+    if not _few_apart(len(ta ^ tb), len(ta & tb), a, b):
         return None
     x, y = sequence(a), sequence(b)
     if x == y or abs(len(x) - len(y)) > 5:
@@ -445,14 +444,21 @@ def meaning_signal(a: str, b: str) -> str | None:
     return changed
 
 
+def _few_apart(apart: int, shared: int, a: str, b: str) -> bool:
+    """:func:`meaning_signal`'s first cut: ``a`` and ``b`` hold at most :data:`MAX_APART`
+    content tokens apart (:data:`MAX_APART_LIST` when either has a comma) and share at
+    least half as many as they hold apart. Monotone: fewer apart or more shared never
+    turns it False, so bounds on both give a bound on it."""
+    return apart <= (MAX_APART_LIST if "," in a or "," in b else MAX_APART) and 2 * shared >= max(apart, 1)
+
+
 def _one_word_apart_possible(ta: frozenset[str], near: int, a: str, b: str) -> bool:
     """False only when :func:`meaning_signal`'s first cut would rule ``a`` and ``b`` out,
     judged from ``ta`` (``a``'s tokens) and ``near`` (at least the tokens shared:
     :func:`_shared_at_most`). Tokens apart (``ta ^ tb``) are at least ``len(ta) - near``,
     so too many of them, or too few shared for them, already show without ``b``'s own
     tokens."""
-    least_apart = len(ta) - near
-    return least_apart <= (MAX_APART_LIST if "," in a or "," in b else MAX_APART) and 2 * near >= max(least_apart, 1)
+    return _few_apart(len(ta) - near, near, a, b)
 
 
 #: The signal :func:`propose` adds for a claim that swaps two of the other's words.
@@ -503,7 +509,7 @@ def propose(a: str, b: str) -> Suspicion | None:
     if changed is not None:
         ov = overlap(a, b)
         return Suspicion(overlap=round(ov, 4), signals=(changed,), score=_score(ov, 1))
-    if not ta or 2 * near < len(ta):
+    if not _half_shared_possible(ta, b):
         return None  # _raw_overlap(a, b) < 0.5: no swap (below) and no changed value
     if _raw_overlap(a, b) >= 0.5 and swapped_words(a, b):
         # Who reports to whom, which way data moves: the same words, another meaning.
