@@ -246,19 +246,16 @@ def _lists_in(tokens: list[str]) -> list[str]:
     s = 0
     while s < len(pieces):
         found = _list_at(pieces, seps, s)
+        if found is not None:
+            e, k = found
+            first = pieces[s]
+            items = [first[len(first) - k:], *pieces[s + 1:e], pieces[e][:k]]
+            if _clauses(first[:len(first) - k] + [t for piece in pieces[:s] for t in piece], items):
+                found = None  # clauses in their order, not a list
         if found is None:
             out.extend(pieces[s])
             if s < len(seps) and seps[s][1]:
                 out.append(seps[s][1])  # "and"/"or" outside a list says which branch
-            s += 1
-            continue
-        e, k = found
-        first = pieces[s]
-        items = [first[len(first) - k:], *pieces[s + 1:e], pieces[e][:k]]
-        if _clauses(first[:len(first) - k] + [t for piece in pieces[:s] for t in piece], items):
-            out.extend(pieces[s])
-            if s < len(seps) and seps[s][1]:
-                out.append(seps[s][1])
             s += 1
             continue
         conj = "or" if any(c == "or" for _, c in seps[s:e]) else "and"
@@ -454,9 +451,7 @@ def list_change(x: tuple[str, ...], y: tuple[str, ...]) -> str | None:
         return None
     nx, ny = _list_size(x, p), _list_size(y, p)
     if sorted(ix) == sorted(iy):
-        c = p
-        while c > 0 and x[c - 1] != "|":
-            c -= 1
+        c = _clause_start(x, p)
         if _clauses(list(x[c:p]), ix) or _clauses(list(y[c:p]), iy):
             return None  # clauses in another order: another claim
         return SAME_LIST if sorted(cx) == sorted(cy) and min(nx[0], ny[0]) >= 3 else None
@@ -490,13 +485,19 @@ def _items(region: tuple[str, ...]) -> tuple[list[tuple[str, ...]], list[str]]:
     return items, conj
 
 
+def _clause_start(tokens: tuple[str, ...], at: int) -> int:
+    """The index where the clause holding ``tokens[at]`` starts (after the last ``"|"``
+    before it)."""
+    while at > 0 and tokens[at - 1] != "|":
+        at -= 1
+    return at
+
+
 def _list_size(tokens: tuple[str, ...], at: int) -> tuple[int, list[int]]:
     """The number of items of the clause around ``tokens[at]`` (pieces between
     separators, a comma and an "and" together being one) when it holds a comma, else 0;
     and the lengths of its pieces that stand between two separators."""
-    b = at
-    while b > 0 and tokens[b - 1] != "|":
-        b -= 1
+    b = _clause_start(tokens, at)
     e = at
     while e < len(tokens) and tokens[e] != "|":
         e += 1
