@@ -23,6 +23,7 @@ from .connection import (  # noqa: F401 - set_lock_wait for the engine
     unwritable,
 )
 from .migrations import migrate, require_current
+from .rows import batches
 
 LEASE_MS = 10 * 60 * 1000  # a distillation that has not finished in 10 min is presumed dead
 
@@ -261,8 +262,7 @@ def counted_in_session(conn: sqlite3.Connection, key: str, ids: list[str]) -> se
 
 def _in_session(conn: sqlite3.Connection, key: str, ids: list[str], where: str) -> set[str]:
     out: set[str] = set()
-    for at in range(0, len(ids), 500):  # bounded statements (SQLite's variable limit)
-        part = list(dict.fromkeys(ids[at:at + 500]))
+    for part in batches(list(dict.fromkeys(ids)), 500):  # bounded statements (SQLite's variable limit)
         marks = ",".join("?" * len(part))
         out.update(r[0] for r in conn.execute(
             f"SELECT memory_id FROM injection_facts WHERE session = ? AND memory_id IN ({marks}){where}", (key, *part)))
