@@ -11,7 +11,7 @@ import sys
 import time
 
 from ..errors import StoreUnavailable, store_unavailable
-from ..paths import names_folder
+from ..paths import IN_MEMORY, names_folder
 from ._sqlite import sqlite3
 
 BUSY_TIMEOUT_MS = 10_000
@@ -99,7 +99,7 @@ def _special_file(p: str) -> str | None:
     pipe, a device, a socket), else None: one ``stat()``. ``:memory:`` is no path."""
     import stat
 
-    if p == ":memory:":
+    if p == IN_MEMORY:
         return None
     try:
         mode = os.stat(p).st_mode
@@ -122,7 +122,7 @@ def unwritable(path: str | os.PathLike) -> str | None:
     None when it can, when the file does not exist yet, or for a PostgreSQL URL. Asks
     the system (``access(2)``, ``statvfs``), so root, who may write a 0444 file, gets None."""
     p = os.fspath(path)
-    if is_url(p) or p == ":memory:" or not os.path.isfile(p):
+    if is_url(p) or p == IN_MEMORY or not os.path.isfile(p):
         return None
     folder = os.path.dirname(os.path.abspath(p))
     try:
@@ -204,7 +204,7 @@ def _connect_once(p: str, readonly: bool, wait_ms: int, *, immutable: bool = Fal
         uri = f"file:{quote(p)}?mode=ro" + ("&immutable=1" if immutable else "")  # quoted: '?' or '#' in a path
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=wait_ms / 1000, check_same_thread=False)
     else:
-        if p != ":memory:":
+        if p != IN_MEMORY:
             os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
         conn = sqlite3.connect(p, isolation_level=None, timeout=wait_ms / 1000, check_same_thread=False)
     try:
@@ -215,7 +215,7 @@ def _connect_once(p: str, readonly: bool, wait_ms: int, *, immutable: bool = Fal
             mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
             if mode.lower() != "wal":
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if p != ":memory:" and mode.lower() != "wal":
+            if p != IN_MEMORY and mode.lower() != "wal":
                 raise StoreUnavailable(f"Cannot switch {p} to WAL mode (got {mode}). Is it on a network file system?",
                                        reason="bad-path", path=p)
         conn.execute("PRAGMA foreign_keys = ON")

@@ -189,9 +189,16 @@ _IMPERATIVE_GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
         r"\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\b",
     )),
 )
-_COMPILED = tuple((words, Lazy("|".join(f"(?:{p})" for p in patterns), IGNORECASE)) for words, patterns in _GROUPS)
-_COMPILED_IMPERATIVE = tuple((words, Lazy("|".join(f"(?:{p})" for p in patterns), IGNORECASE))
-                             for words, patterns in _IMPERATIVE_GROUPS)
+
+
+def _compiled(groups) -> tuple:
+    """``groups`` as ``(words, pattern)``: each group's patterns one case-insensitive
+    alternation, compiled on first use."""
+    return tuple((words, Lazy("|".join(f"(?:{p})" for p in patterns), IGNORECASE)) for words, patterns in groups)
+
+
+_COMPILED = _compiled(_GROUPS)
+_COMPILED_IMPERATIVE = _compiled(_IMPERATIVE_GROUPS)
 # The words of the English orders, found again in a run of letters set apart as
 # narrowly as the words themselves ("i g n o r e p r e v i o u s"; plaintext.respelled).
 # Longest first where one begins another.
